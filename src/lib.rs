@@ -1,0 +1,17 @@
+//! apply-patch applies multi-file patches safely: the agent patch language
+//! (`*** Begin Patch` … `*** End Patch`), git and plain unified diffs, and JSON edit requests
+//! all become one model; every hunk is placed where it uniquely belongs or refused with an
+//! error that teaches; and every file of a patch is committed atomically, or none is.
+//!
+//! The pipeline, one module per stage:
+//! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
+
+pub mod error;
+pub mod locate;
+pub mod model;
+pub mod parse;
+pub mod splice;
+pub mod text;
+
+pub use error::{Error, ErrorCode};
+pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};

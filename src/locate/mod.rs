@@ -1,0 +1,128 @@
+//! Stage: locate. Pure: file lines + hunks (or JSON edits) + options in, one placement per
+//! hunk or a typed refusal out (SPEC §5, and the `replace` / `line_range` checks of §4).
+//! No I/O, no line endings (the splicer in `crate::splice` owns those).
+
+use crate::error::{Candidate, Nearest, NumberedLine};
+
+/// The tolerance ladder of SPEC §5, strictest first.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// Byte-exact (line endings never count).
+    Exact,
+    /// Trailing ASCII whitespace ignored.
+    TrailingWhitespace,
+    /// Leading and trailing ASCII whitespace ignored.
+    Whitespace,
+    /// As `Whitespace`, with Unicode punctuation and spaces folded.
+    Unicode,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [
+        Level::Exact,
+        Level::TrailingWhitespace,
+        Level::Whitespace,
+        Level::Unicode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Exact => "exact",
+            Level::TrailingWhitespace => "trailing_whitespace",
+            Level::Whitespace => "whitespace",
+            Level::Unicode => "unicode",
+        }
+    }
+}
+
+/// Options of the locator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocateOptions {
+    /// `--window N`: how far from the hint a match still counts as "near" (default 20).
+    pub window: usize,
+    /// `--unidiff-zero`: zero-context hunks are placed at their line numbers exactly.
+    pub unidiff_zero: bool,
+    /// The file is not UTF-8: match byte for byte at level 1 only.
+    pub bytes_only: bool,
+}
+
+impl Default for LocateOptions {
+    fn default() -> Self {
+        LocateOptions {
+            window: 20,
+            unidiff_zero: false,
+            bytes_only: false,
+        }
+    }
+}
+
+/// One line of a placed hunk's new side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A context line: the file's own line at this 0-based index, kept byte for byte.
+    Keep(usize),
+    /// An inserted line (already re-indented when the match was at level 3 or 4). `replaces`
+    /// is the 0-based index of the deleted file line it takes the place of, if any: its
+    /// ending is what the new line gets (SPEC §6).
+    Insert {
+        text: Vec<u8>,
+        replaces: Option<usize>,
+    },
+}
+
+/// Where one hunk (or edit) goes, and what replaces the file lines it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// 0-based index of the hunk (or edit) in its file patch.
+    pub hunk: usize,
+    /// 0-based index of the first file line covered; for a pure insertion the index the new
+    /// lines are inserted before (0: at the top; `lines.len()`: at the end).
+    pub start: usize,
+    /// How many file lines the hunk covers (its old side).
+    pub old_len: usize,
+    pub level: Level,
+    /// Signed distance from the drift-adjusted explicit line-number hint; None without one.
+    pub offset: Option<isize>,
+    /// The hunk's new side is already there: nothing to change.
+    pub already_applied: bool,
+    /// The new side, replacing file lines `start..start + old_len`.
+    pub pieces: Vec<Piece>,
+    /// Some(true/false) when this hunk decides whether the file ends in a newline (a unified
+    /// diff's `\ No newline at end of file`, `append`, a level-1 `replace` whose `old` includes
+    /// the final line ending); None keeps the file's own state.
+    pub final_newline: Option<bool>,
+}
+
+/// Why a hunk was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LocateError {
+    #[error("hunk {}: {message}", hunk + 1)]
+    ContextNotFound {
+        hunk: usize,
+        message: String,
+        /// The lines the hunk (or its anchor) expected.
+        expected: Vec<String>,
+        nearest: Option<Nearest>,
+        hint: String,
+    },
+    #[error("hunk {}: {message}", hunk + 1)]
+    AmbiguousMatch {
+        hunk: usize,
+        message: String,
+        expected: Vec<String>,
+        candidates: Vec<Candidate>,
+        hint: String,
+    },
+    #[error("hunk {}: {message}", hunk + 1)]
+    OverlappingHunks { hunk: usize, message: String },
+    #[error("edit {}: {message}", hunk + 1)]
+    ExpectedMismatch {
+        hunk: usize,
+        message: String,
+        actual: Vec<NumberedLine>,
+        hint: String,
+    },
+}
