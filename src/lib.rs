@@ -12,6 +12,7 @@ pub mod model;
 pub mod parse;
 pub mod splice;
 pub mod text;
+pub mod txn;
 
 pub use error::{Error, ErrorCode};
 pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
