@@ -294,7 +294,10 @@ fn words(exp: &[u8], act: &[u8]) -> String {
     match (te.get(k), ta.get(k)) {
         (Some(x), Some(y)) => {
             let ident = |s: &str| s.chars().all(|c| c.is_alphanumeric() || c == '_');
-            let what = if ident(x) && ident(y) {
+            let number = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+            let what = if number(x) && number(y) {
+                "a changed number"
+            } else if ident(x) && ident(y) {
                 "a changed identifier"
             } else {
                 "different text"
@@ -305,6 +308,47 @@ fn words(exp: &[u8], act: &[u8]) -> String {
         (None, Some(y)) => format!("the file has `{y}` more at the end of the line"),
         (None, None) => "the lines differ only in spacing between words".to_string(),
     }
+}
+
+/// A line with its invisible characters shown: tab `\t`, CR `\r`, other controls and
+/// Unicode spaces / zero-width characters as `\u{..}`.
+fn visible(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{00A0}' | '\u{2000}'..='\u{200D}' | '\u{202F}' | '\u{205F}'
+                )
+                || matches!(c, '\u{3000}' | '\u{FEFF}') =>
+            {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The region at `s` itself (for placements that may only go there: `*** End of File`,
+/// `--unidiff-zero`).
+pub(crate) fn at(lines: &[&[u8]], expected: &[&[u8]], s: usize) -> Option<Nearest> {
+    let s = s.min(lines.len());
+    let end = (s + expected.len()).min(lines.len());
+    if s >= end {
+        return None;
+    }
+    let exp: Vec<String> = expected.iter().map(|l| lossy(l)).collect();
+    let act: Vec<String> = lines[s..end].iter().map(|l| lossy(l)).collect();
+    Some(Nearest {
+        start_line: s + 1,
+        lines: numbered(lines, s, end),
+        difference: first_difference(expected, &lines[s..end], s),
+        similarity: similarity(&exp, &act),
+    })
 }
 
 /// The line-by-line comparison block of a context-not-found message.
@@ -322,14 +366,10 @@ pub(crate) fn comparison(expected: &[&[u8]], nearest: &Nearest) -> String {
                 out.push_str(&format!("  {:>6} | {}\n", act.line, act.text));
             }
             Some(act) => {
-                out.push_str(&format!("- patch  | {}\n", exp.escape_debug()));
-                out.push_str(&format!(
-                    "+ {:>6} | {}\n",
-                    act.line,
-                    act.text.escape_debug()
-                ));
+                out.push_str(&format!("- patch  | {}\n", visible(&exp)));
+                out.push_str(&format!("+ {:>6} | {}\n", act.line, visible(&act.text)));
             }
-            None => out.push_str(&format!("- patch  | {}\n", exp.escape_debug())),
+            None => out.push_str(&format!("- patch  | {}\n", visible(&exp))),
         }
     }
     if let Some(d) = &nearest.difference {

@@ -15,6 +15,10 @@ use super::reindent::{self, Rebase};
 use super::search::{FileView, Pattern};
 use super::{Level, LocateError, LocateOptions, Piece, Placement};
 
+/// The ways out of an ambiguous `replace`.
+const REPLACE_WAYS_OUT: &str = "make `old` longer so that it occurs once (include a neighbouring \
+    line), or set replace_all to change every occurrence";
+
 /// Place JSON edits. See [`super::locate_edits`].
 pub(crate) fn locate_edits(
     text: &Text<'_>,
@@ -180,6 +184,7 @@ fn replace(
                     view.lines,
                     &lines,
                     Level::Exact,
+                    REPLACE_WAYS_OUT,
                 ));
             }
         }
@@ -274,7 +279,13 @@ fn replace_lines(
                 (_, true) => disjoint(found, pat.len()),
                 (_, false) => {
                     return Err(ambiguous_error(
-                        index, "`old`", &expected, view.lines, &found, level,
+                        index,
+                        "`old`",
+                        &expected,
+                        view.lines,
+                        &found,
+                        level,
+                        REPLACE_WAYS_OUT,
                     ))
                 }
             };

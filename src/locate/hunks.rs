@@ -317,7 +317,15 @@ impl Locator<'_, '_> {
         scope: &Scope,
         looked: String,
     ) -> LocateError {
-        let nearest = diagnose::nearest(&mut self.view, expected, scope.lo, scope.hint);
+        // A hunk that may only go to one place is compared with that place.
+        let nearest = match (scope.eof, scope.window, scope.hint) {
+            (true, ..) => {
+                let s = self.view.len().saturating_sub(expected.len());
+                diagnose::at(self.view.lines, expected, s)
+            }
+            (false, 0, Some(s)) => diagnose::at(self.view.lines, expected, s),
+            _ => diagnose::nearest(&mut self.view, expected, scope.lo, scope.hint),
+        };
         let only_exact = if self.opts.bytes_only {
             " (exact matches only: the file is not UTF-8)"
         } else {
@@ -352,9 +360,22 @@ impl Locator<'_, '_> {
         starts: &[usize],
         level: Level,
     ) -> LocateError {
-        ambiguous_error(index, what, expected, self.view.lines, starts, level)
+        ambiguous_error(
+            index,
+            what,
+            expected,
+            self.view.lines,
+            starts,
+            level,
+            HUNK_WAYS_OUT,
+        )
     }
 }
+
+/// The ways out of an ambiguous hunk.
+const HUNK_WAYS_OUT: &str = "say which one: add context lines that tell the places apart, an \
+    `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function), or an \
+    `@@ -N @@` line-number hint";
 
 /// An `ambiguous_match` refusal (shared with JSON `replace`).
 pub(crate) fn ambiguous_error(
@@ -364,14 +385,17 @@ pub(crate) fn ambiguous_error(
     lines: &[&[u8]],
     starts: &[usize],
     level: Level,
+    hint: &str,
 ) -> LocateError {
     let candidates = diagnose::candidates(lines, starts);
     let at_level = match level {
-        Level::Exact => String::new(),
-        l => format!(" (at level {})", l.as_str()),
+        Level::Exact => "",
+        Level::TrailingWhitespace => " when trailing whitespace is ignored",
+        Level::Whitespace => " when leading and trailing whitespace is ignored",
+        Level::Unicode => " when whitespace and Unicode punctuation are ignored",
     };
     let message = format!(
-        "{what} matches {} places ({}){at_level}\n{}",
+        "{what} matches {} places{at_level} ({})\n{}",
         starts.len(),
         diagnose::line_list(starts),
         diagnose::candidate_block(&candidates)
@@ -381,10 +405,7 @@ pub(crate) fn ambiguous_error(
         message,
         expected: expected.iter().map(|l| lossy(l)).collect(),
         candidates,
-        hint: "say which one: add context lines that tell the places apart, an `@@ ANCHOR` line \
-               naming a line above the change (e.g. the enclosing function), or an `@@ -N @@` \
-               line-number hint"
-            .to_string(),
+        hint: hint.to_string(),
     }
 }
 

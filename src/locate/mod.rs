@@ -208,8 +208,15 @@ impl LocateError {
     pub fn into_error(self, path: &str) -> Error {
         let code = self.code();
         let n = self.hunk() + 1;
-        let unit = match self {
+        // JSON edits are "edits" to the user; their replace refusals start with "`old` ".
+        let unit = match &self {
             LocateError::ExpectedMismatch { .. } => "edit",
+            LocateError::ContextNotFound { message, .. }
+            | LocateError::AmbiguousMatch { message, .. }
+                if message.starts_with("`old` ") =>
+            {
+                "edit"
+            }
             _ => "hunk",
         };
         let head = |message: &str| format!("{unit} {n} of {path}: {message}");
