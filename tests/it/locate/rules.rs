@@ -48,7 +48,13 @@ fn window_option_is_honoured() {
         window: 3,
         ..opts()
     };
-    let (bytes, _) = run(file.as_bytes(), &[h.clone()], Format::Unified, &narrow).expect("near");
+    let (bytes, _) = run(
+        file.as_bytes(),
+        std::slice::from_ref(&h),
+        Format::Unified,
+        &narrow,
+    )
+    .expect("near");
     assert!(bytes.starts_with(b"T\n"));
     let wide = run(file.as_bytes(), &[h], Format::Unified, &opts());
     assert!(matches!(wide, Err(LocateError::AmbiguousMatch { .. })));
