@@ -1,71 +1,26 @@
 //! Stage: parse — the agent patch language (SPEC §2; normative grammar: `grammar/agent.ebnf`)
 //! into the model. Every nom function here implements one production of the grammar and names
 //! it in a `/// grammar:` line. Pure: no I/O and no placement decisions (where a hunk goes is
-//! the locator's business); nom's error type stays in this file and leaves it as a
-//! [`ParseError`]. Line text borrows from the input.
+//! the locator's business); nom's error type stays in this module and leaves it as a
+//! [`ParseError`]. Line text borrows from the input. Submodules: `lex` (lines, markers,
+//! the private error type) and `hunk` (`@@` headers and hunk bodies).
 
-use std::borrow::Cow;
-
-use nom::bytes::complete::{tag, take_till, take_while};
-use nom::character::complete::digit1;
-use nom::combinator::{eof, opt};
-use nom::error::ErrorKind;
-use nom::sequence::preceded;
-use nom::{IResult, Parser};
+use nom::bytes::complete::take_while;
+use nom::combinator::opt;
+use nom::Parser;
 
 use super::position::{shown, LineCounter};
 use super::{detect, ParseError, ParseOptions};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
 
-type In<'a> = &'a [u8];
-type Res<'a, O> = IResult<In<'a>, O, Fail>;
+mod hunk;
+mod lex;
 
-/// Why a production failed. `addr` is the address of the offending spot: every slice the
-/// parsers see lies inside the input, so the byte offset is recovered from the input's address
-/// (slices of a line's content are not suffixes of the input, so a remaining length would not
-/// do).
-#[derive(Debug)]
-struct Fail {
-    addr: usize,
-    message: String,
-    hint: Option<String>,
-}
-
-impl<'a> nom::error::ParseError<In<'a>> for Fail {
-    fn from_error_kind(i: In<'a>, kind: ErrorKind) -> Self {
-        Fail {
-            addr: i.as_ptr() as usize,
-            message: format!("unexpected input ({})", kind.description()),
-            hint: None,
-        }
-    }
-
-    fn append(_: In<'a>, _: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-/// A hard failure at `at`: no other production can apply.
-fn fail<'a, O>(at: In<'a>, message: impl Into<String>, hint: impl Into<String>) -> Res<'a, O> {
-    Err(failure(at, message, hint))
-}
-
-fn failure(at: In<'_>, message: impl Into<String>, hint: impl Into<String>) -> nom::Err<Fail> {
-    nom::Err::Failure(Fail {
-        addr: at.as_ptr() as usize,
-        message: message.into(),
-        hint: Some(hint.into()),
-    })
-}
-
-/// Not this production: let the caller try another.
-fn miss<O>(at: In<'_>) -> Res<'_, O> {
-    Err(nom::Err::Error(Fail {
-        addr: at.as_ptr() as usize,
-        message: "unexpected input".into(),
-        hint: None,
-    }))
-}
+use hunk::{empty_line, first_hunk, hunk};
+use lex::{
+    begin_marker, blank_lines, end_marker, end_of_file, fail, failure, is_marker_line, line,
+    marker_with_arg, miss, peek, ws, Fail, In, Res,
+};
 
 const HINT_FILE_OPS: &str = "between `*** Begin Patch` and `*** End Patch` write `*** Add File: \
 PATH`, `*** Delete File: PATH` or `*** Update File: PATH` (each followed by its lines)";
@@ -224,61 +179,6 @@ fn not_a_file_op(i: In<'_>) -> nom::Err<Fail> {
 /// grammar: file_op
 fn file_op(i: In<'_>) -> Res<'_, FilePatch<'_>> {
     nom::branch::alt((add_file, delete_file, update_file)).parse(i)
-}
-
-/// grammar: begin_marker
-fn begin_marker(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** Begin Patch")
-}
-
-/// grammar: end_marker
-fn end_marker(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** End Patch")
-}
-
-/// grammar: end_of_file
-fn end_of_file(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** End of File")
-}
-
-/// A line that, trimmed, is exactly `marker`.
-fn exact_marker<'a>(i: In<'a>, marker: &[u8]) -> Res<'a, ()> {
-    let (rest, content) = line(i)?;
-    if content.trim_ascii() == marker {
-        Ok((rest, ()))
-    } else {
-        miss(i)
-    }
-}
-
-/// A line that, trimmed, starts with `name` (`*** Add File:`…): the bytes after it.
-fn marker_with_arg<'a>(i: In<'a>, name: &[u8]) -> Res<'a, In<'a>> {
-    let (rest, content) = line(i)?;
-    match content.trim_ascii().strip_prefix(name) {
-        Some(arg) => Ok((rest, arg)),
-        None => miss(i),
-    }
-}
-
-/// Prefixes (of the trimmed line) that make a line a marker wherever it stands (SPEC §2).
-const MARKER_PREFIXES: [&[u8]; 5] = [
-    b"*** Add File:",
-    b"*** Delete File:",
-    b"*** Update File:",
-    b"*** Move to:",
-    b"*** Base:",
-];
-const MARKER_LINES: [&[u8]; 3] = [b"*** Begin Patch", b"*** End Patch", b"*** End of File"];
-
-/// True when the next line is a marker (and so ends any hunk or added file it follows).
-fn is_marker_line(i: In<'_>) -> bool {
-    let t = peek(i).trim_ascii();
-    MARKER_LINES.contains(&t) || MARKER_PREFIXES.iter().any(|p| t.starts_with(p))
-}
-
-/// The next line's content (no ending), without consuming it.
-fn peek(i: In<'_>) -> &[u8] {
-    line(i).map_or(&[][..], |(_, content)| content)
 }
 
 /// grammar: add_header
@@ -542,274 +442,6 @@ fn file_patch<'a>(
     }
 }
 
-/// A hunk's `@@` lines gathered: anchors outermost first, at most one line-number hint.
-#[derive(Debug, Default)]
-struct Header<'a> {
-    anchors: Vec<Cow<'a, [u8]>>,
-    hint: Option<Hint>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Hint {
-    old_start: usize,
-    old_count: Option<usize>,
-    new: Option<(usize, Option<usize>)>,
-}
-
-enum HeaderLine<'a> {
-    Hint(Hint),
-    Anchor(Option<&'a [u8]>),
-}
-
-/// grammar: first_hunk
-///
-/// Leniency: the first hunk of a file may omit its `@@` line.
-fn first_hunk(i: In<'_>) -> Res<'_, Hunk<'_>> {
-    let start = i;
-    let (i, header) = opt(hunk_header).parse(i)?;
-    hunk_body(i, header.unwrap_or_default(), start)
-}
-
-/// grammar: hunk
-fn hunk(i: In<'_>) -> Res<'_, Hunk<'_>> {
-    let start = i;
-    let (i, header) = hunk_header(i)?;
-    hunk_body(i, header, start)
-}
-
-/// grammar: hunk_header
-///
-/// Several `@@ ANCHOR` lines in a row narrow step by step (outermost first).
-fn hunk_header(i: In<'_>) -> Res<'_, Header<'_>> {
-    let (mut i, first) = header_line(i)?;
-    let mut header = Header::default();
-    let mut next = Some(first);
-    let mut at = i;
-    while let Some(line) = next.take() {
-        match line {
-            HeaderLine::Anchor(Some(text)) => header.anchors.push(Cow::Borrowed(text)),
-            HeaderLine::Anchor(None) => {}
-            HeaderLine::Hint(hint) => {
-                if header.hint.replace(hint).is_some() {
-                    return fail(
-                        at,
-                        "a hunk has two line-number hints",
-                        "keep one `@@ -N,M +N,M @@` line per hunk",
-                    );
-                }
-            }
-        }
-        at = i;
-        match header_line(i) {
-            Ok((rest, line)) => {
-                next = Some(line);
-                i = rest;
-            }
-            Err(nom::Err::Error(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((i, header))
-}
-
-/// grammar: header_line
-fn header_line(i: In<'_>) -> Res<'_, HeaderLine<'_>> {
-    let (rest, content) = line(i)?;
-    let Some(after) = content.strip_prefix(b"@@") else {
-        return miss(i);
-    };
-    match line_hint(after) {
-        Ok((_, hint)) => return Ok((rest, HeaderLine::Hint(hint))),
-        Err(nom::Err::Error(_)) => {}
-        Err(e) => return Err(e),
-    }
-    let (_, text) = anchor(after)?;
-    Ok((rest, HeaderLine::Anchor(text)))
-}
-
-/// grammar: line_hint
-///
-/// `-N[,M] [+N[,M]] @@`; what follows the closing `@@` is ignored, as git does.
-fn line_hint(i: In<'_>) -> Res<'_, Hint> {
-    let count = || opt(preceded(tag(","), number));
-    let (i, (_, _, old_start, old_count)) = (ws, tag("-"), number, count()).parse(i)?;
-    let (i, new) = opt(preceded((ws1, tag("+")), (number, count()))).parse(i)?;
-    let (i, _) = (ws, tag("@@"), text).parse(i)?;
-    Ok((
-        i,
-        Hint {
-            old_start,
-            old_count,
-            new,
-        },
-    ))
-}
-
-/// grammar: anchor
-///
-/// The text after `@@` and one blank, trailing blanks dropped; none for a bare `@@`.
-fn anchor(i: In<'_>) -> Res<'_, Option<&[u8]>> {
-    let (i, _) = opt(nom::branch::alt((tag(" "), tag("\t")))).parse(i)?;
-    let (rest, t) = text(i)?;
-    let t = t.trim_ascii_end();
-    Ok((rest, (!t.trim_ascii().is_empty()).then_some(t)))
-}
-
-/// grammar: number
-fn number(i: In<'_>) -> Res<'_, usize> {
-    let (rest, digits) = digit1(i)?;
-    match std::str::from_utf8(digits)
-        .ok()
-        .and_then(|d| d.parse().ok())
-    {
-        Some(n) => Ok((rest, n)),
-        None => fail(
-            i,
-            "line number too large",
-            "use the hunk's real line number",
-        ),
-    }
-}
-
-/// grammar: hunk_body
-///
-/// `start` is where the hunk (its header, if any) began.
-fn hunk_body<'a>(mut i: In<'a>, header: Header<'a>, start: In<'a>) -> Res<'a, Hunk<'a>> {
-    let mut lines = Vec::new();
-    // Empty lines are held back until a non-empty hunk line follows: at the end of a hunk
-    // they only separate it from what comes next (unless `*** End of File` follows).
-    let mut blanks = Vec::new();
-    let mut end_of_file_seen = false;
-    loop {
-        if i.is_empty() || peek(i).starts_with(b"@@") {
-            break;
-        }
-        if is_marker_line(i) {
-            if let Ok((rest, ())) = end_of_file(i) {
-                lines.append(&mut blanks);
-                end_of_file_seen = true;
-                i = rest;
-            }
-            break;
-        }
-        match hunk_line(i) {
-            Ok((rest, (line, blank))) => {
-                if blank {
-                    blanks.push(line);
-                } else {
-                    lines.append(&mut blanks);
-                    lines.push(line);
-                }
-                i = rest;
-            }
-            Err(nom::Err::Error(_)) => break,
-            Err(e) => return Err(e),
-        }
-    }
-    if lines.is_empty() {
-        return fail(
-            start,
-            "the hunk has no lines",
-            "after the `@@` line give ` context`, `-deleted` and `+inserted` lines",
-        );
-    }
-    if end_of_file_seen {
-        let next = blank_lines(i);
-        if hunk_line(next).is_ok_and(|(_, (_, blank))| !blank) && !is_marker_line(next) {
-            return fail(
-                next,
-                "`*** End of File` must be the last line of a hunk",
-                "move `*** End of File` after the hunk's last line, or start a new hunk with `@@`",
-            );
-        }
-        i = next;
-    }
-    let hint = header.hint;
-    let hunk = Hunk {
-        old_start: hint.map(|h| h.old_start),
-        old_count: hint.and_then(|h| h.old_count),
-        new_start: hint.and_then(|h| h.new.map(|n| n.0)),
-        new_count: hint.and_then(|h| h.new.and_then(|n| n.1)),
-        anchors: header.anchors,
-        end_of_file: end_of_file_seen,
-        lines,
-        old_no_newline: false,
-        new_no_newline: false,
-        patch_line: start.len(),
-    };
-    Ok((i, hunk))
-}
-
-/// grammar: hunk_line
-///
-/// A hunk line and whether it was an empty (blank) line.
-fn hunk_line(i: In<'_>) -> Res<'_, (Line<'_>, bool)> {
-    if is_marker_line(i) {
-        return miss(i);
-    }
-    nom::branch::alt((
-        |i| context_line(i).map(|(r, l)| (r, (l, false))),
-        |i| removed_line(i).map(|(r, l)| (r, (l, false))),
-        |i| inserted_line(i).map(|(r, l)| (r, (l, false))),
-        |i| empty_line(i).map(|(r, t)| (r, (Line::new(LineKind::Context, t), true))),
-    ))
-    .parse(i)
-}
-
-/// grammar: context_line
-fn context_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b' ', LineKind::Context)
-}
-
-/// grammar: removed_line
-fn removed_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b'-', LineKind::Delete)
-}
-
-/// grammar: inserted_line
-fn inserted_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b'+', LineKind::Insert)
-}
-
-fn prefixed_line(i: In<'_>, prefix: u8, kind: LineKind) -> Res<'_, Line<'_>> {
-    let (rest, content) = line(i)?;
-    match content.split_first() {
-        Some((&first, text)) if first == prefix => Ok((rest, Line::new(kind, text))),
-        _ => miss(i),
-    }
-}
-
-/// grammar: empty_line
-///
-/// Leniency: a line of only blanks (or none) inside a hunk is a context line of that text
-/// (an empty line: an empty context line).
-fn empty_line(i: In<'_>) -> Res<'_, In<'_>> {
-    let (rest, content) = line(i)?;
-    if content.iter().all(|&b| b == b' ' || b == b'\t') {
-        Ok((rest, content))
-    } else {
-        miss(i)
-    }
-}
-
-/// grammar: blank_line
-fn blank_line(i: In<'_>) -> Res<'_, ()> {
-    let (rest, content) = line(i)?;
-    if content.trim_ascii().is_empty() {
-        Ok((rest, ()))
-    } else {
-        miss(i)
-    }
-}
-
-/// Skip blank lines.
-fn blank_lines(mut i: In<'_>) -> In<'_> {
-    while let Ok((rest, ())) = blank_line(i) {
-        i = rest;
-    }
-    i
-}
-
 /// grammar: trailer_line
 ///
 /// Leniency: text after `*** End Patch` is ignored, unless it is a marker (a second patch or a
@@ -828,41 +460,10 @@ fn trailer_line(i: In<'_>) -> Res<'_, ()> {
     Ok((rest, ()))
 }
 
-/// One physical line: its text (without the ending) — never matches at the end of the input.
-fn line(i: In<'_>) -> Res<'_, In<'_>> {
-    if i.is_empty() {
-        return miss(i);
-    }
-    let (i, content) = text(i)?;
-    let (i, _) = eol(i)?;
-    Ok((i, content))
-}
-
-/// grammar: text
-///
-/// The bytes up to the line feed; a CR right before it belongs to the line ending.
-fn text(i: In<'_>) -> Res<'_, In<'_>> {
-    let (rest, content) = take_till(|b| b == b'\n').parse(i)?;
-    Ok((rest, content.strip_suffix(b"\r").unwrap_or(content)))
-}
-
-/// grammar: eol
-fn eol(i: In<'_>) -> Res<'_, In<'_>> {
-    nom::branch::alt((tag("\n"), eof)).parse(i)
-}
-
-/// grammar: ws
-fn ws(i: In<'_>) -> Res<'_, In<'_>> {
-    take_while(|b| b == b' ' || b == b'\t').parse(i)
-}
-
-/// grammar: ws1
-fn ws1(i: In<'_>) -> Res<'_, In<'_>> {
-    nom::bytes::complete::take_while1(|b| b == b' ' || b == b'\t').parse(i)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     fn parse_ok(input: &str) -> PatchSet<'_> {

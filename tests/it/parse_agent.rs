@@ -186,16 +186,19 @@ fn grammar_productions() -> BTreeSet<String> {
     out
 }
 
-/// `/// grammar: NAME` tags of the parser sources, with how often each occurs.
+/// `/// grammar: NAME` tags of the agent parser's sources (the agent front end and the
+/// detection it shares; other front ends may tag their own grammars).
 fn grammar_tags() -> Vec<String> {
-    let mut tags = Vec::new();
-    let dir = repo().join("src/parse");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("src/parse")
+    let parse = repo().join("src/parse");
+    let mut files = vec![parse.join("agent.rs"), parse.join("detect.rs")];
+    let mut sub: Vec<PathBuf> = std::fs::read_dir(parse.join("agent"))
+        .expect("src/parse/agent")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
         .collect();
-    files.sort();
+    sub.sort();
+    files.extend(sub);
+    let mut tags = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("source");
         for line in text.lines() {
