@@ -103,11 +103,19 @@ fn agent_input(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
 fn patch(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
     let (mut i, ()) = match begin_marker(i) {
         Ok(ok) => ok,
-        Err(nom::Err::Error(_)) => return fail(
-            i,
-            "expected `*** Begin Patch`",
-            "an agent patch starts with the line `*** Begin Patch` and ends with `*** End Patch`",
-        ),
+        Err(nom::Err::Error(_)) => {
+            let found = if i.is_empty() {
+                "the end of the input".to_string()
+            } else {
+                format!("`{}`", shown(peek(i)))
+            };
+            return fail(
+                i,
+                format!("expected `*** Begin Patch`, found {found}"),
+                "an agent patch starts with the line `*** Begin Patch` and ends with `*** End \
+                 Patch`",
+            );
+        }
         Err(e) => return Err(e),
     };
     let mut files = Vec::new();

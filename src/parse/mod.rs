@@ -167,7 +167,10 @@ mod tests {
             ..ParseOptions::default()
         };
         let err = parse(b"{\"edits\": []}\n", &opts).expect_err("not an agent patch");
-        assert_eq!(err.message, "expected `*** Begin Patch`");
+        assert_eq!(
+            err.message,
+            "expected `*** Begin Patch`, found `{\"edits\": []}`"
+        );
         assert_eq!((err.line, err.column), (1, 1));
     }
 
