@@ -420,3 +420,58 @@ proptest! {
         parse_every_way(&bytes);
     }
 }
+
+/// One edit of a generated JSON request: (path index, op index, text).
+fn json_edit() -> impl Strategy<Value = (usize, usize, String)> {
+    (0usize..4, 0usize..4, "[a-z \\n\"\\\\é]{1,12}")
+}
+
+fn json_edit_text(path: usize, op: usize, text: &str) -> String {
+    let path = format!("dir/file{path}.txt");
+    let text = serde_json::to_string(text).expect("a string serialises");
+    match op {
+        0 => format!(r#"{{"op": "replace", "path": "{path}", "old": {text}, "new": "x"}}"#),
+        1 => format!(r#"{{"op": "insert", "path": "{path}", "after_line": 2, "content": {text}}}"#),
+        2 => format!(r#"{{"op": "append", "path": "{path}", "content": {text}}}"#),
+        _ => format!(
+            r#"{{"op": "line_range", "path": "{path}", "start_line": 1, "end_line": 3, "expected": {text}, "new_content": ""}}"#
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(never_panic_config())]
+
+    /// Edits of one path gather into one file patch, paths in order of first appearance, each
+    /// path's edits in request order, with their text decoded.
+    #[test]
+    fn json_edits_gather_per_path(edits in proptest::collection::vec(json_edit(), 1..12)) {
+        let body: Vec<String> = edits.iter().map(|(p, o, t)| json_edit_text(*p, *o, t)).collect();
+        let input = format!("{{\"edits\": [\n{}\n]}}", body.join(",\n"));
+        let set = parse::parse(input.as_bytes(), &ParseOptions::default())
+            .map_err(|e| TestCaseError::fail(e.render()))?;
+        let mut order: Vec<usize> = Vec::new();
+        for (p, _, _) in &edits {
+            if !order.contains(p) {
+                order.push(*p);
+            }
+        }
+        prop_assert_eq!(set.files.len(), order.len());
+        for (file, p) in set.files.iter().zip(&order) {
+            prop_assert_eq!(file.path(), format!("dir/file{p}.txt"));
+            let Body::Edits(list) = &file.body else {
+                return Err(TestCaseError::fail("edits expected"));
+            };
+            let texts: Vec<&str> = edits.iter().filter(|e| e.0 == *p).map(|e| e.2.as_str()).collect();
+            prop_assert_eq!(list.len(), texts.len());
+            for (edit, text) in list.iter().zip(texts) {
+                let got = match edit {
+                    Edit::Replace { old, .. } => old,
+                    Edit::Insert { content, .. } | Edit::Append { content } => content,
+                    Edit::LineRange { expected, .. } => expected,
+                };
+                prop_assert_eq!(got.as_ref(), text);
+            }
+        }
+    }
+}
