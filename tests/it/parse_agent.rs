@@ -475,3 +475,120 @@ proptest! {
         }
     }
 }
+
+/// A generated agent file operation: the text to write and what the parser must return.
+#[derive(Debug, Clone)]
+enum GenOp {
+    Add(Vec<String>),
+    Delete,
+    Update {
+        move_to: bool,
+        hunks: Vec<(Vec<String>, Option<usize>, Vec<(u8, String)>, bool)>,
+    },
+}
+
+fn gen_hunk() -> impl Strategy<Value = (Vec<String>, Option<usize>, Vec<(u8, String)>, bool)> {
+    (
+        proptest::collection::vec("[a-z][a-z ]{0,6}[a-z]", 0..3),
+        proptest::option::of(1usize..500),
+        proptest::collection::vec((0u8..3, "[a-z ]{0,8}"), 1..6),
+        any::<bool>(),
+    )
+}
+
+fn gen_op() -> impl Strategy<Value = GenOp> {
+    prop_oneof![
+        proptest::collection::vec("[a-z ]{0,8}", 0..4).prop_map(GenOp::Add),
+        Just(GenOp::Delete),
+        (any::<bool>(), proptest::collection::vec(gen_hunk(), 1..4))
+            .prop_map(|(move_to, hunks)| GenOp::Update { move_to, hunks }),
+    ]
+}
+
+fn render_gen(ops: &[GenOp], crlf: bool) -> String {
+    let mut out = vec!["*** Begin Patch".to_string()];
+    for (n, op) in ops.iter().enumerate() {
+        match op {
+            GenOp::Add(lines) => {
+                out.push(format!("*** Add File: f{n}.txt"));
+                out.extend(lines.iter().map(|l| format!("+{l}")));
+            }
+            GenOp::Delete => out.push(format!("*** Delete File: f{n}.txt")),
+            GenOp::Update { move_to, hunks } => {
+                out.push(format!("*** Update File: f{n}.txt"));
+                if *move_to {
+                    out.push(format!("*** Move to: g{n}.txt"));
+                }
+                for (anchors, hint, lines, eof) in hunks {
+                    out.extend(anchors.iter().map(|a| format!("@@ {a}")));
+                    match hint {
+                        Some(h) => out.push(format!("@@ -{h},3 +{h},4 @@")),
+                        None if anchors.is_empty() => out.push("@@".to_string()),
+                        None => {}
+                    }
+                    for (kind, text) in lines {
+                        let mark = [' ', '-', '+'][usize::from(*kind)];
+                        out.push(format!("{mark}{text}"));
+                    }
+                    if *eof {
+                        out.push("*** End of File".to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.push("*** End Patch".to_string());
+    let eol = if crlf { "\r\n" } else { "\n" };
+    out.join(eol) + eol
+}
+
+proptest! {
+    #![proptest_config(never_panic_config())]
+
+    /// Generated agent patches parse back into exactly the operations, anchors, hints and
+    /// lines they were written from, with LF or CRLF endings.
+    #[test]
+    fn generated_agent_patches_parse_back(
+        ops in proptest::collection::vec(gen_op(), 1..5),
+        crlf in any::<bool>(),
+    ) {
+        let text = render_gen(&ops, crlf);
+        let set = parse::parse(text.as_bytes(), &ParseOptions::default())
+            .map_err(|e| TestCaseError::fail(e.render()))?;
+        prop_assert_eq!(set.files.len(), ops.len());
+        for (n, (file, op)) in set.files.iter().zip(&ops).enumerate() {
+            match op {
+                GenOp::Add(lines) => {
+                    prop_assert_eq!(file.op, apply_patch::FileOp::Add);
+                    let got: Vec<String> = file.body.hunks().iter()
+                        .flat_map(|h| h.lines.iter())
+                        .map(|l| String::from_utf8_lossy(&l.text).into_owned())
+                        .collect();
+                    prop_assert_eq!(&got, lines);
+                }
+                GenOp::Delete => {
+                    prop_assert_eq!(file.op, apply_patch::FileOp::Delete);
+                    prop_assert_eq!(file.old_path.clone(), Some(format!("f{n}.txt")));
+                }
+                GenOp::Update { move_to, hunks } => {
+                    let new = if *move_to { format!("g{n}.txt") } else { format!("f{n}.txt") };
+                    prop_assert_eq!(file.new_path.clone(), Some(new));
+                    let got = file.body.hunks();
+                    prop_assert_eq!(got.len(), hunks.len());
+                    for (h, (anchors, hint, lines, eof)) in got.iter().zip(hunks) {
+                        let a: Vec<String> = h.anchors.iter()
+                            .map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+                        prop_assert_eq!(&a, anchors);
+                        prop_assert_eq!(h.old_start, *hint);
+                        prop_assert_eq!(h.end_of_file, *eof);
+                        let l: Vec<(u8, String)> = h.lines.iter().map(|l| {
+                            let k = match l.kind { LineKind::Context => 0, LineKind::Delete => 1, LineKind::Insert => 2 };
+                            (k, String::from_utf8_lossy(&l.text).into_owned())
+                        }).collect();
+                        prop_assert_eq!(&l, lines);
+                    }
+                }
+            }
+        }
+    }
+}
