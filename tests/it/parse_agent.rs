@@ -476,18 +476,19 @@ proptest! {
     }
 }
 
+/// A generated hunk: anchors, line-number hint, (kind 0/1/2 = context/delete/insert, text)
+/// lines, and `*** End of File`.
+type GenHunk = (Vec<String>, Option<usize>, Vec<(u8, String)>, bool);
+
 /// A generated agent file operation: the text to write and what the parser must return.
 #[derive(Debug, Clone)]
 enum GenOp {
     Add(Vec<String>),
     Delete,
-    Update {
-        move_to: bool,
-        hunks: Vec<(Vec<String>, Option<usize>, Vec<(u8, String)>, bool)>,
-    },
+    Update { move_to: bool, hunks: Vec<GenHunk> },
 }
 
-fn gen_hunk() -> impl Strategy<Value = (Vec<String>, Option<usize>, Vec<(u8, String)>, bool)> {
+fn gen_hunk() -> impl Strategy<Value = GenHunk> {
     (
         proptest::collection::vec("[a-z][a-z ]{0,6}[a-z]", 0..3),
         proptest::option::of(1usize..500),
