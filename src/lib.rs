@@ -7,11 +7,14 @@
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
 pub mod error;
+pub mod guard;
 pub mod locate;
 pub mod model;
 pub mod parse;
+pub mod report;
 pub mod splice;
 pub mod text;
+pub mod tree;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};
