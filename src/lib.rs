@@ -11,9 +11,11 @@ pub mod guard;
 pub mod locate;
 pub mod model;
 pub mod parse;
+pub mod render;
 pub mod report;
 pub mod splice;
 pub mod text;
+pub mod transform;
 pub mod tree;
 pub mod txn;
 
