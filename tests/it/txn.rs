@@ -29,7 +29,9 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
 fn write(root: &Path, path: &str, bytes: &[u8]) {
     let full = root.join(path);
     std::fs::create_dir_all(full.parent().expect("has a parent")).expect("mkdir");
-    std::fs::write(full, bytes).expect("write");
+    std::fs::write(&full, bytes).expect("write");
+    // Fixed bits, whatever the umask, so that trees and snapshots are reproducible.
+    std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o644)).expect("chmod");
 }
 
 fn snap(root: &Path, path: &str) -> Snapshot {
@@ -620,4 +622,80 @@ fn recovery_never_overwrites_a_file_edited_after_the_crash() {
         std::fs::read(kept.join("b0")).expect("backup of a.txt"),
         b"one\ntwo\n"
     );
+}
+
+// ---- formats: the journal and the audit line, snapshotted with volatile fields redacted ----
+
+fn redact(value: &mut serde_json::Value, root: &Path) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match key.as_str() {
+                    "id" | "time" => *v = serde_json::Value::String(format!("[{key}]")),
+                    _ => redact(v, root),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact(v, root)),
+        serde_json::Value::String(s) => {
+            let id = regex_free_id(s);
+            *s = s
+                .replace(&root.display().to_string(), "[root]")
+                .replace(&id, "[id]");
+        }
+        _ => {}
+    }
+}
+
+/// The transaction id inside a staged name `.apply-patch-<id>-<n>.tmp`, if any.
+fn regex_free_id(s: &str) -> String {
+    s.strip_prefix(".apply-patch-")
+        .and_then(|rest| rest.rsplit_once('-'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| "\u{0}".into())
+}
+
+#[test]
+fn journal_format_of_a_crashed_commit() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed before the commit point");
+    let text = std::fs::read_to_string(root.join(".git/apply-patch/journal/journal.json"))
+        .expect("journal");
+    let mut journal: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    redact(&mut journal, &root);
+    insta::with_settings!({snapshot_path => "../../snapshots/txn", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("journal_prepared", journal);
+    });
+}
+
+#[test]
+fn audit_line_uses_the_planners_record() {
+    let (_tmp, root) = repo();
+    let changes = vec![
+        Change {
+            path: "old/c.txt".into(),
+            before: snap(&root, "old/c.txt"),
+            after: NewState::Absent,
+        },
+        Change {
+            path: "new/c.txt".into(),
+            before: Snapshot::Missing,
+            after: file(b"sea\nshore\n"),
+        },
+    ];
+    let record = AuditRecord {
+        files: vec![txn::AuditFile {
+            path: "new/c.txt".into(),
+            old_path: Some("old/c.txt".into()),
+            op: "rename".into(),
+            lines_added: 1,
+            lines_removed: 0,
+        }],
+    };
+    txn::commit(&opts(&root, None), changes, &record).expect("commit");
+    let mut line = audit_lines(&root).pop().expect("one line");
+    redact(&mut line, &root);
+    insta::with_settings!({snapshot_path => "../../snapshots/txn", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("audit_rename", line);
+    });
 }
