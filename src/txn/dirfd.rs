@@ -30,6 +30,9 @@ pub struct Stat {
     pub mtime: Option<SystemTime>,
     pub uid: u32,
     pub gid: u32,
+    /// Device and inode: the identity of the file.
+    pub dev: u64,
+    pub ino: u64,
 }
 
 impl Stat {
@@ -53,6 +56,8 @@ impl Stat {
             mtime,
             uid: st.st_uid,
             gid: st.st_gid,
+            dev: st.st_dev,
+            ino: st.st_ino,
         }
     }
 }
@@ -260,6 +265,11 @@ impl Dir {
         let c = cstr(name)?;
         // SAFETY: valid dirfd and C string.
         retry(|| unsafe { libc::unlinkat(self.raw(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(|_| ())
+    }
+
+    /// `fstat` of the directory itself.
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
+        fstat(self.raw()).map(|st| (st.dev, st.ino))
     }
 
     /// Flushes the directory's entries (a rename is durable only after this).

@@ -465,16 +465,21 @@ fn replace_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Er
 }
 
 fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(), Error> {
+    // Many targets share a folder: sync each folder once.
+    let mut synced = HashSet::new();
+    let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
+        let io = |e: std::io::Error| Error::io(path, "cannot sync the folder of", &e);
+        if synced.insert(dir.identity().map_err(io)?) {
+            dir.sync().map_err(io)?;
+        }
+        Ok(())
+    };
     for p in planned {
-        parent_of(p)?
-            .sync()
-            .map_err(|e| Error::io(&p.change.path, "cannot sync the folder of", &e))?;
+        sync(parent_of(p)?, &p.change.path)?;
     }
     for dir in created {
         if let Some(parent) = journal::locate(root, dir)?.parent {
-            parent
-                .sync()
-                .map_err(|e| Error::io(dir, "cannot sync the folder above", &e))?;
+            sync(&parent, dir)?;
         }
     }
     Ok(())

@@ -699,3 +699,47 @@ fn audit_line_uses_the_planners_record() {
         insta::assert_json_snapshot!("audit_rename", line);
     });
 }
+
+#[test]
+fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journal() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed after the renames");
+    let journal = root.join(".git/apply-patch/journal");
+    std::fs::remove_file(journal.join("b0")).expect("lose the backup of a.txt");
+    let err = txn::recover(&root).expect_err("cannot restore a.txt");
+    assert_eq!(err.code, ErrorCode::RollbackFailed);
+    assert_eq!(err.exit_status(), 3);
+    assert!(err.message.contains("a.txt"), "{}", err.message);
+    assert!(err
+        .hint
+        .as_deref()
+        .unwrap_or_default()
+        .contains("apply-patch recover"));
+    assert!(
+        journal.join("journal.json").is_file(),
+        "the journal stays for another try"
+    );
+    // Every other path was restored; only a.txt still holds the new content.
+    assert!(!root.join("added.txt").exists());
+    assert_eq!(
+        std::fs::read(root.join("gone/d.txt")).expect("restored"),
+        b"dee\n"
+    );
+}
+
+#[test]
+fn other_hard_links_keep_the_old_content() {
+    let (_tmp, root) = repo();
+    std::fs::hard_link(root.join("a.txt"), root.join("keep/a-link")).expect("hard link");
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"new\n"),
+    };
+    txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect("commit");
+    assert_eq!(std::fs::read(root.join("a.txt")).expect("read"), b"new\n");
+    assert_eq!(
+        std::fs::read(root.join("keep/a-link")).expect("read"),
+        b"one\ntwo\n"
+    );
+}
