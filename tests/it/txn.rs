@@ -514,12 +514,74 @@ fn crash_child() {
         return;
     };
     let root = PathBuf::from(root);
-    txn::commit(
-        &TxnOptions::new(&root),
-        multi_change(&root),
-        &AuditRecord::default(),
-    )
-    .expect("child commit");
+    let changes = if std::env::var_os(MANY_ENV).is_some() {
+        many_change(&root)
+    } else {
+        multi_change(&root)
+    };
+    txn::commit(&TxnOptions::new(&root), changes, &AuditRecord::default()).expect("child commit");
+}
+
+const MANY_ENV: &str = "APPLY_PATCH_TXN_CHILD_MANY";
+const MANY: usize = 300;
+
+/// A tree of `MANY` files in 10 folders.
+fn many_repo() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mkdir .git");
+    for i in 0..MANY {
+        write(
+            &root,
+            &format!("d{}/f{i}.txt", i % 10),
+            format!("old {i}\n").as_bytes(),
+        );
+    }
+    (tmp, root)
+}
+
+/// Rewrites every file of [`many_repo`].
+fn many_change(root: &Path) -> Vec<Change> {
+    (0..MANY)
+        .map(|i| {
+            let path = format!("d{}/f{i}.txt", i % 10);
+            Change {
+                before: snap(root, &path),
+                after: file(format!("new {i}\n").as_bytes()),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Starts the child on the many-file tree with `commit:<k>:pause`, waits until it reports the
+/// pause, and SIGKILLs it there.
+fn kill_during_pause(root: &Path, k: usize) {
+    use std::io::{BufRead, BufReader};
+    let exe = std::env::current_exe().expect("test binary");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "txn::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, root)
+        .env(MANY_ENV, "1")
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:pause"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let paused = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains(":pause at "));
+    assert!(paused, "the child reached the failpoint");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
 }
 
 /// Runs the child on `root` with `commit:<k>:abort`; true when it crashed.
@@ -571,6 +633,37 @@ fn a_crash_at_every_step_recovers_to_wholly_old_or_wholly_new() {
         saw_old && saw_new,
         "crashes before and after the commit point were both seen"
     );
+}
+
+#[test]
+fn sigkill_in_the_middle_of_300_renames_recovers_to_old_and_after_the_mark_to_new() {
+    let (_tmp, root) = many_repo();
+    let old = tree(&root);
+    // Steps: journal 1, stages 300, backups 300, then the renames: stop after 150 of them.
+    kill_during_pause(&root, 1 + 2 * MANY + 151);
+    let renamed = (0..MANY)
+        .filter(|i| {
+            std::fs::read(root.join(format!("d{}/f{i}.txt", i % 10))).ok()
+                == Some(format!("new {i}\n").into_bytes())
+        })
+        .count();
+    assert_eq!(
+        renamed, 150,
+        "precondition: the tree is half new before recovery"
+    );
+    let report = txn::recover(&root).expect("recover");
+    assert_eq!(report.restored.len(), 150);
+    assert_eq!(tree(&root), old);
+
+    // After the commit mark (renames, sync, 300 verifications, mark): completed as new.
+    let (_tmp2, root2) = many_repo();
+    kill_during_pause(&root2, 1 + 3 * MANY + 1 + MANY + 1 + 1);
+    let report = txn::recover(&root2).expect("recover");
+    assert_eq!(report.action, Some(txn::RecoverAction::Completed));
+    assert!((0..MANY).all(
+        |i| std::fs::read(root2.join(format!("d{}/f{i}.txt", i % 10))).ok()
+            == Some(format!("new {i}\n").into_bytes())
+    ));
 }
 
 #[test]
