@@ -17,7 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::dirfd::Dir;
+use std::io::Write;
+
+use super::dirfd::{self, Dir};
 use super::failpoint::Failpoints;
 use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
@@ -281,17 +283,8 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
                 )
                 .with_path(path)
             })?;
-            let (bytes, _) = jdir.read_file(backup.as_bytes()).map_err(io)?;
-            if journal::sha256_hex(&bytes) != *sha256 {
-                return Err(Error::new(
-                    ErrorCode::IoError,
-                    format!("the backup of {path} does not hold its old content"),
-                )
-                .with_path(path));
-            }
             let dir = journal::open_or_create_parent(root, &located, path)?;
-            jdir.rename(backup.as_bytes(), &dir, &located.name)
-                .map_err(io)?;
+            restore_backup(jdir, backup, sha256, &dir, &located.name, path)?;
             dir.sync().map_err(io)?;
         }
         State::Symlink { target } => {
@@ -312,6 +305,39 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
         }
     }
     Ok(Outcome::Restored)
+}
+
+/// Puts the backup `backup` (checked against `sha256`) back as `name` in `dir`: a rename, or
+/// a copy when the journal is on another file system (a git dir elsewhere).
+fn restore_backup(
+    jdir: &Dir,
+    backup: &str,
+    sha256: &str,
+    dir: &Dir,
+    name: &[u8],
+    path: &str,
+) -> Result<(), Error> {
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let (bytes, st) = jdir.read_file(backup.as_bytes()).map_err(io)?;
+    if journal::sha256_hex(&bytes) != sha256 {
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!("the backup of {path} does not hold its old content"),
+        )
+        .with_path(path));
+    }
+    match jdir.rename(backup.as_bytes(), dir, name) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
+            let _ = dir.unlink(tmp.as_bytes());
+            let mut file = dir.create_file(tmp.as_bytes(), 0o600).map_err(io)?;
+            file.write_all(&bytes).map_err(io)?;
+            dirfd::fchmod(&file, st.mode).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            dir.rename(tmp.as_bytes(), dir, name).map_err(io)
+        }
+        other => other.map_err(io),
+    }
 }
 
 /// In-process rollback after a failure before the commit point; returns the error to report.

@@ -20,11 +20,15 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical temp dir");
     std::fs::create_dir(root.join(".git")).expect("mkdir .git");
-    write(&root, "a.txt", b"one\ntwo\n");
-    write(&root, "gone/d.txt", b"dee\n");
-    write(&root, "old/c.txt", b"sea\n");
-    write(&root, "keep/k.txt", b"kay\n");
+    populate(&root);
     (tmp, root)
+}
+
+fn populate(root: &Path) {
+    write(root, "a.txt", b"one\ntwo\n");
+    write(root, "gone/d.txt", b"dee\n");
+    write(root, "old/c.txt", b"sea\n");
+    write(root, "keep/k.txt", b"kay\n");
 }
 
 fn write(root: &Path, path: &str, bytes: &[u8]) {
@@ -517,4 +521,50 @@ fn other_hard_links_keep_the_old_content() {
         std::fs::read(root.join("keep/a-link")).expect("read"),
         b"one\ntwo\n"
     );
+}
+
+#[test]
+fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
+    use std::os::unix::fs::MetadataExt;
+    let shm = Path::new("/dev/shm");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    if !shm.is_dir() || dev(shm) == dev(tmp.path()) {
+        eprintln!("skipped: /dev/shm is missing or on the temp dir's file system");
+        return;
+    }
+    let gitdir = tempfile::tempdir_in(shm).expect("git dir on tmpfs");
+    let root = tmp.path().canonicalize().expect("canonical");
+    std::fs::write(
+        root.join(".git"),
+        format!("gitdir: {}\n", gitdir.path().display()),
+    )
+    .expect(".git file");
+    populate(&root);
+    let old = tree(&root);
+    for k in [6, 9, 12, 15] {
+        let fp = Failpoint {
+            step: k,
+            action: Action::Fail,
+        };
+        let err = txn::commit(
+            &opts(&root, Some(fp)),
+            multi_change(&root),
+            &AuditRecord::default(),
+        );
+        assert!(err.is_err(), "step {k} fails");
+        assert_eq!(tree(&root), old, "step {k}");
+    }
+    txn::commit(
+        &opts(&root, None),
+        multi_change(&root),
+        &AuditRecord::default(),
+    )
+    .expect("commit");
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\nTWO\n"
+    );
+    txn::undo(&root).expect("undo from copied backups");
+    assert_eq!(tree(&root), old);
 }
