@@ -551,8 +551,9 @@ fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
             &opts(&root, Some(fp)),
             multi_change(&root),
             &AuditRecord::default(),
-        );
-        assert!(err.is_err(), "step {k} fails");
+        )
+        .expect_err("the failpoint fires");
+        assert_eq!(err.code, ErrorCode::IoError, "step {k}: {err}");
         assert_eq!(tree(&root), old, "step {k}");
     }
     txn::commit(
