@@ -4,8 +4,10 @@
 //! Written atomically (temporary file, fsync, rename, fsync of its folder). Also the path
 //! walking shared by commit, rollback and recovery. Must not decide policy.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use sha2::{Digest, Sha256};
 
@@ -122,16 +124,26 @@ impl Journal {
 /// A path's parent folder, opened without following symlinks, and its final name.
 pub struct Located {
     /// `None` when a parent folder is missing (the path is then missing too).
-    pub parent: Option<Dir>,
+    /// Shared: many targets of one folder use one handle (a big patch must not run out of
+    /// file descriptors).
+    pub parent: Option<Rc<Dir>>,
     pub name: Vec<u8>,
     /// Components of the parent that exist (the rest must be created).
     pub existing: usize,
     pub components: Vec<Vec<u8>>,
 }
 
+/// Folder handles already opened by one transaction, by root-relative folder path.
+pub type DirCache = HashMap<Vec<u8>, Rc<Dir>>;
+
 /// Opens the parent of `path` under `root` component by component (`O_NOFOLLOW`). A symlink
 /// on the way is `path_escape`.
 pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
+    locate_in(root, path, &mut DirCache::new())
+}
+
+/// [`locate`], reusing and filling `cache` (only folders found whole are cached).
+pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, Error> {
     let comps = dirfd::components(path)?;
     if comps.iter().any(|c| *c == b".git")
         || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
@@ -145,13 +157,26 @@ pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
     let (name, parents) = comps
         .split_last()
         .expect("split('/') yields at least one component because it always does");
+    let key = parents.join(&b'/');
+    if let Some(dir) = cache.get(&key) {
+        return Ok(Located {
+            parent: Some(Rc::clone(dir)),
+            name: name.to_vec(),
+            existing: parents.len(),
+            components: comps.iter().map(|c| c.to_vec()).collect(),
+        });
+    }
     let start =
         Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
     let walked = start
         .walk(parents)
         .map_err(|e| walk_error(root, path, parents, &e))?;
     let (parent, existing) = match walked {
-        Walk::Found(d) => (Some(d), parents.len()),
+        Walk::Found(d) => {
+            let d = Rc::new(d);
+            cache.insert(key, Rc::clone(&d));
+            (Some(d), parents.len())
+        }
         Walk::Partial { existing, .. } => (None, existing),
     };
     Ok(Located {
@@ -230,7 +255,7 @@ pub fn current_state(parent: Option<&Dir>, name: &[u8]) -> std::io::Result<State
 /// The state of `path` under `root`, for rollback, recovery, verification and undo.
 pub fn state_of(root: &Dir, path: &str) -> Result<(Located, State), Error> {
     let located = locate(root, path)?;
-    let state = current_state(located.parent.as_ref(), &located.name)
+    let state = current_state(located.parent.as_deref(), &located.name)
         .map_err(|e| Error::io(path, "cannot read", &e))?;
     Ok((located, state))
 }
@@ -257,4 +282,40 @@ pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Resul
         };
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_in_one_folder_share_one_handle() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(tmp.path().join("a/b")).expect("mkdir");
+        let root = Dir::open(tmp.path()).expect("root");
+        let mut cache = DirCache::new();
+        let one = locate_in(&root, "a/b/one.txt", &mut cache).expect("one");
+        let two = locate_in(&root, "a/b/two.txt", &mut cache).expect("two");
+        let (one, two) = (one.parent.expect("found"), two.parent.expect("found"));
+        assert!(Rc::ptr_eq(&one, &two));
+        let missing = locate_in(&root, "a/c/three.txt", &mut cache).expect("three");
+        assert!(missing.parent.is_none());
+        assert_eq!(missing.existing, 1);
+    }
+
+    #[test]
+    fn git_and_journal_folders_are_refused() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = Dir::open(tmp.path()).expect("root");
+        for path in [
+            ".git/config",
+            "sub/.git/HEAD",
+            ".apply-patch-txn/journal.json",
+            "a//b",
+            "a/../b",
+        ] {
+            let err = locate(&root, path).err().map(|e| e.code);
+            assert_eq!(err, Some(ErrorCode::PathEscape), "{path}");
+        }
+    }
 }

@@ -259,7 +259,7 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
             _ => {}
         }
     }
-    let now = current_state(located.parent.as_ref(), &located.name).map_err(io)?;
+    let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
     if now == entry.before {
         return Ok(Outcome::Unchanged);
     }

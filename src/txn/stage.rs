@@ -207,6 +207,7 @@ impl State {
 
 /// Step 2: locate every target and check it against its snapshot; drop no-op changes.
 fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
+    let mut cache = journal::DirCache::new();
     let mut seen = HashSet::new();
     let mut planned = Vec::new();
     for change in changes {
@@ -217,7 +218,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             )
             .with_path(change.path));
         }
-        let located = journal::locate(root, &change.path)?;
+        let located = journal::locate_in(root, &change.path, &mut cache)?;
         let owner = check_fresh(&located, &change)?;
         if State::from_snapshot(&change.before) == State::from_new(&change.after) {
             continue;
@@ -354,8 +355,9 @@ fn execute(
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     journal.write(jdir, jpath)?;
     create_dirs(root, &journal.created_dirs, fp)?;
+    let mut cache = journal::DirCache::new();
     for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
-        p.located = journal::locate(root, &p.change.path)?;
+        p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
     }
     for (p, e) in planned.iter().zip(&journal.entries) {
         stage_one(p, e, fp)?;
@@ -381,7 +383,7 @@ fn execute(
 }
 
 fn parent_of(p: &Planned) -> Result<&Dir, Error> {
-    p.located.parent.as_ref().ok_or_else(|| {
+    p.located.parent.as_deref().ok_or_else(|| {
         Error::new(
             ErrorCode::IoError,
             format!("the folder of {} could not be created", p.change.path),
@@ -490,7 +492,7 @@ fn verify_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Err
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
-    let now = current_state(p.located.parent.as_ref(), &p.located.name).map_err(io)?;
+    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
     if now != entry.after {
         return Err(Error::new(
             ErrorCode::IoError,
