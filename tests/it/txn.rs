@@ -569,3 +569,43 @@ fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
     txn::undo(&root).expect("undo from copied backups");
     assert_eq!(tree(&root), old);
 }
+
+#[test]
+fn owner_and_group_are_kept_where_permitted() {
+    use std::os::unix::fs::MetadataExt;
+    let (_tmp, root) = repo();
+    if std::os::unix::fs::chown(root.join("a.txt"), Some(4321), Some(4321)).is_err() {
+        eprintln!("skipped: only root may give a file to another owner");
+        return;
+    }
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"new\n"),
+    };
+    txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect("commit");
+    let meta = std::fs::metadata(root.join("a.txt")).expect("stat");
+    assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+}
+
+#[test]
+fn a_symlink_swapped_in_for_the_file_itself_is_stale_and_not_followed() {
+    let (_tmp, root) = repo();
+    let outside = tempfile::tempdir().expect("outside dir");
+    write(outside.path(), "k.txt", b"kay\n");
+    let change = Change {
+        path: "keep/k.txt".into(),
+        before: snap(&root, "keep/k.txt"),
+        after: file(b"pwned\n"),
+    };
+    std::fs::remove_file(root.join("keep/k.txt")).expect("rm");
+    std::os::unix::fs::symlink(outside.path().join("k.txt"), root.join("keep/k.txt"))
+        .expect("swap");
+    let err =
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect_err("stale");
+    assert_eq!(err.code, ErrorCode::StaleFile);
+    assert_eq!(
+        std::fs::read(outside.path().join("k.txt")).expect("read"),
+        b"kay\n"
+    );
+}
