@@ -14,6 +14,7 @@ use apply_patch::txn::{
 use apply_patch::ErrorCode;
 
 mod crash;
+mod prop;
 
 /// A temp dir with a `.git` folder, so the state place lives inside it.
 fn repo() -> (tempfile::TempDir, PathBuf) {
