@@ -2,3 +2,4 @@
 
 mod locate;
 mod parse_agent;
+mod txn;
