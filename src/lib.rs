@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod locate;
+pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod splice;
