@@ -7,6 +7,7 @@
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
 pub mod error;
+pub mod git;
 pub mod locate;
 pub mod merge;
 pub mod model;
