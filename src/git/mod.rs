@@ -21,6 +21,7 @@
 
 mod blob;
 mod discover;
+mod hooks;
 mod index;
 pub mod series;
 mod stage;
@@ -28,6 +29,7 @@ mod threeway;
 
 pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
 pub use discover::Repo;
+pub use hooks::PlanHooks;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex};
 pub use threeway::ThreeWay;

@@ -703,3 +703,100 @@ fn three_way_merges_from_the_base_blob() {
         .unwrap()
         .is_none());
 }
+
+/// Run the ignored test `name` of this binary in a child process with `envs` (environment
+/// variables are process-wide, so they are never set in the test process itself).
+fn run_child_test(name: &str, envs: &[(&str, &Path)]) {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        name,
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn git_dir_and_git_index_file_are_honoured_as_in_hooks() {
+    let s = Scratch::new(&[]);
+    s.write("a.txt", "committed\n");
+    s.commit_all("init");
+    // An alternative index (as `git commit <paths>` hands to hooks) that stages other content.
+    let alt = s.dir.join(".git/alt-index");
+    let mut cmd = s.command(&s.dir, &["add", "a.txt"]);
+    s.write("a.txt", "in the alternative index\n");
+    let status = cmd.env("GIT_INDEX_FILE", &alt).status().unwrap();
+    assert!(status.success());
+    s.write("a.txt", "committed\n");
+    let elsewhere = tempfile::tempdir().unwrap();
+    run_child_test(
+        "git::env_child_sees_the_alternative_index",
+        &[
+            ("GIT_DIR", &s.dir.join(".git")),
+            ("GIT_WORK_TREE", &s.dir),
+            ("GIT_INDEX_FILE", &alt),
+            ("APPLY_PATCH_TEST_ROOT", &s.dir),
+            ("APPLY_PATCH_TEST_ELSEWHERE", elsewhere.path()),
+        ],
+    );
+}
+
+#[test]
+#[ignore = "run by git_dir_and_git_index_file_are_honoured_as_in_hooks in a child process"]
+fn env_child_sees_the_alternative_index() {
+    let root = PathBuf::from(std::env::var_os("APPLY_PATCH_TEST_ROOT").expect("set by the parent"));
+    let repo = Repo::discover(&root).unwrap().unwrap();
+    let (blob, _) = repo.index_blob("a.txt").unwrap().unwrap();
+    assert_eq!(blob, b"in the alternative index\n");
+    // GIT_DIR wins over discovery: a root outside that work tree is not in it.
+    let elsewhere =
+        PathBuf::from(std::env::var_os("APPLY_PATCH_TEST_ELSEWHERE").expect("set by the parent"));
+    assert!(Repo::discover(&elsewhere).unwrap().is_none());
+}
+
+#[test]
+fn symlinks_are_matched_and_staged_as_links() {
+    let s = Scratch::new(&[]);
+    s.write("target.txt", "t\n");
+    std::os::unix::fs::symlink("target.txt", s.dir.join("link")).unwrap();
+    s.commit_all("init");
+    let repo = s.open();
+    let entry = repo.index_entry("link").unwrap().unwrap();
+    assert_eq!(entry.mode, Mode::SYMLINK);
+    repo.check_index_matches(&[IndexRequirement::Tracked("link".into())])
+        .unwrap();
+    // Retarget the link as the transaction would, then stage it.
+    std::fs::remove_file(s.dir.join("link")).unwrap();
+    std::os::unix::fs::symlink("other.txt", s.dir.join("link")).unwrap();
+    let err = s
+        .open()
+        .check_index_matches(&[IndexRequirement::Tracked("link".into())])
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::IndexMismatch);
+    let repo = s.open();
+    let mut index = repo.lock_index().unwrap();
+    let put = IndexChange::Put {
+        path: "link".into(),
+        content: b"other.txt".to_vec(),
+        mode: Mode::SYMLINK,
+    };
+    index.stage(&repo, &[put], true).unwrap();
+    index.commit().unwrap();
+    assert!(s
+        .git(&["ls-files", "--stage", "link"])
+        .starts_with("120000 "));
+    assert_eq!(s.git(&["show", ":link"]), "other.txt");
+    s.assert_status("M  link\n");
+}
