@@ -12,8 +12,10 @@ pub mod locate;
 pub mod merge;
 pub mod model;
 pub mod parse;
+pub mod render;
 pub mod splice;
 pub mod text;
+pub mod transform;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};

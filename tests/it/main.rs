@@ -1,3 +1,4 @@
-//! The one integration test binary.
+//! The one integration test binary: one module per area.
 
 mod git;
+mod locate;
