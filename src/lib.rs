@@ -14,6 +14,7 @@ pub mod model;
 pub mod parse;
 pub mod render;
 pub mod splice;
+pub mod state;
 pub mod text;
 pub mod transform;
 pub mod txn;

@@ -2,3 +2,5 @@
 
 mod git;
 mod locate;
+mod parse_agent;
+mod txn;
