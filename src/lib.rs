@@ -6,11 +6,13 @@
 //! The pipeline, one module per stage:
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
+pub mod apply;
 pub mod error;
 pub mod guard;
 pub mod locate;
 pub mod model;
 pub mod parse;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod splice;

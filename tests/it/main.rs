@@ -1,5 +1,8 @@
 //! The one integration test binary: one module per area.
 
+mod cli;
+mod conformance;
 mod locate;
 mod parse_agent;
 mod txn;
+mod util;
