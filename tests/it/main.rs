@@ -2,6 +2,7 @@
 
 mod cli;
 mod conformance;
+mod git;
 mod locate;
 mod parse_agent;
 mod txn;
