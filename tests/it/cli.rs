@@ -493,3 +493,24 @@ fn completions_and_man_page() {
     assert_eq!(out.status, 0);
     assert!(out.stdout.contains(".TH"));
 }
+
+#[test]
+fn shipped_examples_apply_cleanly() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    for patch in [
+        "rename-and-edit.patch",
+        "quiet-flag.diff",
+        "bump-version.json",
+    ] {
+        let tree = TempTree::new();
+        crate::util::copy_dir(&examples.join("project"), &tree.root());
+        let path = examples.join("patches").join(patch);
+        let out = tree.run(&["--json", &path.to_string_lossy()], "");
+        assert_eq!(out.status, 0, "{patch}: {}", out.stdout);
+        assert!(
+            out.json()["warnings"].as_array().is_some_and(Vec::is_empty),
+            "{patch}: {}",
+            out.stdout
+        );
+    }
+}
