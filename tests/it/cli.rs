@@ -514,3 +514,143 @@ fn shipped_examples_apply_cleanly() {
         );
     }
 }
+
+// ---- binary, symlink and mode changes from git diffs ----
+
+const BINARY_AND_LINK: &str = "\
+diff --git a/b.bin b/b.bin
+old mode 100644
+new mode 100755
+index 5e07d261855586626d75321e8ab899341f972802..ebc7c557c00d16e93b2e89451cf2c90cd8ce2e22
+GIT binary patch
+literal 7
+OcmZQzWJ*j*VFdsKjsY+L
+
+literal 6
+NcmZQzWJ*j*1^@zG0V)6h
+
+diff --git a/link b/link
+new file mode 120000
+index 0000000..52110cb
+--- /dev/null
++++ b/link
+@@ -0,0 +1 @@
++b.bin
+\\ No newline at end of file
+";
+
+#[test]
+fn git_binary_patch_symlink_and_mode() {
+    let tree = TempTree::new();
+    tree.write("b.bin", b"\x00\x01\x02abc");
+    let out = tree.run(&[], BINARY_AND_LINK);
+    assert_cli_snapshot!("binary_symlink_mode", out);
+    let snap = tree.snapshot();
+    assert_eq!(
+        snap.get("b.bin"),
+        Some(&Entry::File {
+            bytes: b"\x00\x01\x02abd\x05".to_vec(),
+            mode: 0o755
+        })
+    );
+    assert_eq!(snap.get("link"), Some(&Entry::Symlink(b"b.bin".to_vec())));
+    // Reversed, it restores the old bytes and mode and removes the link.
+    let out = tree.run(&["-R"], BINARY_AND_LINK);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let snap = tree.snapshot();
+    assert_eq!(
+        snap.get("b.bin"),
+        Some(&Entry::File {
+            bytes: b"\x00\x01\x02abc".to_vec(),
+            mode: 0o644
+        })
+    );
+    assert!(!snap.contains_key("link"));
+}
+
+#[test]
+fn binary_patch_on_another_base_is_refused() {
+    let tree = TempTree::new();
+    tree.write("b.bin", b"\x00other");
+    refused(&tree, &[], BINARY_AND_LINK, "stale_file");
+}
+
+#[test]
+fn binary_files_differ_without_data() {
+    let tree = TempTree::new();
+    tree.write("img.png", b"\x89PNG\x00");
+    let diff = "diff --git a/img.png b/img.png\nindex 1111111..2222222 100644\nBinary files a/img.png and b/img.png differ\n";
+    refused(&tree, &[], diff, "binary_file");
+}
+
+#[test]
+fn heredoc_cd_is_the_base_of_paths() {
+    let tree = TempTree::with(&[("sub/a.txt", "one\n")]);
+    let patch = "cd sub && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\nEOF\n";
+    let out = tree.run(&[], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(tree.read_str("sub/a.txt"), "two\n");
+    let escape = "cd .. && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\nEOF\n";
+    refused(&tree, &[], escape, "path_escape");
+}
+
+#[test]
+fn directory_option_prefixes_paths() {
+    let tree = TempTree::with(&[("pkg/x.txt", "one\ntwo\n")]);
+    let diff = "--- a/x.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n";
+    let out = tree.run(&["--directory", "pkg"], diff);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(tree.read_str("pkg/x.txt"), "one\n2\n");
+}
+
+#[test]
+fn crlf_bom_and_missing_final_newline_survive() {
+    let tree = TempTree::new();
+    tree.write("w.txt", b"\xEF\xBB\xBFa\r\nb\r\nc");
+    let patch = "*** Begin Patch\n*** Update File: w.txt\n@@\n a\n-b\n+B\n+B2\n*** End Patch\n";
+    let out = tree.run(&[], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(tree.read("w.txt"), b"\xEF\xBB\xBFa\r\nB\r\nB2\r\nc");
+}
+
+#[test]
+fn executable_bit_is_kept_on_update() {
+    let tree = TempTree::new();
+    tree.write_mode("run.sh", b"#!/bin/sh\necho a\n", 0o755);
+    let patch = "*** Begin Patch\n*** Update File: run.sh\n@@\n-echo a\n+echo b\n*** End Patch\n";
+    assert_eq!(tree.run(&[], patch).status, 0);
+    assert_eq!(
+        tree.snapshot().get("run.sh"),
+        Some(&Entry::File {
+            bytes: b"#!/bin/sh\necho b\n".to_vec(),
+            mode: 0o755
+        })
+    );
+}
+
+#[test]
+fn undo_restores_and_recover_has_nothing_to_do() {
+    let tree = sample();
+    let before = tree.snapshot();
+    assert_eq!(tree.run(&[], AGENT).status, 0);
+    let out = tree.run(&["undo"], "");
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(
+        out.stdout.starts_with("undid transaction "),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(tree.snapshot(), before);
+    let out = tree.run(&["recover"], "");
+    assert_cli_snapshot!("recover_nothing", out);
+    let out = tree.run(&["undo", "--json"], "");
+    assert_eq!(out.json()["ok"], true);
+}
+
+#[test]
+fn convert_agent_to_unified() {
+    let tree = TempTree::new();
+    let patch = "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch\n";
+    let out = tree.run(&["convert", "--to", "unified"], patch);
+    assert_cli_snapshot!("convert_to_unified", out);
+}
