@@ -151,6 +151,14 @@ pub fn plan(tree: &dyn Tree, input: &[u8], opts: &ApplyOptions) -> Result<Plan, 
 
 /// Apply (or with `check`, only plan) a patch to the directory `root`.
 pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
+    if !root.is_dir() {
+        let error = Error::new(
+            ErrorCode::Usage,
+            format!("the root {} is not a directory", root.display()),
+        )
+        .with_hint("pass an existing directory with --root");
+        return Report::failure(error, Vec::new(), Vec::new());
+    }
     let tree = match DiskTree::new(root) {
         Ok(t) => t,
         Err(e) => return Report::failure(e, Vec::new(), Vec::new()),

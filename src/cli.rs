@@ -215,6 +215,7 @@ impl Outcome {
 /// The environment a run sees (injected so tests need no process).
 pub struct Env {
     pub stdin_is_terminal: bool,
+    pub stdout_is_terminal: bool,
     pub stderr_is_terminal: bool,
     pub no_color: Option<OsString>,
 }
@@ -225,6 +226,7 @@ impl Env {
         use std::io::IsTerminal as _;
         Env {
             stdin_is_terminal: std::io::stdin().is_terminal(),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
             stderr_is_terminal: std::io::stderr().is_terminal(),
             no_color: std::env::var_os("NO_COLOR"),
         }
@@ -236,7 +238,11 @@ pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
     if invoked_as_codex(&args) {
         return run_codex(&args[1..]);
     }
-    let style = Style::detect(env.stderr_is_terminal, env.no_color.as_deref());
+    // One style for both streams: colour only when both are terminals.
+    let style = Style::detect(
+        env.stdout_is_terminal && env.stderr_is_terminal,
+        env.no_color.as_deref(),
+    );
     let wants_json = args
         .iter()
         .skip(1)
@@ -552,5 +558,110 @@ fn run_codex(args: &[OsString]) -> Outcome {
         stdout: out.into_bytes(),
         stderr: err,
         status: report.exit_status(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(terminal: bool, no_color: Option<&str>) -> Env {
+        Env {
+            stdin_is_terminal: false,
+            stdout_is_terminal: terminal,
+            stderr_is_terminal: terminal,
+            no_color: no_color.map(OsString::from),
+        }
+    }
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn temp_with_patch() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+        let patch = dir.path().join("p.patch");
+        std::fs::write(
+            &patch,
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
+        )
+        .expect("write");
+        (dir, patch.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn colour_only_on_terminals_without_no_color() {
+        let (dir, patch) = temp_with_patch();
+        let root = dir.path().to_string_lossy().into_owned();
+        let a = args(&["apply-patch", "--root", &root, "--check", &patch]);
+        let coloured = run(a.clone(), &env(true, None));
+        assert_eq!(coloured.status, 0, "{}", coloured.stderr);
+        assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b["));
+        let plain = run(a.clone(), &env(true, Some("1")));
+        assert_eq!(String::from_utf8_lossy(&plain.stdout), "M a.txt +1 -1\n");
+        let piped = run(a, &env(false, None));
+        assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt"))
+                .ok()
+                .as_deref(),
+            Some("one\n")
+        );
+    }
+
+    #[test]
+    fn usage_errors_are_json_with_json() {
+        let out = run(
+            args(&["apply-patch", "--json", "--window", "0"]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(v["error"]["code"], "usage");
+        let out = run(
+            args(&["apply-patch", "--json", "-p", "x"]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2);
+        assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
+    }
+
+    #[test]
+    fn terminal_stdin_without_patch_is_a_usage_error() {
+        let mut e = env(false, None);
+        e.stdin_is_terminal = true;
+        let out = run(args(&["apply-patch"]), &e);
+        assert_eq!(out.status, 2);
+        assert!(out.stderr.contains("no patch given"));
+    }
+
+    #[test]
+    fn missing_root_is_a_usage_error() {
+        let out = run(
+            args(&[
+                "apply-patch",
+                "--root",
+                "/no/such/dir",
+                "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n",
+            ]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2, "{}", out.stderr);
+    }
+
+    #[test]
+    fn inline_patch_text_is_recognised() {
+        let text = "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n";
+        assert_eq!(
+            input_of(Some(text.into())).ok(),
+            Some(Input::Text(text.into()))
+        );
+        assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
+        assert_eq!(input_of(None).ok(), Some(Input::Stdin));
+        assert_eq!(
+            input_of(Some("fix.diff".into())).ok(),
+            Some(Input::File("fix.diff".into()))
+        );
     }
 }

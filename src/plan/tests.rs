@@ -1,7 +1,7 @@
 //! Planner tests on in-memory trees, including the byte-preservation property.
 
 use super::*;
-use crate::model::Line;
+use crate::model::{Hunk, Line, LineKind};
 use crate::tree::{MemEntry, MemTree};
 use proptest::prelude::*;
 
@@ -261,4 +261,74 @@ proptest! {
         let wanted: Vec<String> = inserted.iter().map(|t| format!("new {t}")).collect();
         prop_assert_eq!(middle_lines, wanted);
     }
+}
+
+#[test]
+fn move_already_done_counts_as_applied() {
+    let mut tree = MemTree::new();
+    tree.insert("new.txt", b"two\n".to_vec());
+    let hunk = Hunk {
+        lines: vec![
+            Line::new(LineKind::Delete, &b"one"[..]),
+            Line::new(LineKind::Insert, &b"two"[..]),
+        ],
+        ..Hunk::default()
+    };
+    let patch = set(vec![fp(
+        FileOp::Rename,
+        Some("old.txt"),
+        Some("new.txt"),
+        vec![hunk],
+    )]);
+    let planned = plan(&tree, &patch, &PlanOptions::default()).expect("already applied");
+    assert!(planned.changes.is_empty());
+    assert_eq!(planned.warnings[0].code, WarningCode::AlreadyApplied);
+}
+
+#[test]
+fn mode_already_set_counts_as_applied() {
+    let mut tree = MemTree::new();
+    tree.insert_entry(
+        "run.sh",
+        MemEntry::File {
+            bytes: b"x\n".to_vec(),
+            mode: 0o755,
+        },
+    );
+    let mut p = fp(FileOp::Mode, Some("run.sh"), Some("run.sh"), vec![]);
+    p.old_mode = Some(Mode::FILE);
+    p.new_mode = Some(Mode::EXECUTABLE);
+    let planned = plan(&tree, &set(vec![p]), &PlanOptions::default()).expect("plans");
+    assert!(planned.changes.is_empty());
+    assert_eq!(planned.warnings[0].code, WarningCode::AlreadyApplied);
+}
+
+#[test]
+fn same_file_updated_twice_sees_the_first_update() {
+    let mut tree = MemTree::new();
+    tree.insert("a", b"one\ntwo\n".to_vec());
+    let edit = |old: &'static str, new: &'static str| Hunk {
+        lines: vec![
+            Line::new(LineKind::Delete, old.as_bytes()),
+            Line::new(LineKind::Insert, new.as_bytes()),
+        ],
+        ..Hunk::default()
+    };
+    let patch = set(vec![
+        fp(
+            FileOp::Modify,
+            Some("a"),
+            Some("a"),
+            vec![edit("one", "ONE")],
+        ),
+        fp(FileOp::Modify, Some("a"), Some("a"), vec![edit("ONE", "1")]),
+    ]);
+    let planned = plan(&tree, &patch, &PlanOptions::default()).expect("plans");
+    assert_eq!(
+        planned.changes[0].after,
+        NewState::File {
+            bytes: b"1\ntwo\n".to_vec(),
+            mode: 0o644
+        }
+    );
 }
