@@ -11,6 +11,7 @@ pub mod locate;
 pub mod model;
 pub mod parse;
 pub mod splice;
+pub mod structure;
 pub mod text;
 pub mod txn;
 
