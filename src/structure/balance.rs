@@ -267,21 +267,27 @@ impl Matcher<'_> {
     }
 
     fn close_tag(&mut self, start: usize, end: usize, name: (usize, usize)) {
+        let last = end.saturating_sub(1);
+        let open = self.stack.iter().rposition(|f| self.is_tag(f.opener, name));
         // HTML lets `</ul>` close the `<li>`s inside it.
-        while let Some(frame) = self.stack.last().copied() {
-            match frame.opener {
-                Opener::Tag { optional: true, .. } if !self.is_tag(frame.opener, name) => {
+        let implicit = |m: &Self, depth: usize| {
+            m.stack[depth + 1..]
+                .iter()
+                .all(|f| matches!(f.opener, Opener::Tag { optional: true, .. }))
+        };
+        let name_bytes = &self.text[name.0..name.1];
+        match (open, self.stack.last().copied()) {
+            (Some(depth), _) if implicit(self, depth) => {
+                while self.stack.len() > depth + 1 {
                     let end = self.text_end_before(start);
                     self.pop_closed(end, end);
                 }
-                _ => break,
+                self.pop_closed(last, last);
             }
-        }
-        let last = end.saturating_sub(1);
-        match self.stack.last().copied() {
-            Some(frame) if self.is_tag(frame.opener, name) => self.pop_closed(last, last),
-            _ if markup::is_void(&self.text[name.0..name.1], self.lang) => {}
-            Some(frame) => {
+            _ if markup::is_void(name_bytes, self.lang) => {}
+            // HTML reads a stray `</p>` as an empty paragraph.
+            (None, _) if self.lang == Lang::Html && name_bytes.eq_ignore_ascii_case(b"p") => {}
+            (_, Some(frame)) => {
                 self.problem(RawProblem {
                     kind: ProblemKind::Mismatched,
                     at: start,
@@ -290,7 +296,7 @@ impl Matcher<'_> {
                 });
                 self.recover(last, last, |m, o| m.is_tag(o, name));
             }
-            None => self.problem(RawProblem {
+            (_, None) => self.problem(RawProblem {
                 kind: ProblemKind::UnexpectedClose,
                 at: start,
                 found: self.close_text(name),

@@ -526,8 +526,7 @@ impl<'t, 's> Lexer<'t, 's> {
         self.prev = Prev::Value;
     }
 
-    /// C, C++ and C# directives whose text is not code (`#include <…>`, `#error don't`,
-    /// `#region …`) are blanked; `#define` and `#if` stay code.
+    /// A `#` that starts a line of C, C++ or C#: a preprocessor directive.
     fn is_directive(&self) -> bool {
         matches!(self.lang, Lang::C | Lang::Cpp | Lang::CSharp)
             && self.t[..self.pos]
@@ -537,31 +536,84 @@ impl<'t, 's> Lexer<'t, 's> {
                 .all(|&b| b == b' ' || b == b'\t')
     }
 
+    /// A directive line (with its `\` continuations) is blanked: `#include <…>`,
+    /// `#error don't`, `#define BEGIN {` are not code to match. Only the first branch of a
+    /// conditional is read (the `#else` branch after `#if 0`): two branches that each open a
+    /// call would otherwise count twice.
     fn directive(&mut self) {
-        let mut i = self.pos + 1;
-        while matches!(self.at(i), b' ' | b'\t') {
-            i += 1;
+        let start = self.pos;
+        let end = self.directive_end(start);
+        let word = directive_word(&self.t[start..end]);
+        self.blank(start, end);
+        self.pos = end;
+        let if_zero = word == b"if" && {
+            let rest = &self.t[start..end];
+            let after = rest
+                .iter()
+                .position(|&b| b == b'f')
+                .map_or(rest, |f| &rest[f + 1..]);
+            let after = after.trim_ascii();
+            after == b"0" || after.starts_with(b"0 ") || after.starts_with(b"0/")
+        };
+        match word {
+            _ if if_zero => self.skip_branch(true),
+            b"else" | b"elif" | b"elifdef" | b"elifndef" => self.skip_branch(false),
+            _ => {}
         }
-        let word_end = i + self.t[i..].iter().take_while(|&&b| is_ident(b)).count();
-        let word = &self.t[i..word_end];
-        const TEXTUAL: &[&[u8]] = &[
-            b"include",
-            b"include_next",
-            b"import",
-            b"error",
-            b"warning",
-            b"pragma",
-            b"line",
-            b"region",
-            b"endregion",
-        ];
-        if TEXTUAL.contains(&word) {
-            let end = self.line_end(self.pos);
-            self.blank(self.pos, end);
-            self.pos = end;
-        } else {
-            self.punct();
+    }
+
+    /// The end of the directive starting at `start`: its line, extended by `\`-newlines
+    /// and by `/* … */` comments that run past the line's end.
+    fn directive_end(&self, start: usize) -> usize {
+        let mut i = start;
+        loop {
+            let end = self.line_end(i);
+            match find(&self.t[..end], i, b"/*") {
+                Some(open) => match find(self.t, open + 2, b"*/") {
+                    Some(close) => i = close + 2,
+                    None => return self.t.len(),
+                },
+                None if end < self.t.len() && self.t[i..end].trim_ascii_end().ends_with(b"\\") => {
+                    i = end + 1;
+                }
+                None => return end,
+            }
         }
+    }
+
+    /// Blank the lines of a conditional branch not read, from `self.pos` to its `#endif`
+    /// (left for the main loop) or, with `to_else`, to its `#else`/`#elif` (consumed: that
+    /// branch is the one read).
+    fn skip_branch(&mut self, to_else: bool) {
+        let from = self.pos;
+        let mut depth = 0usize;
+        let mut i = from;
+        while i < self.t.len() {
+            let end = self.line_end(i);
+            let line = self.t[i..end].trim_ascii_start();
+            if line.starts_with(b"#") {
+                match directive_word(line) {
+                    b"if" | b"ifdef" | b"ifndef" => depth += 1,
+                    b"endif" if depth == 0 => {
+                        self.blank(from, i);
+                        self.pos = i;
+                        return;
+                    }
+                    b"endif" => depth -= 1,
+                    b"else" | b"elif" | b"elifdef" | b"elifndef" if depth == 0 && to_else => {
+                        let end = self.directive_end(i);
+                        self.blank(from, end);
+                        self.pos = end;
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+            i = end + 1;
+        }
+        let len = self.t.len();
+        self.blank(from, len);
+        self.pos = len;
     }
 
     /// C# `@"verbatim"` and `@$"…"`; `@ident` is an identifier.
@@ -788,6 +840,14 @@ impl Lexer<'_, '_> {
             }
         }
     }
+}
+
+/// The word after the `#` of a directive line (`define` in `#  define X`).
+fn directive_word(line: &[u8]) -> &[u8] {
+    let line = line.trim_ascii_start();
+    let rest = line.strip_prefix(b"#").unwrap_or(line).trim_ascii_start();
+    let n = rest.iter().take_while(|&&b| is_ident(b)).count();
+    &rest[..n]
 }
 
 /// The first occurrence of `needle` in `hay` at or after `from`.

@@ -54,7 +54,8 @@ impl Py<'_, '_> {
         let mut depth = 0usize;
         while self.pos < self.t.len() && !self.scan.stopped() {
             match self.t[self.pos] {
-                b'#' => {
+                // In an f-string field `#` is part of a format spec (`{x:#x}`).
+                b'#' if !in_braces => {
                     let end = self.t[self.pos..]
                         .iter()
                         .position(|&b| b == b'\n')

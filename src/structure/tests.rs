@@ -312,3 +312,23 @@ fn unknown_languages_fall_back_to_braces() {
     assert!(r.fallback);
     assert_eq!((r.start_line, r.end_line, r.kind), (1, 3, Kind::Block));
 }
+
+#[test]
+fn c_preprocessor_reads_one_branch_and_skips_directive_text() {
+    balanced(
+        "#include <a'b.h>\n#error don't \\\n  ever (\n#define BEGIN {\n#define X 1 /* a ( comment\n   over lines */\nint f(int a,\n#if NEW\n      int b);\n#else\n      long b);\n#endif\n#if 0\n}\n#elif OTHER\nint g() {}\n#else\n{\n#endif\n",
+        Lang::C,
+    );
+    balanced("#region it's here\nclass A { }\n#endregion\n", Lang::CSharp);
+}
+
+#[test]
+fn html_omitted_end_tags() {
+    balanced(
+        "<p>one\n<p>two\n<div>three</div>\n</p>\n<table><tr><td>a<td>b<tr><td>c</table>\n",
+        Lang::Html,
+    );
+    let (_, _, found, open) = at("<ul>\n<li><b>x</li>\n</ul>\n", Lang::Html);
+    assert_eq!(found, "</li>");
+    assert_eq!(open, Some(("<b>".to_string(), 2, 5)));
+}
