@@ -138,7 +138,8 @@ impl Matcher<'_> {
     }
 
     fn open(&mut self, b: u8, at: usize) {
-        let header_from = self.boundary();
+        // A `{` inside a JSX tag's head comes before the boundary the tag set.
+        let header_from = self.boundary().min(at);
         self.stack.push(Frame {
             opener: Opener::Bracket(b),
             at,

@@ -75,7 +75,13 @@ fn text_line<'a>(ctx: &Ctx<'a>, i: usize) -> &'a [u8] {
 
 /// A YAML key with nothing after its `:` (its sequence may sit at its own indentation).
 fn key_opens(ctx: &Ctx<'_>, i: usize) -> bool {
-    mask_line(ctx, i).trim_ascii_end().ends_with(b":")
+    let mask = mask_line(ctx, i).trim_ascii_end();
+    // The mask blanks the value (`- uses: x` masks to `-     :`): the text after the `:`
+    // must be empty or a comment.
+    mask.ends_with(b":") && {
+        let after = text_line(ctx, i)[mask.len()..].trim_ascii();
+        after.is_empty() || after.starts_with(b"#")
+    }
 }
 
 fn declares_function(ctx: &Ctx<'_>, i: usize) -> bool {

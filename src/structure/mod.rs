@@ -75,24 +75,39 @@ pub struct Problem {
     pub open: Option<Opened>,
 }
 
+/// A delimiter in backquotes (in single quotes when it holds a backquote itself).
+fn quoted(delimiter: &str) -> String {
+    if delimiter.contains('`') {
+        format!("'{delimiter}'")
+    } else {
+        format!("`{delimiter}`")
+    }
+}
+
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (line, col) = (self.line, self.column);
         match (&self.kind, &self.open) {
             (ProblemKind::Unclosed, Some(o)) => write!(
                 f,
-                "`{}` opened at line {}, column {} is not closed at the {} (line {line}, column {col})",
-                o.text, o.line, o.column, self.found
+                "{} opened at line {}, column {} is not closed at the {} (line {line}, column {col})",
+                quoted(&o.text),
+                o.line,
+                o.column,
+                self.found
             ),
             (ProblemKind::Mismatched, Some(o)) => write!(
                 f,
-                "`{}` at line {line}, column {col} does not close `{}` opened at line {}, column {}",
-                self.found, o.text, o.line, o.column
+                "{} at line {line}, column {col} does not close {} opened at line {}, column {}",
+                quoted(&self.found),
+                quoted(&o.text),
+                o.line,
+                o.column
             ),
             _ => write!(
                 f,
-                "`{}` at line {line}, column {col} closes nothing",
-                self.found
+                "{} at line {line}, column {col} closes nothing",
+                quoted(&self.found)
             ),
         }
     }

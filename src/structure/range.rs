@@ -283,6 +283,7 @@ fn newline_ends_statements(lang: Lang) -> bool {
 /// (`#[…]`), decorators and annotations (`@X(…)`), C# attributes (`[X]`) and preprocessor
 /// lines.
 pub(crate) fn header_start(mask: &[u8], from: usize, open: usize, lang: Lang) -> usize {
+    let from = from.min(open);
     let mut i = if newline_ends_statements(lang) {
         last_statement_break(mask, from, open)
     } else {

@@ -3,4 +3,5 @@
 mod git;
 mod locate;
 mod parse_agent;
+mod structure;
 mod txn;
