@@ -6,12 +6,23 @@
 //! The pipeline, one module per stage:
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
+pub mod apply;
 pub mod error;
+pub mod git;
+pub mod guard;
 pub mod locate;
+pub mod merge;
 pub mod model;
 pub mod parse;
+pub mod plan;
+pub mod render;
+pub mod report;
 pub mod splice;
+pub mod state;
+pub mod structure;
 pub mod text;
+pub mod transform;
+pub mod tree;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};

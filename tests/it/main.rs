@@ -1,3 +1,10 @@
 //! The one integration test binary: one module per area.
 
+mod cli;
+mod conformance;
+mod git;
 mod locate;
+mod parse_agent;
+mod structure;
+mod txn;
+mod util;
