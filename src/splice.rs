@@ -111,7 +111,12 @@ impl<'t, 'x> Writer<'t, 'x> {
         }
     }
 
-    fn push(&mut self, content: &'x [u8], ending: Ending) {
+    fn push(&mut self, mut content: &'x [u8], ending: Ending) {
+        // The file's BOM is written once, before line 1: a BOM that a patch line carries
+        // into line 1 (a diff shows it there) is not written a second time.
+        if self.text.bom && self.previous.is_none() && self.pending.is_none() {
+            content = content.strip_prefix(BOM).unwrap_or(content);
+        }
         if let Some((c, e)) = self.pending.take() {
             self.write(c, e, true);
         }
@@ -203,6 +208,13 @@ mod tests {
         let text = Text::parse(b"\xEF\xBB\xBFkeep\r\nold\nkeep2");
         let p = placement(1, 1, vec![Piece::Keep(1), insert("new", None)]);
         assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFkeep\r\nold\nnew\nkeep2");
+    }
+
+    #[test]
+    fn a_bom_is_written_once() {
+        let text = Text::parse(b"\xEF\xBB\xBFa\nb\n");
+        let p = placement(0, 1, vec![insert("\u{FEFF}x", Some(0))]);
+        assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFx\nb\n");
     }
 
     #[test]
