@@ -22,8 +22,8 @@ use crate::text::Text;
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
-    added_node, binary_error, changed_mode, deletion_matches, is_directory, level_words,
-    node_bytes, not_found, snippet,
+    added_node, binary_error, changed_mode, deletion_matches, full_blob_matches, is_directory,
+    level_words, node_bytes, not_found, snippet,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -320,6 +320,13 @@ impl<'a> Planner<'a> {
             Node::Symlink { target } => target.clone(),
         };
         self.check_bases(fp, shown, &bytes)?;
+        if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, &bytes) {
+            return Err(binary_error(
+                shown,
+                "the diff deletes a binary file without its data or a full blob id to check it against",
+            )
+            .with_hint("regenerate the diff with git diff --binary (or --full-index)"));
+        }
         let hunks = fp.body.hunks();
         if !hunks.is_empty() && !deletion_matches(&bytes, hunks) {
             return Err(Error::new(

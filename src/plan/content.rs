@@ -158,3 +158,11 @@ pub(super) fn not_found(shown: &str, verb: &str, deleting: bool) -> Error {
         .with_path(shown)
         .with_hint(hint)
 }
+
+/// True when the diff's `index` line names the file's exact blob with a full-length id.
+pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
+    fp.blob_ids.as_ref().is_some_and(|ids| {
+        matches!(ids.old.len(), 40 | 64)
+            && crate::guard::blob_matches(&ids.old, bytes).is_some_and(|(ok, _)| ok)
+    })
+}

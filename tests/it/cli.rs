@@ -654,3 +654,15 @@ fn convert_agent_to_unified() {
     let out = tree.run(&["convert", "--to", "unified"], patch);
     assert_cli_snapshot!("convert_to_unified", out);
 }
+
+#[test]
+fn binary_deletion_without_data_needs_a_full_blob_id() {
+    let tree = TempTree::new();
+    tree.write("b.bin", b"\x00\x01\x02abc");
+    let short = "diff --git a/b.bin b/b.bin\ndeleted file mode 100644\nindex 5e07d26..0000000\nBinary files a/b.bin and /dev/null differ\n";
+    refused(&tree, &[], short, "binary_file");
+    let full = "diff --git a/b.bin b/b.bin\ndeleted file mode 100644\nindex 5e07d261855586626d75321e8ab899341f972802..0000000000000000000000000000000000000000\nBinary files a/b.bin and /dev/null differ\n";
+    let out = tree.run(&[], full);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(!tree.root().join("b.bin").exists());
+}
