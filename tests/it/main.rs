@@ -5,5 +5,6 @@ mod conformance;
 mod git;
 mod locate;
 mod parse_agent;
+mod structure;
 mod txn;
 mod util;
