@@ -666,3 +666,30 @@ fn binary_deletion_without_data_needs_a_full_blob_id() {
     assert_eq!(out.status, 0, "{}", out.normalized());
     assert!(!tree.root().join("b.bin").exists());
 }
+
+#[test]
+fn symlink_changed_and_deleted_by_a_diff() {
+    let tree = TempTree::with(&[("b.txt", "b\n"), ("c.txt", "c\n")]);
+    tree.symlink("link", "b.txt");
+    let change = "diff --git a/link b/link\nindex 1111111..2222222 120000\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-b.txt\n\\ No newline at end of file\n+c.txt\n\\ No newline at end of file\n";
+    let out = tree.run(&[], change);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let snap = tree.snapshot();
+    assert_eq!(snap.get("link"), Some(&Entry::Symlink(b"c.txt".to_vec())));
+    assert_eq!(tree.read_str("b.txt"), "b\n");
+    let delete = "diff --git a/link b/link\ndeleted file mode 120000\nindex 2222222..0000000\n--- a/link\n+++ /dev/null\n@@ -1 +0,0 @@\n-c.txt\n\\ No newline at end of file\n";
+    let out = tree.run(&[], delete);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let snap = tree.snapshot();
+    assert!(!snap.contains_key("link"));
+    assert_eq!(tree.read_str("c.txt"), "c\n");
+}
+
+#[test]
+fn fuzzy_and_offset_warnings() {
+    let tree = TempTree::with(&[("a.txt", "x\ny\none  \ntwo\nthree\n")]);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n";
+    let out = tree.run(&["--json"], diff);
+    assert_cli_snapshot!("fuzzy_offset_json", out);
+    assert_eq!(tree.read_str("a.txt"), "x\ny\none  \nTWO\nthree\n");
+}
