@@ -22,8 +22,9 @@ use crate::text::Text;
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
-    added_node, binary_error, changed_mode, deletion_matches, full_blob_matches, is_directory,
-    level_words, node_bytes, not_found, snippet,
+    added_node, binary_error, changed_mode, deletion_matches, destination_exists,
+    full_blob_matches, is_directory, is_link_patch, level_words, node_bytes, not_found,
+    refuse_gitlinks, snippet,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -198,23 +199,8 @@ impl<'a> Planner<'a> {
         cd: Option<&str>,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        for mode in [fp.old_mode, fp.new_mode].into_iter().flatten() {
-            if mode.is_gitlink() {
-                return Err(Error::new(
-                    ErrorCode::UnsupportedFile,
-                    format!(
-                        "{} is a submodule (gitlink); apply-patch does not change submodules",
-                        fp.path()
-                    ),
-                )
-                .with_path(fp.path())
-                .with_hint("update the submodule with git submodule update instead"));
-            }
-        }
-        let link_patch = [fp.old_mode, fp.new_mode]
-            .into_iter()
-            .flatten()
-            .any(Mode::is_symlink);
+        refuse_gitlinks(fp)?;
+        let link_patch = is_link_patch(fp);
         let missing_path = || {
             Error::new(
                 ErrorCode::ParseError,
@@ -411,13 +397,7 @@ impl<'a> Planner<'a> {
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (target, 0, true),
         };
-        if link
-            && !fp.body.hunks().is_empty()
-            && ![fp.old_mode, fp.new_mode]
-                .into_iter()
-                .flatten()
-                .any(Mode::is_symlink)
-        {
+        if link && !fp.body.hunks().is_empty() && !is_link_patch(fp) {
             return Err(Error::new(
                 ErrorCode::UnsupportedFile,
                 format!("{old_shown} is a symlink; move it without editing, or edit its target"),
@@ -442,17 +422,7 @@ impl<'a> Planner<'a> {
                 self.already.push(format!("{new_shown} (already copied)"));
                 return Ok(());
             }
-            let verb = if fp.op == FileOp::Copy {
-                "copy"
-            } else {
-                "move"
-            };
-            return Err(Error::new(
-                ErrorCode::FileExists,
-                format!("cannot {verb} {old_shown} to {new_shown}: the destination already exists"),
-            )
-            .with_path(new_shown)
-            .with_hint("choose another destination, or delete the existing file first"));
+            return Err(destination_exists(fp.op, old_shown, new_shown));
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         if new_mode != mode {

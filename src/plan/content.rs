@@ -7,7 +7,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
-use crate::model::{Body, FilePatch, Hunk, LineKind, Mode};
+use crate::model::{Body, FileOp, FilePatch, Hunk, LineKind, Mode};
 use crate::report::Snippet;
 use crate::text::Text;
 use crate::tree::Node;
@@ -165,4 +165,43 @@ pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
         matches!(ids.old.len(), 40 | 64)
             && crate::guard::blob_matches(&ids.old, bytes).is_some_and(|(ok, _)| ok)
     })
+}
+
+/// Submodules (mode 160000) are never changed.
+pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), Error> {
+    if [fp.old_mode, fp.new_mode]
+        .into_iter()
+        .flatten()
+        .any(Mode::is_gitlink)
+    {
+        return Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!(
+                "{} is a submodule (gitlink); apply-patch does not change submodules",
+                fp.path()
+            ),
+        )
+        .with_path(fp.path())
+        .with_hint("update the submodule with git submodule update instead"));
+    }
+    Ok(())
+}
+
+/// The diff says the path is a symlink (mode 120000): its content is the link target.
+pub(super) fn is_link_patch(fp: &FilePatch<'_>) -> bool {
+    [fp.old_mode, fp.new_mode]
+        .into_iter()
+        .flatten()
+        .any(Mode::is_symlink)
+}
+
+/// A move or copy onto an existing file (SPEC §6: refused, never overwritten).
+pub(super) fn destination_exists(op: FileOp, old: &str, new: &str) -> Error {
+    let verb = if op == FileOp::Copy { "copy" } else { "move" };
+    Error::new(
+        ErrorCode::FileExists,
+        format!("cannot {verb} {old} to {new}: the destination already exists"),
+    )
+    .with_path(new)
+    .with_hint("choose another destination, or delete the existing file first")
 }
