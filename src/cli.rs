@@ -42,7 +42,6 @@ Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage err
 git and plain unified diffs, and JSON edit requests. Every hunk goes to the one place it \
 uniquely belongs or the patch is refused; all files change, or none does.",
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct RawArgs {
@@ -310,6 +309,13 @@ fn clap_error(e: clap::Error, json: bool) -> Outcome {
 /// Raw arguments → validated options.
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    if raw.command.is_some() {
+        if let Some(flag) = apply_only_flag(&raw) {
+            return Err(usage(&format!(
+                "{flag} applies a patch; it cannot be combined with a subcommand"
+            )));
+        }
+    }
     let action = match raw.command {
         Some(Command::Undo) => Action::Undo,
         Some(Command::Recover) => Action::Recover,
@@ -355,6 +361,32 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         json: raw.json,
         style,
     })
+}
+
+/// The first option given that only applying a patch uses (a subcommand ignores them, so
+/// naming one with a subcommand is a mistake worth reporting).
+fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
+    let flags = [
+        (raw.patch.is_some(), "PATCH"),
+        (raw.check, "--check"),
+        (raw.diff, "--diff"),
+        (raw.reverse, "--reverse"),
+        (raw.strip.is_some(), "-p"),
+        (raw.directory.is_some(), "--directory"),
+        (!raw.include.is_empty(), "--include"),
+        (!raw.exclude.is_empty(), "--exclude"),
+        (raw.recount, "--recount"),
+        (raw.unidiff_zero, "--unidiff-zero"),
+        (raw.window != 20, "--window"),
+        (raw.format.is_some(), "--format"),
+        (raw.strict_base, "--strict-base"),
+        (!raw.protect.is_empty(), "--protect"),
+        (raw.allow_notebooks, "--allow-notebooks"),
+    ];
+    flags
+        .into_iter()
+        .find(|(used, _)| *used)
+        .map(|(_, name)| name)
 }
 
 fn usage(message: &str) -> Error {
@@ -625,6 +657,20 @@ mod tests {
         );
         assert_eq!(out.status, 2);
         assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
+    }
+
+    #[test]
+    fn subcommands_take_global_options_but_not_apply_options() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_string_lossy().into_owned();
+        let parsed = RawArgs::try_parse_from(["apply-patch", "--root", &root, "--json", "undo"])
+            .expect("global options before a subcommand");
+        let opts = validate(parsed, Style::Plain).expect("valid");
+        assert!(matches!(opts.action, Action::Undo) && opts.json);
+        let parsed = RawArgs::try_parse_from(["apply-patch", "--check", "recover"])
+            .expect("clap accepts it");
+        let err = validate(parsed, Style::Plain).expect_err("--check with recover");
+        assert_eq!(err.code, ErrorCode::Usage);
     }
 
     #[test]
