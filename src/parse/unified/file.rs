@@ -113,6 +113,8 @@ fn git_file_patch<'a>(
     assemble_git(first, names, h, content, strip, opts)
 }
 
+/// grammar: file-body
+///
 /// The names and body after a git file patch's headers (or a plain patch's start).
 fn content<'a>(
     cur: &mut Cursor<'a>,

@@ -211,6 +211,8 @@ pub fn extended_header(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
+/// grammar: file-name
+///
 /// The name of a `---` / `+++` line: quoted, or raw up to a TAB (a timestamp follows it in
 /// `diff -u` output; git adds a lone TAB after names holding a space).
 fn file_name(i: &[u8]) -> PResult<'_, FileName> {

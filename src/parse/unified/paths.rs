@@ -20,7 +20,7 @@ pub fn finish(raw: &[u8], strip: usize) -> Result<String, PathError> {
     let stripped = strip_components(text, strip).ok_or_else(|| {
         let have = text.split('/').filter(|c| !c.is_empty()).count();
         format!(
-            "cannot strip {strip} leading component{} from path '{text}': it has only {have}",
+            "cannot strip {strip} leading component{} from path '{text}': it has {have}, and a file name must remain",
             if strip == 1 { "" } else { "s" }
         )
     })?;
@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(finish(b"x/y/z", 2).as_deref(), Ok("z"));
         let err = finish(b"x/y", 2).expect_err("too few components");
         assert!(err.contains("cannot strip 2 leading components"), "{err}");
-        assert!(err.contains("only 2"), "{err}");
+        assert!(err.contains("it has 2"), "{err}");
         assert!(finish(b"file", 1).is_err());
     }
 
