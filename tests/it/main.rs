@@ -1,4 +1,5 @@
 //! The one integration test binary: one module per area.
 
+mod locate;
 mod parse_unified;
 mod roundtrip;
