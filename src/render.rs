@@ -58,76 +58,92 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
         .or(fp.old_path.as_deref())
         .unwrap_or("");
     let mut head = format!("diff --git {} {}\n", side("a/", old), side("b/", new));
-    let hunks = fp.body.hunks();
-    match fp.op {
-        FileOp::Add => {
-            if fp.new_mode.is_some() || matches!(&fp.body, Body::Hunks(h) if h.is_empty()) {
-                let m = fp.new_mode.unwrap_or(Mode::FILE);
-                let _ = writeln!(head, "new file mode {}", mode_text(m));
-            }
-        }
-        FileOp::Delete => {
-            if fp.old_mode.is_some() || matches!(&fp.body, Body::Hunks(h) if h.is_empty()) {
-                let m = fp.old_mode.unwrap_or(Mode::FILE);
-                let _ = writeln!(head, "deleted file mode {}", mode_text(m));
-            }
-        }
-        _ => {
-            if let (Some(o), Some(n)) = (fp.old_mode, fp.new_mode) {
-                if o != n {
-                    let _ = writeln!(head, "old mode {}\nnew mode {}", mode_text(o), mode_text(n));
-                }
-            }
-        }
-    }
+    let mode_on_index = mode_lines(fp, &mut head);
     let word = match fp.op {
         FileOp::Rename => Some("rename"),
         FileOp::Copy => Some("copy"),
         _ => None,
     };
     if let Some(w) = word {
-        let _ = writeln!(
-            head,
-            "{w} from {}\n{w} to {}",
-            quote(old.as_bytes()),
-            quote(new.as_bytes())
-        );
+        let (o, n) = (quote(old.as_bytes()), quote(new.as_bytes()));
+        let _ = writeln!(head, "{w} from {o}\n{w} to {n}");
     }
     if let Some(ids) = &fp.blob_ids {
         let _ = write!(head, "index {}..{}", ids.old, ids.new);
-        match (fp.op, fp.old_mode, fp.new_mode) {
-            (FileOp::Add | FileOp::Delete, _, _) => {}
-            (_, Some(o), Some(n)) if o == n => {
-                let _ = write!(head, " {}", mode_text(o));
-            }
-            _ => {}
+        if let Some(m) = mode_on_index {
+            let _ = write!(head, " {}", mode_text(m));
         }
         head.push('\n');
     }
     out.extend_from_slice(head.as_bytes());
-    let old_name = if fp.op == FileOp::Add {
-        "/dev/null".to_string()
-    } else {
-        side("a/", old)
+    let old_name = match fp.op {
+        FileOp::Add => "/dev/null".to_string(),
+        _ => side("a/", old),
     };
-    let new_name = if fp.op == FileOp::Delete {
-        "/dev/null".to_string()
-    } else {
-        side("b/", new)
+    let new_name = match fp.op {
+        FileOp::Delete => "/dev/null".to_string(),
+        _ => side("b/", new),
     };
+    let names = format!("--- {old_name}\n+++ {new_name}\n");
+    // An Add or Delete without a mode line is only recognisable by its /dev/null side.
+    let needs_names = (fp.op == FileOp::Add && fp.new_mode.is_none())
+        || (fp.op == FileOp::Delete && fp.old_mode.is_none());
     match &fp.body {
-        Body::Hunks(_) if !hunks.is_empty() => {
-            out.extend_from_slice(format!("--- {old_name}\n+++ {new_name}\n").as_bytes());
+        Body::Hunks(hunks) if !hunks.is_empty() => {
+            out.extend_from_slice(names.as_bytes());
             let mut drift: isize = 0;
             for h in hunks {
                 hunk_to_unified(h, &mut drift, out);
             }
         }
-        Body::Binary(b) => out.extend_from_slice(binary::encode(b).as_bytes()),
-        Body::BinaryWithoutData => out.extend_from_slice(
-            format!("Binary files {old_name} and {new_name} differ\n").as_bytes(),
-        ),
+        Body::Binary(b) => {
+            if needs_names {
+                out.extend_from_slice(names.as_bytes());
+            }
+            out.extend_from_slice(binary::encode(b).as_bytes());
+        }
+        Body::BinaryWithoutData => {
+            if needs_names {
+                out.extend_from_slice(names.as_bytes());
+            }
+            let line = format!("Binary files {old_name} and {new_name} differ\n");
+            out.extend_from_slice(line.as_bytes());
+        }
         Body::Hunks(_) | Body::Edits(_) => {}
+    }
+}
+
+/// The mode lines of a file patch's header. Returns the mode to write on the index line
+/// instead (an unchanged mode of a file patch with blob ids, as git does).
+fn mode_lines(fp: &FilePatch<'_>, head: &mut String) -> Option<Mode> {
+    let empty = matches!(&fp.body, Body::Hunks(h) if h.is_empty());
+    match fp.op {
+        FileOp::Add => {
+            if fp.new_mode.is_some() || empty {
+                let m = fp.new_mode.unwrap_or(Mode::FILE);
+                let _ = writeln!(head, "new file mode {}", mode_text(m));
+            }
+            None
+        }
+        FileOp::Delete => {
+            if fp.old_mode.is_some() || empty {
+                let m = fp.old_mode.unwrap_or(Mode::FILE);
+                let _ = writeln!(head, "deleted file mode {}", mode_text(m));
+            }
+            None
+        }
+        _ => match (fp.old_mode, fp.new_mode) {
+            (Some(o), Some(n)) if o == n && fp.blob_ids.is_some() => Some(o),
+            (o, n) => {
+                if let Some(o) = o {
+                    let _ = writeln!(head, "old mode {}", mode_text(o));
+                }
+                if let Some(n) = n {
+                    let _ = writeln!(head, "new mode {}", mode_text(n));
+                }
+                None
+            }
+        },
     }
 }
 
