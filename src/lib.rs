@@ -7,13 +7,17 @@
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
 pub mod error;
+pub mod guard;
 pub mod locate;
 pub mod model;
 pub mod parse;
 pub mod render;
+pub mod report;
 pub mod splice;
+pub mod state;
 pub mod text;
 pub mod transform;
+pub mod tree;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};

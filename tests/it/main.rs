@@ -1,5 +1,7 @@
 //! The one integration test binary: one module per area.
 
 mod locate;
+mod parse_agent;
 mod parse_unified;
 mod roundtrip;
+mod txn;
