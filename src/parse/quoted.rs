@@ -41,7 +41,7 @@ pub fn fail<T>(rest: &[u8], message: impl Into<String>) -> PResult<'_, T> {
     Err(nom::Err::Failure(Fail::at(rest, message)))
 }
 
-/// grammar: quoted-path
+/// grammar: quoted_path
 ///
 /// A double-quoted path with C escapes: `\a \b \t \n \v \f \r \" \\` and three-digit octal
 /// bytes (`\303\251`). Returns the decoded bytes; the caller decides whether they must be UTF-8.

@@ -1,20 +1,23 @@
 //! Unified-diff front end: one snapshot per fixture of tests/fixtures/parse/unified/ (the
 //! parsed model, or the rendered refusal), and the real diffs of the benchmark corpus.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use apply_patch::model::{BinaryKind, Body, LineKind, PatchSet};
-use apply_patch::parse::{unified, ParseError, ParseOptions};
+use apply_patch::parse::{unified, ParseOptions};
 use apply_patch::render;
 
-/// Options named on a first line `# options: -p N --recount --unidiff-zero`.
+/// Options named on a line `# options: -p N --recount --unidiff-zero` among the first two
+/// (after `# covers: …`, see grammar/README.md).
 pub fn fixture_options(input: &[u8]) -> ParseOptions {
     let mut opts = ParseOptions::default();
-    let first = input.split(|&b| b == b'\n').next().unwrap_or_default();
-    let Some(rest) = std::str::from_utf8(first)
-        .ok()
-        .and_then(|l| l.strip_prefix("# options:"))
-    else {
+    let line = input
+        .split(|&b| b == b'\n')
+        .take(2)
+        .find_map(|l| std::str::from_utf8(l).ok()?.strip_prefix("# options:"));
+    let Some(rest) = line else {
         return opts;
     };
     let mut words = rest.split_whitespace();
@@ -116,20 +119,6 @@ pub fn describe(set: &PatchSet<'_>) -> String {
     out
 }
 
-/// A parse error as the user sees it: message, the line, a caret, the hint.
-pub fn render_error(e: &ParseError) -> String {
-    let mut out = format!(
-        "error: line {}, column {}: {}\n",
-        e.line, e.column, e.message
-    );
-    let _ = writeln!(out, "  | {}", e.line_text);
-    let _ = writeln!(out, "  | {}^", " ".repeat(e.column.saturating_sub(1)));
-    if let Some(h) = &e.hint {
-        let _ = writeln!(out, "hint: {h}");
-    }
-    out
-}
-
 /// The patch set without input line numbers (a re-rendered patch has other ones).
 pub fn without_lines(mut s: PatchSet<'static>) -> PatchSet<'static> {
     for f in &mut s.files {
@@ -155,7 +144,7 @@ fn fixtures() {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             match unified::parse(&input, 0, &opts) {
                 Ok(set) => {
-                    assert!(!name.starts_with("error-"), "{name} must be refused");
+                    assert!(name.starts_with("ok_"), "{name} must be refused");
                     // Rendering and parsing again gives the same model.
                     let again = render::to_unified(&set);
                     let reopts = ParseOptions { strip: None, ..opts.clone() };
@@ -165,8 +154,8 @@ fn fixtures() {
                     insta::assert_snapshot!("parse", describe(&set));
                 }
                 Err(e) => {
-                    assert!(name.starts_with("error-"), "{name} must parse: {e}");
-                    insta::assert_snapshot!("error", render_error(&e));
+                    assert!(name.starts_with("err_"), "{name} must parse: {e}");
+                    insta::assert_snapshot!("error", e.render());
                 }
             }
         });
@@ -204,4 +193,107 @@ fn real_diffs_parse() {
     if checked == 0 {
         eprintln!("skipping: no real diffs found");
     }
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Production names of grammar/unified.ebnf (`name = …` at the start of a line, outside
+/// comments), as grammar/README.md defines them.
+fn productions() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(repo().join("grammar/unified.ebnf")).expect("grammar");
+    let mut out = BTreeSet::new();
+    let mut depth = 0usize;
+    for line in text.lines() {
+        let outside = depth == 0;
+        depth += line.matches("(*").count();
+        depth = depth.saturating_sub(line.matches("*)").count());
+        let Some((name, _)) = line
+            .split_once('=')
+            .filter(|_| outside && !line.starts_with(' '))
+        else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            out.insert(name.to_string());
+        }
+    }
+    out
+}
+
+/// `/// grammar: NAME` tags of the unified front end's sources.
+fn tags() -> Vec<String> {
+    let parse = repo().join("src/parse");
+    let mut files: Vec<PathBuf> = vec![parse.join("binary.rs"), parse.join("quoted.rs")];
+    let mut sub: Vec<PathBuf> = std::fs::read_dir(parse.join("unified"))
+        .expect("src/parse/unified")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    sub.sort();
+    files.extend(sub);
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("source");
+        out.extend(
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix("/// grammar: "))
+                .map(|n| n.trim().to_string()),
+        );
+    }
+    out
+}
+
+#[test]
+fn every_unified_production_has_one_parser_function_and_a_fixture() {
+    let productions = productions();
+    assert!(productions.len() > 30, "grammar parsed: {productions:?}");
+    let tags = tags();
+    let tagged: BTreeSet<String> = tags.iter().cloned().collect();
+    assert_eq!(
+        tags.len(),
+        tagged.len(),
+        "a production is tagged twice: {tags:?}"
+    );
+    let untagged: Vec<_> = productions.difference(&tagged).collect();
+    assert!(
+        untagged.is_empty(),
+        "productions without a `/// grammar:` function: {untagged:?}"
+    );
+    let unknown: Vec<_> = tagged.difference(&productions).collect();
+    assert!(
+        unknown.is_empty(),
+        "`/// grammar:` tags naming no production: {unknown:?}"
+    );
+    let mut covered = BTreeSet::new();
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/parse/unified"))
+        .expect("fixtures")
+        .flatten()
+    {
+        let bytes = std::fs::read(entry.path()).expect("fixture");
+        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+        let text = String::from_utf8_lossy(first);
+        let list = text
+            .strip_prefix("# covers:")
+            .unwrap_or_else(|| panic!("{}: no '# covers:' line", entry.path().display()));
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            assert!(
+                productions.contains(name),
+                "{}: covers unknown production `{name}`",
+                entry.path().display()
+            );
+            covered.insert(name.to_string());
+        }
+    }
+    let uncovered: Vec<_> = productions.difference(&covered).collect();
+    assert!(
+        uncovered.is_empty(),
+        "productions without a fixture: {uncovered:?}"
+    );
 }

@@ -18,7 +18,7 @@ use crate::parse::binary;
 use crate::parse::quoted::{Fail, PResult};
 use crate::parse::{ParseError, ParseOptions};
 
-/// grammar: file-patch
+/// grammar: file_patch
 pub fn file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,
@@ -36,7 +36,7 @@ pub fn file_patch<'a>(
     }
 }
 
-/// grammar: binary-files-differ
+/// grammar: binary_files_differ
 ///
 /// `Binary files OLD and NEW differ`: a binary change without data.
 pub fn binary_files_differ(i: &[u8]) -> PResult<'_, &[u8]> {
@@ -87,7 +87,7 @@ struct Content<'a> {
     body: Body<'a>,
 }
 
-/// grammar: git-file-patch
+/// grammar: git_file_patch
 fn git_file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,
@@ -113,7 +113,7 @@ fn git_file_patch<'a>(
     assemble_git(first, names, h, content, strip, opts)
 }
 
-/// grammar: file-body
+/// grammar: file_body
 ///
 /// The names and body after a git file patch's headers (or a plain patch's start).
 fn content<'a>(
@@ -353,7 +353,7 @@ fn assemble_git<'a>(
     Ok(fp)
 }
 
-/// grammar: plain-file-patch
+/// grammar: plain_file_patch
 fn plain_file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,
