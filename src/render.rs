@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorCode};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode, PatchSet};
 use crate::parse::binary;
 use crate::parse::quoted::quote;
+use crate::parse::ParseOptions;
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
@@ -285,6 +286,9 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
             if fp.op == FileOp::Rename {
                 let _ = writeln!(out, "*** Move to: {}", fp.new_path.as_deref().unwrap_or(""));
             }
+            if hunks.is_empty() && fp.op != FileOp::Rename {
+                return Err(usage(fp, "an update without hunks"));
+            }
             base_line(fp, out);
             for (n, h) in hunks.iter().enumerate() {
                 hunk_to_agent(fp, h, n + 1, out, &text)?;
@@ -307,19 +311,20 @@ fn base_line(fp: &FilePatch<'_>, out: &mut String) {
     }
 }
 
-/// True when a hunk line holding `text` would read as a marker of the agent language.
+/// True when a hunk line holding `text` would read as a marker of the agent language (the
+/// line, trimmed of ASCII blanks, is or starts with one).
 fn reads_as_marker(text: &str) -> bool {
-    let t = text.trim();
+    let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
     ["*** Begin Patch", "*** End Patch", "*** End of File"].contains(&t)
         || [
-            "*** Add File: ",
-            "*** Delete File: ",
-            "*** Update File: ",
-            "*** Move to: ",
-            "*** Base: ",
+            "*** Add File:",
+            "*** Delete File:",
+            "*** Update File:",
+            "*** Move to:",
+            "*** Base:",
         ]
         .iter()
-        .any(|m| t.starts_with(m.trim_end()) && t.len() > m.trim_end().len())
+        .any(|m| t.starts_with(m))
 }
 
 fn hunk_to_agent(
@@ -335,6 +340,18 @@ fn hunk_to_agent(
             &format!("a change of the final newline (hunk {n})"),
         ));
     }
+    for a in &h.anchors {
+        let a = text(a, n)?;
+        if a.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
+            || a.ends_with(|c: char| c.is_ascii_whitespace())
+        {
+            return Err(usage(
+                fp,
+                &format!("an anchor that is blank or ends in blanks (hunk {n})"),
+            ));
+        }
+        let _ = writeln!(out, "@@ {a}");
+    }
     if let Some(start) = h.old_start {
         let mut head = format!("@@ -{start}");
         if let Some(c) = h.old_count {
@@ -349,10 +366,6 @@ fn hunk_to_agent(
         let _ = writeln!(out, "{head} @@");
     } else if h.anchors.is_empty() {
         out.push_str("@@\n");
-    } else {
-        for a in &h.anchors {
-            let _ = writeln!(out, "@@ {}", text(a, n)?);
-        }
     }
     for l in &h.lines {
         let t = text(&l.text, n)?;
@@ -379,8 +392,26 @@ mod diff;
 pub use diff::file_diff;
 
 /// `apply-patch convert --to unified|agent`: parse `input` (any format, detected as
-/// `parse::parse` does) and render it in `to`. JSON input and agent anchors have no unified
-/// form, and JSON is not a target: both are `usage` errors.
+/// [`crate::parse::parse`] does, or forced by `opts.format`) and render it in `to`.
+///
+/// ```
+/// use apply_patch::parse::ParseOptions;
+/// use apply_patch::render::convert;
+/// use apply_patch::Format;
+/// let agent = b"*** Begin Patch\n*** Update File: a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n*** End Patch\n";
+/// let diff = convert(agent, &ParseOptions::default(), Format::Unified).unwrap();
+/// assert_eq!(
+///     String::from_utf8(diff).unwrap(),
+///     "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+/// );
+/// ```
+pub fn convert(input: &[u8], opts: &ParseOptions, to: Format) -> Result<Vec<u8>, Error> {
+    let set = crate::parse::parse(input, opts)?;
+    convert_set(&set, to)
+}
+
+/// [`convert`] of an already parsed patch set. JSON edits and agent anchors have no unified
+/// form, and JSON is not a target: all are `usage` errors.
 pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
     match to {
         Format::Agent => to_agent(set).map(String::into_bytes),

@@ -293,3 +293,117 @@ proptest! {
         }
     }
 }
+
+/// A hunk as the agent language writes it: anchors, an optional line-number hint, lines.
+fn agent_hunk() -> impl Strategy<Value = Hunk<'static>> {
+    let line = (0u8..3, "[a-z(){};= ]{0,8}").prop_map(|(k, t)| {
+        let kind = [LineKind::Context, LineKind::Delete, LineKind::Insert][usize::from(k)];
+        Line::new(kind, t.into_bytes())
+    });
+    let anchor = "[a-z][a-z (){}]{0,6}[a-z)]".prop_map(|a| a.into_bytes().into());
+    let hint = proptest::option::of((
+        1usize..500,
+        proptest::option::of(0usize..9),
+        proptest::option::of((1usize..500, proptest::option::of(0usize..9))),
+    ));
+    (
+        proptest::collection::vec(anchor, 0..3),
+        hint,
+        proptest::collection::vec(line, 1..6),
+        any::<bool>(),
+    )
+        .prop_map(|(anchors, hint, lines, end_of_file)| Hunk {
+            old_start: hint.map(|h| h.0),
+            old_count: hint.and_then(|h| h.1),
+            new_start: hint.and_then(|h| h.2.map(|n| n.0)),
+            new_count: hint.and_then(|h| h.2.and_then(|n| n.1)),
+            anchors,
+            end_of_file,
+            lines,
+            ..Hunk::default()
+        })
+}
+
+fn agent_file() -> impl Strategy<Value = FilePatch<'static>> {
+    let agent_path = proptest::collection::vec("[a-z]{1,4}", 1..3).prop_map(|v| v.join("/"));
+    let base = proptest::option::of("[0-9a-f]{8,16}");
+    let file =
+        |op, old: Option<String>, new: Option<String>, base: Option<String>, hunks| FilePatch {
+            op,
+            old_path: old,
+            new_path: new,
+            old_mode: None,
+            new_mode: None,
+            base,
+            blob_ids: None,
+            body: Body::Hunks(hunks),
+            patch_line: 0,
+        };
+    let add_lines = proptest::collection::vec("[a-z ]{0,6}", 0..4).prop_map(|texts| {
+        if texts.is_empty() {
+            return vec![];
+        }
+        vec![Hunk {
+            lines: texts
+                .into_iter()
+                .map(|t| Line::new(LineKind::Insert, t.into_bytes()))
+                .collect(),
+            ..Hunk::default()
+        }]
+    });
+    prop_oneof![
+        (agent_path.clone(), add_lines).prop_map(move |(p, h)| file(
+            FileOp::Add,
+            None,
+            Some(p),
+            None,
+            h
+        )),
+        (agent_path.clone(), base.clone()).prop_map(move |(p, b)| file(
+            FileOp::Delete,
+            Some(p),
+            None,
+            b,
+            vec![]
+        )),
+        (
+            agent_path.clone(),
+            base.clone(),
+            proptest::collection::vec(agent_hunk(), 1..3)
+        )
+            .prop_map(move |(p, b, h)| file(
+                FileOp::Modify,
+                Some(p.clone()),
+                Some(p),
+                b,
+                h
+            )),
+        (
+            agent_path.clone(),
+            agent_path,
+            base,
+            proptest::collection::vec(agent_hunk(), 0..3)
+        )
+            .prop_filter("two paths", |(a, b, _, _)| a != b)
+            .prop_map(move |(a, b, base, h)| file(
+                FileOp::Rename,
+                Some(a),
+                Some(b),
+                base,
+                h
+            )),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn agent_render_then_parse_is_identity(files in proptest::collection::vec(agent_file(), 1..4)) {
+        let set = PatchSet { format: Format::Agent, cd: None, files };
+        let text = render::to_agent(&set).expect("agent-shaped patch sets are expressible");
+        let back = apply_patch::parse::parse(text.as_bytes(), &ParseOptions::default());
+        prop_assert!(back.is_ok(), "{:?}\n{}", back, text);
+        prop_assert_eq!(without_lines(back.expect("checked").into_owned()), set, "{}", text);
+    }
+}
