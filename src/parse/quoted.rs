@@ -15,6 +15,7 @@ pub struct Fail {
 }
 
 impl Fail {
+    /// A failure at `rest`, the input left at the offending spot.
     pub fn at(rest: &[u8], message: impl Into<String>) -> Self {
         Fail {
             remaining: rest.len(),

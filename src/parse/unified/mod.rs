@@ -7,10 +7,10 @@
 //! whether they stay inside the root), and hunks keep their line numbers as hints.
 
 mod file;
-pub mod header;
-pub mod hunk;
-pub mod lines;
-pub mod paths;
+mod header;
+mod hunk;
+pub(crate) mod lines;
+mod paths;
 
 use lines::{with_hint, Cursor};
 
