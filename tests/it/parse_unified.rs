@@ -297,3 +297,93 @@ fn every_unified_production_has_one_parser_function_and_a_fixture() {
         "productions without a fixture: {uncovered:?}"
     );
 }
+
+/// Diffs made by git itself (when `git` is installed): every construct parses to what was
+/// done, and the rendered diff is one git accepts.
+#[test]
+fn real_git_diffs_parse_and_render_for_git() {
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "core.quotePath=true",
+            ])
+            .args(args)
+            .current_dir(root)
+            .output()
+    };
+    if !git(&["init", "-q"]).is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping: git is not available");
+        return;
+    }
+    let write = |p: &str, b: &[u8]| {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+        std::fs::write(path, b).expect("write");
+    };
+    let body: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    write("keep.txt", body.as_bytes());
+    write("old name.txt", body.as_bytes());
+    write("gone.txt", b"bye\n");
+    write("caf\u{e9}.txt", b"x\n");
+    write("run.sh", b"#!/bin/sh\n");
+    write("img.bin", &[0, 1, 2, 3, 4, 5]);
+    git(&["add", "-A"]).expect("add");
+    git(&["commit", "-qm", "a"]).expect("commit");
+    write(
+        "keep.txt",
+        body.replace("line 3\n", "LINE 3\n")
+            .replace("line 28\n", "")
+            .as_bytes(),
+    );
+    std::fs::rename(root.join("old name.txt"), root.join("new name.txt")).expect("rename");
+    std::fs::remove_file(root.join("gone.txt")).expect("rm");
+    write("caf\u{e9}.txt", b"x\ny");
+    write("new/dir/added.txt", b"fresh\n");
+    write("img.bin", &[0, 1, 2, 9, 4, 5, 6]);
+    std::os::unix::fs::symlink("keep.txt", root.join("link")).expect("symlink");
+    git(&["add", "-A"]).expect("add");
+    git(&["update-index", "--chmod=+x", "run.sh"]).expect("chmod");
+    let out = git(&["diff", "--cached", "-M", "--binary"]).expect("diff");
+    let set = unified::parse(&out.stdout, 0, &ParseOptions::default())
+        .unwrap_or_else(|e| panic!("{}\n{}", e.render(), String::from_utf8_lossy(&out.stdout)));
+    let mut ops: Vec<String> = set
+        .files
+        .iter()
+        .map(|f| format!("{} {}", f.op.as_str(), f.path()))
+        .collect();
+    ops.sort();
+    assert_eq!(
+        ops,
+        vec![
+            "add link",
+            "add new/dir/added.txt",
+            "delete gone.txt",
+            "mode run.sh",
+            "modify café.txt",
+            "modify img.bin",
+            "modify keep.txt",
+            "rename new name.txt",
+        ]
+    );
+    let link = set.files.iter().find(|f| f.path() == "link").expect("link");
+    assert_eq!(link.new_mode, Some(apply_patch::model::Mode::SYMLINK));
+    // git takes our rendering of its diff back (reversed: the index holds the new side).
+    let rendered = render::to_unified(&set);
+    std::fs::write(root.join("rendered.diff"), &rendered).expect("write");
+    let check = git(&["apply", "--cached", "--check", "-R", "rendered.diff"]).expect("git apply");
+    assert!(
+        check.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&check.stderr),
+        String::from_utf8_lossy(&rendered)
+    );
+}
