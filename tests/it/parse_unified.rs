@@ -387,3 +387,41 @@ fn real_git_diffs_parse_and_render_for_git() {
         String::from_utf8_lossy(&rendered)
     );
 }
+
+/// `render::file_diff` output is a diff `git apply` turns the old content into the new with.
+#[test]
+fn file_diff_applies_with_git() {
+    let cases: [(&[u8], &[u8]); 5] = [
+        (b"a\nb\nc\n", b"a\nB\nc\n"),
+        (b"a\nb", b"a\nb\n"),
+        (b"one\r\ntwo\r\n", b"one\r\n2\r\nthree\r\n"),
+        (b"", b"new\n"),
+        (
+            b"x\n1\n2\n3\n4\n5\n6\n7\n8\n9\ny\n",
+            b"X\n1\n2\n3\n4\n5\n6\n7\n8\n9\nY",
+        ),
+    ];
+    for (k, (old, new)) in cases.iter().enumerate() {
+        let Ok(dir) = tempfile::tempdir() else {
+            return;
+        };
+        std::fs::write(dir.path().join("f.txt"), old).expect("write");
+        let diff = render::file_diff(Some("f.txt"), Some("f.txt"), old, new);
+        std::fs::write(dir.path().join("d.diff"), &diff).expect("write");
+        let Ok(out) = std::process::Command::new("git")
+            .args(["apply", "d.diff"])
+            .current_dir(dir.path())
+            .output()
+        else {
+            eprintln!("skipping: git is not available");
+            return;
+        };
+        assert!(
+            out.status.success(),
+            "case {k}: {}\n{diff}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = std::fs::read(dir.path().join("f.txt")).expect("read");
+        assert_eq!(&got, new, "case {k}\n{diff}");
+    }
+}
