@@ -7,8 +7,10 @@
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
 pub mod error;
+pub mod git;
 pub mod guard;
 pub mod locate;
+pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod render;
