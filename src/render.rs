@@ -92,9 +92,12 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
     match &fp.body {
         Body::Hunks(hunks) if !hunks.is_empty() => {
             out.extend_from_slice(names.as_bytes());
-            let mut drift: isize = 0;
+            let mut pos = Position {
+                drift: 0,
+                next_old: 1,
+            };
             for h in hunks {
-                hunk_to_unified(h, &mut drift, out);
+                hunk_to_unified(h, &mut pos, out);
             }
         }
         Body::Binary(b) => {
@@ -157,24 +160,42 @@ fn range(start: usize, count: usize) -> String {
     }
 }
 
-fn hunk_to_unified(h: &Hunk<'_>, drift: &mut isize, out: &mut Vec<u8>) {
+/// Where the previous hunk of a file left off, to give hunks without line numbers (agent
+/// hunks) increasing ones.
+struct Position {
+    /// New minus old lines of the hunks so far.
+    drift: isize,
+    /// The old line right after the previous hunk.
+    next_old: usize,
+}
+
+fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
     let old_count = h.old_lines().count();
     let new_count = h.new_lines().count();
-    let old_start = h.old_start.unwrap_or(usize::from(old_count > 0));
+    // A range of no lines names the line before it (`-5,0`: after line 5).
+    let old_start = h.old_start.unwrap_or(match old_count {
+        0 => pos.next_old.saturating_sub(1),
+        _ => pos.next_old,
+    });
     let new_start = h.new_start.unwrap_or_else(|| {
-        let base = if old_count == 0 {
+        let first = if old_count == 0 {
             old_start + 1
         } else {
             old_start
         };
-        let s = (base as isize + *drift).max(1) as usize;
+        let s = (first as isize + pos.drift).max(1) as usize;
         if new_count == 0 {
             s - 1
         } else {
             s
         }
     });
-    *drift += new_count as isize - old_count as isize;
+    pos.drift += new_count as isize - old_count as isize;
+    pos.next_old = if old_count == 0 {
+        old_start + 1
+    } else {
+        old_start + old_count
+    };
     out.extend_from_slice(
         format!(
             "@@ -{} +{} @@\n",
@@ -259,6 +280,18 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
         _ => {}
     }
     check_agent_modes(fp)?;
+    for p in [fp.old_path.as_deref(), fp.new_path.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        let blank_edge = p.trim_matches(|c: char| c.is_ascii_whitespace()) != p;
+        if blank_edge || p.chars().any(char::is_control) {
+            return Err(usage(
+                fp,
+                "a path with control characters or surrounding blanks",
+            ));
+        }
+    }
     let hunks = fp.body.hunks();
     let text = |t: &[u8], n: usize| utf8(fp, t, n);
     match fp.op {
@@ -406,7 +439,11 @@ pub use diff::file_diff;
 /// );
 /// ```
 pub fn convert(input: &[u8], opts: &ParseOptions, to: Format) -> Result<Vec<u8>, Error> {
-    let set = crate::parse::parse(input, opts)?;
+    let mut set = crate::parse::parse(input, opts)?;
+    // A heredoc's `cd DIR` has no form in either output: its paths take DIR instead.
+    if let Some(dir) = set.cd.take() {
+        set = crate::transform::prefix(set, &dir);
+    }
     convert_set(&set, to)
 }
 
