@@ -34,6 +34,11 @@ pub fn parse<'a>(
     start: usize,
     opts: &ParseOptions,
 ) -> Result<PatchSet<'a>, ParseError> {
+    // A UTF-8 BOM before the first line is not part of it.
+    let start = match input.get(start..) {
+        Some(rest) if rest.starts_with(crate::text::BOM) => start + crate::text::BOM.len(),
+        _ => start,
+    };
     let mut cur = Cursor::new(input, start);
     let first = cur.peek();
     let mut files = Vec::new();
