@@ -478,11 +478,11 @@ fn execute(opts: Options) -> Outcome {
 }
 
 fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
-    let patch = apply_patch::parse::parse(input, &Default::default())?;
-    match to {
-        ConvertTo::Unified => Ok(apply_patch::render::to_unified(&patch)),
-        ConvertTo::Agent => apply_patch::render::to_agent(&patch).map(String::into_bytes),
-    }
+    let to = match to {
+        ConvertTo::Unified => Format::Unified,
+        ConvertTo::Agent => Format::Agent,
+    };
+    apply_patch::render::convert(input, &Default::default(), to)
 }
 
 /// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
