@@ -693,3 +693,18 @@ fn fuzzy_and_offset_warnings() {
     assert_cli_snapshot!("fuzzy_offset_json", out);
     assert_eq!(tree.read_str("a.txt"), "x\ny\none  \nTWO\nthree\n");
 }
+
+#[test]
+fn absolute_paths_inside_the_root_are_accepted() {
+    let tree = TempTree::with(&[("a.txt", "one\n")]);
+    let root = tree.root();
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {0}/a.txt\n@@\n-one\n+two\n*** Add File: {0}/new/b.txt\n+b\n*** End Patch\n",
+        root.display()
+    );
+    let out = tree.run(&["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(out.json()["files"][1]["path"], "new/b.txt");
+    assert_eq!(tree.read_str("a.txt"), "two\n");
+    assert_eq!(tree.read_str("new/b.txt"), "b\n");
+}
