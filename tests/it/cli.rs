@@ -708,3 +708,19 @@ fn absolute_paths_inside_the_root_are_accepted() {
     assert_eq!(tree.read_str("a.txt"), "two\n");
     assert_eq!(tree.read_str("new/b.txt"), "b\n");
 }
+
+#[test]
+fn overlapping_hunks_are_refused() {
+    let tree = TempTree::with(&[("a.txt", "one\ntwo\nthree\n")]);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n@@ -2,2 +2,2 @@\n-two\n+TWO\n three\n";
+    let out = refused(&tree, &[], diff, "overlapping_hunks");
+    assert_cli_snapshot!("err_overlapping_hunks", out);
+}
+
+#[test]
+fn line_range_expected_mismatch() {
+    let tree = TempTree::with(&[("a.txt", "alpha\nbeta\ngamma\ndelta\n")]);
+    let edits = r#"{"edits": [{"op": "line_range", "path": "a.txt", "start_line": 1, "end_line": 3, "expected": "alpha\nbeta\nepsilon\n", "new_content": "x\n"}]}"#;
+    let out = refused(&tree, &[], edits, "expected_mismatch");
+    assert_cli_snapshot!("err_expected_mismatch", out);
+}
