@@ -724,3 +724,36 @@ fn line_range_expected_mismatch() {
     let out = refused(&tree, &[], edits, "expected_mismatch");
     assert_cli_snapshot!("err_expected_mismatch", out);
 }
+
+#[test]
+fn memory_and_disk_trees_give_the_same_report() {
+    use apply_patch::apply::{apply_to_dir, apply_to_memory, ApplyOptions};
+    use apply_patch::tree::MemTree;
+    let tree = sample();
+    let mut mem = MemTree::new();
+    for (path, entry) in tree.snapshot() {
+        if let Entry::File { bytes, .. } = entry {
+            mem.insert(&path, bytes);
+        }
+    }
+    // `check` on both: the disk run must not need a state directory (no environment to set
+    // in a test binary whose threads run in parallel).
+    let check = ApplyOptions {
+        diff: true,
+        check: true,
+        ..ApplyOptions::default()
+    };
+    let disk = apply_to_dir(&tree.root(), AGENT.as_bytes(), &check);
+    let memory = apply_to_memory(&mut mem, AGENT.as_bytes(), &check);
+    assert!(disk.ok, "{:?}", disk.error);
+    assert_eq!(disk, memory);
+    let applied = apply_to_memory(&mut mem, AGENT.as_bytes(), &ApplyOptions::default());
+    assert!(applied.ok);
+    assert_eq!(tree.run(&[], AGENT).status, 0);
+    for (path, entry) in tree.snapshot() {
+        if let Entry::File { bytes, .. } = entry {
+            assert_eq!(mem.get(&path), Some(bytes.as_slice()), "{path}");
+        }
+    }
+    assert!(mem.get("old.txt").is_none());
+}
