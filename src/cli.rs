@@ -417,7 +417,7 @@ fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
             let shown = p.display().to_string();
             std::fs::read(p).map_err(|e| {
                 let mut err = Error::io(&shown, "cannot read the patch", &e);
-                if e.kind() == std::io::ErrorKind::NotFound {
+                if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
                     err.code = ErrorCode::Usage;
                     err.hint = Some(
                         "PATCH is a file, `-` for standard input, or the patch text itself".into(),
