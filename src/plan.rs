@@ -22,9 +22,9 @@ use crate::text::Text;
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
-    added_node, binary_error, changed_mode, deletion_matches, destination_exists,
-    full_blob_matches, is_directory, is_link_patch, level_words, node_bytes, not_found,
-    refuse_gitlinks, snippet,
+    add_exists_hint, added_node, binary_error, changed_mode, deletion_matches, destination_exists,
+    full_blob_matches, is_directory, is_link_patch, level_words, missing_hint, node_bytes,
+    not_found, refuse_gitlinks, snippet,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -276,9 +276,7 @@ impl<'a> Planner<'a> {
                     format!("cannot add {shown}: the file already exists with other content"),
                 )
                 .with_path(shown)
-                .with_hint(
-                    "update the existing file instead (*** Update File), or delete it first",
-                ))
+                .with_hint(add_exists_hint(self.format)))
             }
         }
         let content = node_bytes(&wanted).to_vec();
@@ -342,7 +340,9 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         let current = self.node(real)?.clone();
         let (bytes, mode, link) = match current {
-            Node::Missing => return Err(not_found(shown, "update", false)),
+            Node::Missing => {
+                return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
+            }
             Node::Directory => return Err(is_directory(shown)),
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (target, 0, true),

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
-use crate::model::{Body, FileOp, FilePatch, Hunk, LineKind, Mode};
+use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
 use crate::report::Snippet;
 use crate::text::Text;
 use crate::tree::Node;
@@ -204,4 +204,24 @@ pub(super) fn destination_exists(op: FileOp, old: &str, new: &str) -> Error {
     )
     .with_path(new)
     .with_hint("choose another destination, or delete the existing file first")
+}
+
+/// What to do when an Add (or JSON `create`) meets a file with other content.
+pub(super) fn add_exists_hint(format: Format) -> &'static str {
+    match format {
+        Format::Agent => "update the existing file instead (*** Update File), or delete it first",
+        Format::Json => "edit the existing file instead (replace, line_range…), or delete it first",
+        Format::Unified => {
+            "the diff creates a file that already exists: apply it to a tree without the file, or diff against the existing one"
+        }
+    }
+}
+
+/// What to do when the file to update is missing.
+pub(super) fn missing_hint(format: Format) -> &'static str {
+    match format {
+        Format::Agent => "check the path, or add the file with *** Add File",
+        Format::Json => "check the path, or create the file with a `create` edit",
+        Format::Unified => "check the path and the strip count (-p N), --directory and --root",
+    }
 }
