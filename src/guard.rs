@@ -141,6 +141,9 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
             Kind::Directory if !last && tree.kind(&format!("{here}/.git"))? != Kind::Missing => {
                 return Err(escape(format!(
                     "is inside {here}, a submodule or nested repository"
+                ))
+                .with_hint(format!(
+                    "apply the change inside that repository: --root {here}"
                 )));
             }
             _ => {}

@@ -757,3 +757,32 @@ fn memory_and_disk_trees_give_the_same_report() {
     }
     assert!(mem.get("old.txt").is_none());
 }
+
+#[test]
+fn directory_symlinks_and_nested_repositories() {
+    let tree = TempTree::with(&[
+        ("real/a.txt", "one\n"),
+        ("sub/.git", "gitdir: ../.git/modules/sub\n"),
+        ("sub/b.txt", "b\n"),
+    ]);
+    tree.symlink("alias", "real");
+    std::fs::create_dir(tree.outside("elsewhere")).expect("mkdir outside");
+    tree.symlink("out", "../elsewhere");
+    // A directory symlink inside the root is followed.
+    let patch = "*** Begin Patch\n*** Update File: alias/a.txt\n@@\n-one\n+two\n*** End Patch\n";
+    let out = tree.run(&[], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(tree.read_str("real/a.txt"), "two\n");
+    // One leading outside is not, even to create a file.
+    refused(
+        &tree,
+        &[],
+        "*** Begin Patch\n*** Add File: out/x.txt\n+x\n*** End Patch\n",
+        "path_escape",
+    );
+    assert!(!tree.outside("elsewhere/x.txt").exists());
+    // Nor is a file inside a nested repository (a submodule).
+    let patch = "*** Begin Patch\n*** Update File: sub/b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let out = refused(&tree, &[], patch, "path_escape");
+    assert_cli_snapshot!("err_path_escape_submodule", out);
+}
