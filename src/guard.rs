@@ -138,7 +138,11 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
                     pending.push(p);
                 }
             }
-            Kind::Directory if !last && tree.kind(&format!("{here}/.git"))? != Kind::Missing => {
+            Kind::Directory
+                if !last
+                    && tree.in_repository()
+                    && tree.kind(&format!("{here}/.git"))? != Kind::Missing =>
+            {
                 return Err(escape(format!(
                     "is inside {here}, a submodule or nested repository"
                 ))

@@ -781,8 +781,12 @@ fn directory_symlinks_and_nested_repositories() {
         "path_escape",
     );
     assert!(!tree.outside("elsewhere/x.txt").exists());
-    // Nor is a file inside a nested repository (a submodule).
+    // Outside a git work tree a folder with its own `.git` is just a folder…
     let patch = "*** Begin Patch\n*** Update File: sub/b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let out = tree.run(&["--check"], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    // …but inside one it is a submodule (or nested repository): out of bounds.
+    tree.mkdir(".git");
     let out = refused(&tree, &[], patch, "path_escape");
     assert_cli_snapshot!("err_path_escape_submodule", out);
 }
