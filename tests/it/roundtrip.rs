@@ -407,3 +407,73 @@ proptest! {
         prop_assert_eq!(without_lines(back.expect("checked").into_owned()), set, "{}", text);
     }
 }
+
+/// Every regular file under `dir`, by `/`-separated relative path.
+fn load_tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("readable tree").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let rel = path.strip_prefix(dir).expect("below the root");
+                out.insert(rel.to_string_lossy().replace('\\', "/"), bytes);
+            }
+        }
+    }
+    out
+}
+
+fn apply_in_memory(
+    start: &std::collections::BTreeMap<String, Vec<u8>>,
+    patch: &[u8],
+    opts: &apply_patch::apply::ApplyOptions,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut tree = apply_patch::tree::MemTree::new();
+    for (p, b) in start {
+        tree.insert(p, b.clone());
+    }
+    let report = apply_patch::apply::apply_to_memory(&mut tree, patch, opts);
+    assert!(report.ok, "{:?}", report.error);
+    tree.entries()
+        .filter_map(|(p, e)| match e {
+            apply_patch::tree::MemEntry::File { bytes, .. } => Some((p.to_string(), bytes.clone())),
+            apply_patch::tree::MemEntry::Symlink { .. } => None,
+        })
+        .collect()
+}
+
+/// The real diffs of the benchmark corpus (env APPLY_PATCH_REAL_BENCH) turn `before` into
+/// `after`, reversed turn `after` into `before`, and say the same in the agent language.
+#[test]
+fn real_diffs_apply_forward_reversed_and_as_agent() {
+    let Some(dir) = std::env::var_os("APPLY_PATCH_REAL_BENCH") else {
+        eprintln!("skipping: APPLY_PATCH_REAL_BENCH is not set");
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let case = dir.join("fd-v8.7.1--v9.0.0");
+    let Ok(diff) = std::fs::read(dir.join("fd-v8.7.1--v9.0.0.diff")) else {
+        eprintln!("skipping: no fd diff in {}", dir.display());
+        return;
+    };
+    let (before, after) = (
+        load_tree(&case.join("before")),
+        load_tree(&case.join("after")),
+    );
+    let opts = apply_patch::apply::ApplyOptions::default();
+    assert!(apply_in_memory(&before, &diff, &opts) == after, "forward");
+    let reverse = apply_patch::apply::ApplyOptions {
+        reverse: true,
+        ..opts.clone()
+    };
+    assert!(
+        apply_in_memory(&after, &diff, &reverse) == before,
+        "reversed"
+    );
+    let agent =
+        render::convert(&diff, &ParseOptions::default(), Format::Agent).expect("expressible");
+    assert!(apply_in_memory(&before, &agent, &opts) == after, "as agent");
+}
