@@ -477,3 +477,34 @@ fn real_diffs_apply_forward_reversed_and_as_agent() {
         render::convert(&diff, &ParseOptions::default(), Format::Agent).expect("expressible");
     assert!(apply_in_memory(&before, &agent, &opts) == after, "as agent");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `apply(diff(a, b), a) == b` through the whole pipeline, final newlines included.
+    /// (LF files only: diffs carry no line endings, inserted lines take the file's.)
+    #[test]
+    fn file_diff_applies_through_the_pipeline(
+        old in proptest::collection::vec("[abc]{0,3}", 0..14),
+        new in proptest::collection::vec("[abc]{0,3}", 0..14),
+        old_nl: bool,
+        new_nl: bool,
+    ) {
+        let join = |v: &Vec<String>, nl: bool| {
+            let mut s = v.join("\n");
+            if nl && !v.is_empty() {
+                s.push('\n');
+            }
+            s.into_bytes()
+        };
+        let (a, b) = (join(&old, old_nl), join(&new, new_nl));
+        prop_assume!(a != b);
+        let diff = render::file_diff(Some("f.txt"), Some("f.txt"), &a, &b);
+        let start = std::collections::BTreeMap::from([("f.txt".to_string(), a.clone())]);
+        let mut tree = apply_patch::tree::MemTree::new();
+        tree.insert("f.txt", a.clone());
+        let report = apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::apply::ApplyOptions::default());
+        prop_assert!(report.ok, "{:?}\n{}", report.error, diff);
+        prop_assert_eq!(tree.get("f.txt"), Some(&b[..]), "{}\n{:?}", diff, start);
+    }
+}
