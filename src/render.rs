@@ -17,7 +17,8 @@ use crate::parse::ParseOptions;
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
-/// `prefix` + `path`, quoted as git quotes it when needed.
+/// `prefix` + `path`, quoted as git quotes it when needed. (An absolute path would read back
+/// relative: [`convert_set`] refuses those.)
 fn side(prefix: &str, path: &str) -> String {
     quote(format!("{prefix}{path}").as_bytes())
 }
@@ -454,6 +455,17 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
         Format::Agent => to_agent(set).map(String::into_bytes),
         Format::Unified => {
             for fp in &set.files {
+                let absolute = [fp.old_path.as_deref(), fp.new_path.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p.starts_with('/'));
+                if absolute {
+                    return Err(Error::new(
+                        ErrorCode::Usage,
+                        format!("{}: an absolute path has no form in a git diff (its a/ and b/ prefixes would make it relative)", fp.path()),
+                    )
+                    .with_path(fp.path()));
+                }
                 if matches!(fp.body, Body::Edits(_)) {
                     return Err(Error::new(
                         ErrorCode::Usage,
