@@ -243,6 +243,17 @@ fn usage(fp: &FilePatch<'_>, what: &str) -> Error {
 /// The agent patch language form of `set`. Refused (`usage`): binary changes, JSON edits,
 /// copies, mode changes, symlinks and gitlinks, non-UTF-8 lines, a change of the final
 /// newline, an Add without a final newline, and context lines that would read as markers.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// use apply_patch::render::to_agent;
+/// let diff = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -4,2 +4,2 @@\n k\n-old\n+new\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// assert_eq!(
+///     to_agent(&set).unwrap(),
+///     "*** Begin Patch\n*** Update File: x\n@@ -4,2 +4,2 @@\n k\n-old\n+new\n*** End Patch\n"
+/// );
+/// ```
 pub fn to_agent(set: &PatchSet<'_>) -> Result<String, Error> {
     let mut out = String::from("*** Begin Patch\n");
     for fp in &set.files {
