@@ -180,23 +180,21 @@ fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
     });
     let new_start = h.new_start.unwrap_or_else(|| {
         let first = if old_count == 0 {
-            old_start + 1
+            old_start.saturating_add(1)
         } else {
             old_start
         };
-        let s = (first as isize + pos.drift).max(1) as usize;
+        let s = (first as isize).saturating_add(pos.drift).max(1) as usize;
         if new_count == 0 {
             s - 1
         } else {
             s
         }
     });
-    pos.drift += new_count as isize - old_count as isize;
-    pos.next_old = if old_count == 0 {
-        old_start + 1
-    } else {
-        old_start + old_count
-    };
+    pos.drift = pos
+        .drift
+        .saturating_add(new_count as isize - old_count as isize);
+    pos.next_old = old_start.saturating_add(old_count.max(1));
     out.extend_from_slice(
         format!(
             "@@ -{} +{} @@\n",
