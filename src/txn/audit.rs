@@ -74,14 +74,18 @@ pub fn line(journal: &Journal, outcome: &str) -> serde_json::Value {
             })
             .collect()
     };
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "time": rfc3339(SystemTime::now()),
         "id": journal.id,
         "root": journal.root.display().to_string(),
         "operation": journal.operation,
         "outcome": outcome,
         "files": files,
-    })
+    });
+    if let Some(undone) = &journal.undoes {
+        line["undoes"] = serde_json::Value::String(undone.clone());
+    }
+    line
 }
 
 fn derived_op(before: &State, after: &State) -> &'static str {

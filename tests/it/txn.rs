@@ -13,6 +13,7 @@ use apply_patch::txn::{
 };
 use apply_patch::ErrorCode;
 
+mod cli;
 mod crash;
 mod prop;
 
@@ -430,10 +431,9 @@ fn undo_round_trip_restores_the_old_tree() {
     assert_eq!(tree(&root), old);
     assert_eq!(txn::undo(&root).expect("nothing left").undone, None);
     let audit = audit_lines(&root);
-    assert_eq!(
-        audit.last().map(|l| l["operation"].clone()),
-        Some("undo".into())
-    );
+    let last = audit.last().expect("an undo line");
+    assert_eq!(last["operation"], "undo");
+    assert_eq!(last["undoes"], done.id.as_str());
 }
 
 #[test]
