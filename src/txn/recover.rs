@@ -266,6 +266,19 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
     if now != entry.after {
         return Ok(Outcome::Conflict);
     }
+    restore_old(root, jdir, &located, entry)?;
+    Ok(Outcome::Restored)
+}
+
+/// Puts `entry`'s old state back at a path that holds its new state.
+fn restore_old(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    located: &journal::Located,
+    entry: &Entry,
+) -> Result<(), Error> {
+    let path = entry.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     match &entry.before {
         State::Missing => {
             let dir = located
@@ -283,12 +296,12 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
                 )
                 .with_path(path)
             })?;
-            let dir = journal::open_or_create_parent(root, &located, path)?;
+            let dir = journal::open_or_create_parent(root, located, path)?;
             restore_backup(jdir, backup, sha256, &dir, &located.name, path)?;
             dir.sync().map_err(io)?;
         }
         State::Symlink { target } => {
-            let dir = journal::open_or_create_parent(root, &located, path)?;
+            let dir = journal::open_or_create_parent(root, located, path)?;
             let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
             let _ = dir.unlink(tmp.as_bytes());
             dir.symlink(target, tmp.as_bytes()).map_err(io)?;
@@ -304,7 +317,7 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
             .with_path(path))
         }
     }
-    Ok(Outcome::Restored)
+    Ok(())
 }
 
 /// Puts the backup `backup` (checked against `sha256`) back as `name` in `dir`: a rename, or
