@@ -49,9 +49,22 @@ pub fn commit(
         operation: "apply",
         undoes: None,
     };
-    let mut done = tx.run(changes, audit, &mut fp)?;
-    done.recovered = recovered;
-    Ok(done)
+    match tx.run(changes, audit, &mut fp) {
+        Ok(mut done) => {
+            done.recovered = recovered;
+            Ok(done)
+        }
+        // The plan was made while the crashed transaction's files were still in the tree.
+        Err(mut err) if err.code == ErrorCode::StaleFile && !recovered.is_empty() => {
+            err.hint = Some(
+                "an interrupted transaction was just recovered, which changed files this patch \
+                 was planned against; run the command again"
+                    .into(),
+            );
+            Err(err)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// One transaction's fixed parameters.

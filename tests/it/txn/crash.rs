@@ -356,3 +356,30 @@ fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journ
         b"dee\n"
     );
 }
+
+#[test]
+fn a_patch_planned_against_a_crashed_tree_is_stale_with_a_hint_to_run_again() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed after the renames");
+    // Planned while a.txt still holds the crashed transaction's new content.
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"mine\n"),
+    };
+    let err =
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect_err("stale");
+    assert_eq!(err.code, ErrorCode::StaleFile);
+    assert!(
+        err.hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("run the command again"),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\ntwo\n",
+        "recovered to old"
+    );
+}
