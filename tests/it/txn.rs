@@ -610,3 +610,49 @@ fn a_symlink_swapped_in_for_the_file_itself_is_stale_and_not_followed() {
         b"kay\n"
     );
 }
+
+#[test]
+fn a_restore_that_fails_during_rollback_is_rollback_failed_and_keeps_the_journal() {
+    let (_tmp, root) = repo();
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let set_mtime = |t| {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(root.join("a.txt"))
+            .expect("open");
+        f.set_modified(t).expect("set mtime");
+    };
+    set_mtime(hour_ago);
+    let changes = multi_change(&root);
+    // A same-size edit with the old mtime put back passes the stat check (the documented
+    // limit of stat-based staleness); its backup then no longer matches the planned old hash.
+    std::fs::write(root.join("a.txt"), b"ONE\nTWO\n").expect("write");
+    set_mtime(hour_ago);
+    // Step 16 is the first verification: after every rename, before the commit point.
+    let fp = Failpoint {
+        step: 16,
+        action: Action::Fail,
+    };
+    let err =
+        txn::commit(&opts(&root, Some(fp)), changes, &AuditRecord::default()).expect_err("fails");
+    assert_eq!(err.code, ErrorCode::RollbackFailed, "{err}");
+    assert_eq!(err.exit_status(), 3);
+    assert!(err.message.contains("backup of a.txt"), "{}", err.message);
+    let details = err.details.expect("details");
+    assert_eq!(details["cause"]["code"], "io_error");
+    assert!(root.join(".git/apply-patch/journal/journal.json").is_file());
+    // Every other path is back; a.txt keeps the new content rather than a wrong "old" one.
+    assert!(!root.join("added.txt").exists());
+    assert_eq!(
+        std::fs::read(root.join("gone/d.txt")).expect("restored"),
+        b"dee\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\nTWO\n"
+    );
+    assert_eq!(
+        audit_lines(&root).last().map(|l| l["outcome"].clone()),
+        Some("rollback_failed".into())
+    );
+}
