@@ -35,7 +35,6 @@ pub struct AuditRecord {
 pub const COMMITTED: &str = "committed";
 pub const ROLLED_BACK: &str = "rolled_back";
 pub const ROLLBACK_FAILED: &str = "rollback_failed";
-pub const REFUSED: &str = "refused";
 pub const RECOVERED_ROLLED_BACK: &str = "recovered_rolled_back";
 pub const RECOVERED_COMPLETED: &str = "recovered_completed";
 
