@@ -656,3 +656,63 @@ fn a_restore_that_fails_during_rollback_is_rollback_failed_and_keeps_the_journal
         Some("rollback_failed".into())
     );
 }
+
+/// Runs git with a fixed identity; `None` when git is not installed.
+fn git(dir: &Path, args: &[&str]) -> Option<()> {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(())
+}
+
+#[test]
+fn state_of_a_real_linked_worktree_is_its_own_git_dir() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let main = tmp.path().canonicalize().expect("canonical").join("main");
+    std::fs::create_dir(&main).expect("mkdir");
+    if git(&main, &["init", "-q"]).is_none() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    write(&main, "a.txt", b"one\n");
+    git(&main, &["add", "a.txt"]);
+    git(&main, &["commit", "-q", "-m", "one"]);
+    git(&main, &["worktree", "add", "-q", "../wt"]);
+    let wt = main.parent().expect("parent").join("wt");
+    let state = StateDir::for_root(&wt.join(".")).expect("state");
+    assert_eq!(
+        state.git_dir(),
+        Some(main.join(".git/worktrees/wt").as_path())
+    );
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&wt, "a.txt"),
+        after: file(b"two\n"),
+    };
+    txn::commit(&opts(&wt, None), vec![change], &AuditRecord::default()).expect("commit");
+    assert!(main
+        .join(".git/worktrees/wt/apply-patch/audit.jsonl")
+        .is_file());
+    assert_eq!(
+        std::fs::read(main.join("a.txt")).expect("read"),
+        b"one\n",
+        "main untouched"
+    );
+    txn::undo(&wt).expect("undo");
+    assert_eq!(std::fs::read(wt.join("a.txt")).expect("read"), b"one\n");
+}
