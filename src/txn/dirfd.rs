@@ -198,14 +198,21 @@ impl Dir {
     pub fn read_link(&self, name: &[u8]) -> io::Result<Vec<u8>> {
         let c = cstr(name)?;
         let mut buf = vec![0u8; 4096];
-        // SAFETY: valid dirfd, C string and buffer of the given length.
-        let n =
-            unsafe { libc::readlinkat(self.raw(), c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
+        loop {
+            // SAFETY: valid dirfd, C string and buffer of the given length.
+            let n = unsafe {
+                libc::readlinkat(self.raw(), c.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // A full buffer may be a truncated target: try again with a bigger one.
+            if (n as usize) < buf.len() {
+                buf.truncate(n as usize);
+                return Ok(buf);
+            }
+            buf.resize(buf.len() * 2, 0);
         }
-        buf.truncate(n as usize);
-        Ok(buf)
     }
 
     /// Creates `name` exclusively (`O_EXCL`, never through a symlink) with `mode`.
