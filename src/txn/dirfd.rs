@@ -36,6 +36,8 @@ pub struct Stat {
 }
 
 impl Stat {
+    // The casts are no-ops on Linux but not on every Unix (`st_mode` is 16 bits on macOS).
+    #[allow(clippy::unnecessary_cast)]
     fn from_raw(st: &libc::stat) -> Stat {
         let kind = match st.st_mode & libc::S_IFMT {
             libc::S_IFREG => Kind::File,
@@ -52,12 +54,12 @@ impl Stat {
         Stat {
             kind,
             len: st.st_size as u64,
-            mode: st.st_mode & 0o7777,
+            mode: (st.st_mode as u32) & 0o7777,
             mtime,
             uid: st.st_uid,
             gid: st.st_gid,
-            dev: st.st_dev,
-            ino: st.st_ino,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
         }
     }
 }
