@@ -363,6 +363,7 @@ impl<'a> Planner<'a> {
             ));
         }
         self.fill_report(report, shown, &bytes, &edited);
+        report.binary = matches!(fp.body, Body::Binary(_));
         self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
         let node = if link {
             Node::Symlink {
@@ -425,6 +426,7 @@ impl<'a> Planner<'a> {
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
         self.fill_report(report, old_shown, &bytes, &edited);
+        report.binary = matches!(fp.body, Body::Binary(_));
         if new_mode != mode {
             report.new_mode = fp.new_mode;
         }
