@@ -6,6 +6,7 @@
 //! The pipeline, one module per stage:
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
+pub mod apply;
 pub mod error;
 pub mod git;
 pub mod guard;
@@ -13,6 +14,7 @@ pub mod locate;
 pub mod merge;
 pub mod model;
 pub mod parse;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod splice;

@@ -1,7 +1,12 @@
 //! The one integration test binary: one module per area.
 
+mod cli;
+mod conformance;
 mod git;
 mod locate;
 mod parse_agent;
+mod parse_unified;
+mod roundtrip;
 mod structure;
 mod txn;
+mod util;
