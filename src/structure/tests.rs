@@ -230,10 +230,13 @@ fn edit_balance_blames_only_new_problems() {
         .to_error("a.rs")
         .expect("a new problem is an error under --strict-balance");
     assert_eq!(err.code, crate::ErrorCode::UnbalancedEdit);
+    let warning = got.warning("a.rs").expect("a new problem is a warning");
+    assert_eq!(warning.path.as_deref(), Some("a.rs"));
     assert_eq!(
-        got.warning_message("a.rs").as_deref(),
-        Some("a.rs: the edit leaves the file unbalanced: `}` at line 1, column 15 does not close `(` opened at line 1, column 11")
+        warning.message,
+        "the edit leaves the file unbalanced: `}` at line 1, column 15 does not close `(` opened at line 1, column 11"
     );
+    assert!(EditBalance::StillBalanced.warning("a.rs").is_none());
 }
 
 fn lines(text: &str, line: usize, kind: Option<Kind>, lang: Lang) -> (usize, usize, Kind) {
