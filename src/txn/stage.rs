@@ -11,7 +11,8 @@
 //!    (owner/group of the old file where permitted, mode, fsync); hard-link each replaced or
 //!    deleted file into the journal folder as its backup (a copy only across file systems);
 //!    fsync the journal folder;
-//! 5. rename every staged file over its target (unlink for a delete); fsync the folders;
+//! 5. rename every staged file over its target (unlink for a delete), each right after
+//!    checking that the target is still the file step 2 saw; fsync the folders;
 //! 6. re-read every written path and compare its SHA-256 and mode with the plan;
 //! 7. the commit point: rewrite the journal with phase `committed`;
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
