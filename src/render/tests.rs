@@ -199,3 +199,45 @@ fn file_diff_headers() {
         .contains("Binary files a/bin and b/bin differ"));
     assert_eq!(file_diff(Some("x"), Some("x"), b"1\n", b"1\n"), "");
 }
+
+#[test]
+fn convert_takes_the_heredoc_cd_into_the_paths() {
+    let input = b"cd sub && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\nEOF\n";
+    let out = convert(input, &ParseOptions::default(), Format::Unified).expect("converts");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.starts_with("diff --git a/sub/a.txt b/sub/a.txt\nnew file mode 100644\n")
+            || text.contains("+++ b/sub/a.txt"),
+        "{text}"
+    );
+    let err = convert(
+        b"{\"edits\": [{\"op\": \"append\", \"path\": \"x\", \"content\": \"y\"}]}",
+        &ParseOptions::default(),
+        Format::Unified,
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Usage);
+}
+
+#[test]
+fn huge_line_numbers_render_without_overflow() {
+    let s = set(
+        "--- a/x\n+++ b/x\n@@ -18446744073709551615,2 +18446744073709551615,2 @@\n k\n-a\n+b\n",
+    );
+    let text = String::from_utf8(to_unified(&s)).expect("utf-8");
+    assert!(
+        text.contains("@@ -18446744073709551615,2 +18446744073709551615,2 @@"),
+        "{text}"
+    );
+    let mut s = s;
+    if let Body::Hunks(h) = &mut s.files[0].body {
+        h[0].new_start = None;
+        h.push(Hunk {
+            old_start: None,
+            new_start: None,
+            ..h[0].clone()
+        });
+    }
+    let text = String::from_utf8(to_unified(&s)).expect("utf-8");
+    assert!(text.contains("@@ -18446744073709551615,2 +"), "{text}");
+}

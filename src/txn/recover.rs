@@ -140,7 +140,7 @@ fn recover_roll_back(
     jpath: &Path,
     journal: &Journal,
 ) -> Result<RecoverReport, Error> {
-    let rb = roll_back(root, Some(jdir), journal);
+    let rb = roll_back(root, Some(jdir), journal, journal.entries.len());
     if !rb.failures.is_empty() {
         let _ = audit::append(
             &state.audit_log(),
@@ -220,10 +220,25 @@ pub(crate) struct RolledBack {
 }
 
 /// Puts every path of `journal` back to its old state where it holds the new one.
-pub(crate) fn roll_back(root: &Dir, jdir: Option<&Dir>, journal: &Journal) -> RolledBack {
+/// Only the first `touched` entries may have been renamed (a recovery, which cannot know,
+/// passes them all); the others only lose their staged file, whatever their path holds now.
+pub(crate) fn roll_back(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    journal: &Journal,
+    touched: usize,
+) -> RolledBack {
     let mut out = RolledBack::default();
-    for entry in journal.entries.iter().rev() {
-        match roll_back_entry(root, jdir, entry) {
+    for (i, entry) in journal.entries.iter().enumerate().rev() {
+        // Named after the transaction, so that a rollback interrupted mid-restore leaves
+        // nothing the next one cannot find and remove.
+        let tmp = format!(".apply-patch-{}-{i}.restore.tmp", journal.id);
+        let result = if i < touched {
+            roll_back_entry(root, jdir, entry, &tmp)
+        } else {
+            remove_staged(root, entry, &tmp).map(|_| Outcome::Unchanged)
+        };
+        match result {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Restored) => out.restored.push(entry.path.clone()),
             Ok(Outcome::Conflict) => out.conflicts.push(entry.path.clone()),
@@ -249,16 +264,32 @@ enum Outcome {
     Conflict,
 }
 
-fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outcome, Error> {
+/// Removes the staged file and the restore temporary of `entry`, if there.
+fn remove_staged(root: &Dir, entry: &Entry, tmp: &str) -> Result<journal::Located, Error> {
     let path = entry.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     let located = journal::locate(root, path)?;
-    if let (Some(dir), Some(stage)) = (&located.parent, &entry.stage) {
-        match dir.unlink(stage.as_bytes()) {
-            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
-            _ => {}
+    if let Some(dir) = &located.parent {
+        for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
+            match dir.unlink(name.as_bytes()) {
+                Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
+                    return Err(Error::io(path, "cannot remove the staged content of", &e))
+                }
+                _ => {}
+            }
         }
     }
+    Ok(located)
+}
+
+fn roll_back_entry(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    entry: &Entry,
+    tmp: &str,
+) -> Result<Outcome, Error> {
+    let path = entry.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let located = remove_staged(root, entry, tmp)?;
     let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
     if now == entry.before {
         return Ok(Outcome::Unchanged);
@@ -266,6 +297,20 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
     if now != entry.after {
         return Ok(Outcome::Conflict);
     }
+    restore_old(root, jdir, &located, entry, tmp)?;
+    Ok(Outcome::Restored)
+}
+
+/// Puts `entry`'s old state back at a path that holds its new state.
+fn restore_old(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    located: &journal::Located,
+    entry: &Entry,
+    tmp: &str,
+) -> Result<(), Error> {
+    let path = entry.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     match &entry.before {
         State::Missing => {
             let dir = located
@@ -283,14 +328,12 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
                 )
                 .with_path(path)
             })?;
-            let dir = journal::open_or_create_parent(root, &located, path)?;
-            restore_backup(jdir, backup, sha256, &dir, &located.name, path)?;
+            let dir = journal::open_or_create_parent(root, located, path)?;
+            restore_backup(jdir, backup, sha256, &dir, &located.name, tmp, path)?;
             dir.sync().map_err(io)?;
         }
         State::Symlink { target } => {
-            let dir = journal::open_or_create_parent(root, &located, path)?;
-            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
-            let _ = dir.unlink(tmp.as_bytes());
+            let dir = journal::open_or_create_parent(root, located, path)?;
             dir.symlink(target, tmp.as_bytes()).map_err(io)?;
             dir.rename(tmp.as_bytes(), &dir, &located.name)
                 .map_err(io)?;
@@ -304,7 +347,7 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
             .with_path(path))
         }
     }
-    Ok(Outcome::Restored)
+    Ok(())
 }
 
 /// Puts the backup `backup` (checked against `sha256`) back as `name` in `dir`: a rename, or
@@ -315,6 +358,7 @@ fn restore_backup(
     sha256: &str,
     dir: &Dir,
     name: &[u8],
+    tmp: &str,
     path: &str,
 ) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
@@ -328,8 +372,6 @@ fn restore_backup(
     }
     match jdir.rename(backup.as_bytes(), dir, name) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
-            let _ = dir.unlink(tmp.as_bytes());
             let mut file = dir.create_file(tmp.as_bytes(), 0o600).map_err(io)?;
             file.write_all(&bytes).map_err(io)?;
             dirfd::fchmod(&file, st.mode).map_err(io)?;
@@ -347,7 +389,7 @@ pub(crate) fn roll_back_failed_commit(
     journal: &mut Journal,
     jdir: &Dir,
     jpath: &Path,
-    err: Error,
+    (err, renamed): (Error, usize),
 ) -> Error {
     if journal.phase == Phase::Committed {
         // The mark may be on disk although its folder sync failed: say "prepared" again so
@@ -355,7 +397,7 @@ pub(crate) fn roll_back_failed_commit(
         journal.phase = Phase::Prepared;
         let _ = journal.write(jdir, jpath);
     }
-    let rb = roll_back(root, Some(jdir), journal);
+    let rb = roll_back(root, Some(jdir), journal, renamed);
     if rb.failures.is_empty() && rb.conflicts.is_empty() {
         let _ = audit::append(
             &state.audit_log(),

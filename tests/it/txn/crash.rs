@@ -63,9 +63,9 @@ fn many_change(root: &Path) -> Vec<Change> {
         .collect()
 }
 
-/// Starts the child on the many-file tree with `commit:<k>:pause`, waits until it reports the
-/// pause, and SIGKILLs it there.
-fn kill_during_pause(root: &Path, k: usize) {
+/// Starts the child on the many-file tree with `commit:<k>:pause` and returns it once it
+/// reports the pause (it then sleeps 30 s holding the lock).
+fn paused_child(root: &Path, k: usize) -> std::process::Child {
     use std::io::{BufRead, BufReader};
     let exe = std::env::current_exe().expect("test binary");
     let mut child = Command::new(exe)
@@ -89,8 +89,36 @@ fn kill_during_pause(root: &Path, k: usize) {
         .map_while(Result::ok)
         .any(|l| l.contains(":pause at "));
     assert!(paused, "the child reached the failpoint");
+    child
+}
+
+/// [`paused_child`], SIGKILLed at its pause.
+fn kill_during_pause(root: &Path, k: usize) {
+    let mut child = paused_child(root, k);
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
+}
+
+#[test]
+fn a_commit_while_another_process_commits_is_busy_and_the_killed_one_is_recovered() {
+    let (_tmp, root) = many_repo();
+    let old = tree(&root);
+    let mut child = paused_child(&root, 1 + MANY + 10);
+    let mut o = opts(&root, None);
+    o.lock_wait = std::time::Duration::from_millis(300);
+    let change = Change {
+        path: "d0/f0.txt".into(),
+        before: snap(&root, "d0/f0.txt"),
+        after: file(b"mine\n"),
+    };
+    let err = txn::commit(&o, vec![change], &AuditRecord::default()).expect_err("busy");
+    assert_eq!(err.code, ErrorCode::Busy);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    // The kernel dropped the dead process's lock: the next run gets it and recovers.
+    let report = txn::recover(&root).expect("recover");
+    assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
+    assert_eq!(tree(&root), old);
 }
 
 /// Runs the child on `root` with `commit:<k>:abort`; true when it crashed.
@@ -327,4 +355,79 @@ fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journ
         std::fs::read(root.join("gone/d.txt")).expect("restored"),
         b"dee\n"
     );
+}
+
+#[test]
+fn a_patch_planned_against_a_crashed_tree_is_stale_with_a_hint_to_run_again() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed after the renames");
+    // Planned while a.txt still holds the crashed transaction's new content.
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"mine\n"),
+    };
+    let err =
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect_err("stale");
+    assert_eq!(err.code, ErrorCode::StaleFile);
+    assert!(
+        err.hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("run the command again"),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\ntwo\n",
+        "recovered to old"
+    );
+}
+
+#[test]
+fn an_edit_made_during_the_commit_is_caught_before_its_rename_and_kept() {
+    use std::io::{BufRead, BufReader, Read};
+    let (_tmp, root) = repo();
+    let old = tree(&root);
+    let exe = std::env::current_exe().expect("test binary");
+    // Step 7 is the first backup: everything is checked and staged, nothing renamed yet.
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "txn::crash::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, &root)
+        .env("APPLY_PATCH_FAILPOINT", "commit:7:pause")
+        .env("APPLY_PATCH_FAILPOINT_PAUSE_MS", "1500")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+    let mut line = String::new();
+    while !line.contains(":pause at ") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("read") > 0,
+            "the child reached the failpoint"
+        );
+    }
+    // Another program edits a file the commit will replace (its 4th rename).
+    write(&root, "old/c.txt", b"edited during the commit\n");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("read the rest");
+    let status = child.wait().expect("reap");
+    assert!(!status.success());
+    assert!(
+        rest.contains("StaleFile") && rest.contains("while the patch was being committed"),
+        "{rest}"
+    );
+    // The three files already renamed are back; the edit is kept; nothing is left over.
+    let mut expected = old;
+    expected.insert("old/c.txt".into(), "644 edited during the commit\n".into());
+    assert_eq!(tree(&root), expected);
+    assert!(!root.join(".git/apply-patch/journal").exists());
 }
