@@ -7,7 +7,7 @@
 //! Pure; no I/O.
 
 use crate::locate::{Piece, Placement};
-use crate::text::{Ending, Text, BOM};
+use crate::text::{Ending, Text, TextLine, BOM};
 
 /// Build the new content of a file. `placements` must be sorted by `start` and must not
 /// overlap (the locator guarantees both; pure insertions at one point keep their order).
@@ -21,9 +21,7 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
     let mut final_newline = text.ends_with_newline();
     for p in placements {
         let start = p.start.min(lines.len());
-        for line in &lines[cursor.min(start)..start] {
-            out.push(line.content, line.ending);
-        }
+        out.push_run(&lines[cursor.min(start)..start]);
         if p.already_applied {
             cursor = cursor.max(start);
             continue;
@@ -58,9 +56,7 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
         }
         cursor = cursor.max(start + p.old_len);
     }
-    for line in lines.get(cursor..).unwrap_or(&[]) {
-        out.push(line.content, line.ending);
-    }
+    out.push_run(lines.get(cursor..).unwrap_or(&[]));
     out.finish(final_newline)
 }
 
@@ -122,6 +118,30 @@ impl<'t, 'x> Writer<'t, 'x> {
         }
         self.pending = Some((content, ending));
         self.last_ending = Some(ending);
+    }
+
+    /// Untouched lines, in bulk: all but the last of them are followed by another line, so
+    /// their own endings are final (only a file's last line lacks one).
+    fn push_run(&mut self, run: &'x [TextLine<'t>]) {
+        let Some((last, body)) = run.split_last() else {
+            return;
+        };
+        if !body.is_empty() {
+            if let Some((c, e)) = self.pending.take() {
+                self.write(c, e, true);
+            }
+            for line in body {
+                match line.ending {
+                    Ending::None => self.write(line.content, line.ending, true),
+                    e => {
+                        self.bytes.extend_from_slice(line.content);
+                        self.bytes.extend_from_slice(e.as_bytes());
+                        self.previous = Some(e);
+                    }
+                }
+            }
+        }
+        self.push(last.content, last.ending);
     }
 
     /// Every line but the last gets a real ending (a line that lost its place as the last

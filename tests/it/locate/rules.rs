@@ -180,3 +180,14 @@ fn a_bom_in_the_patch_is_not_part_of_line_one() {
     assert_eq!(placed[0].level, Level::Exact);
     assert_eq!(bytes, "\u{FEFF}one\nsecond\n".as_bytes());
 }
+
+#[test]
+fn readme_rebase_example_holds() {
+    let file = "fn f() {\n\tif x {\n\t\ty();\n\t}\n";
+    let got = apply(
+        file,
+        &["@@ fn f() {\n if x {\n-    y();\n+    z();"],
+        Format::Agent,
+    );
+    assert_eq!(got.expect("level 3"), "fn f() {\n\tif x {\n\t\tz();\n\t}\n");
+}
