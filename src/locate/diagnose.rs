@@ -248,10 +248,19 @@ fn unicode(exp: &[u8], act: &[u8]) -> String {
             '\u{200B}'..='\u{200D}' | '\u{FEFF}' => "an invisible zero-width character",
             _ => "a Unicode space",
         };
-        format!("{kind} {c} (U+{:04X})", c as u32)
+        // Spaces and zero-width characters are invisible: name them by code point only.
+        let glyph = match c {
+            '\u{2018}'..='\u{201F}' | '\u{2032}' | '\u{2033}' | '\u{2010}'..='\u{2015}' => {
+                format!("{c} ")
+            }
+            '\u{2212}' | '\u{2026}' => format!("{c} "),
+            _ => String::new(),
+        };
+        format!("{kind} {glyph}(U+{:04X})", c as u32)
     };
     let plain = |c: char| -> String {
         match fold_char(c) {
+            Fold::To(" ") => "a plain space".to_string(),
             Fold::To(s) => format!("`{s}`"),
             _ => "nothing".to_string(),
         }

@@ -208,3 +208,43 @@ fn line_range_refusals() {
     };
     snapshot("insert_past_end", refuse_edit(file, &[past]));
 }
+
+#[test]
+fn end_of_file_not_found_compares_the_end() {
+    let file = "a\nb\nc\n";
+    snapshot(
+        "end_of_file_not_found",
+        refuse(
+            file,
+            &["-a\n+z\n*** End of File"],
+            Format::Agent,
+            &LocateOptions::default(),
+        ),
+    );
+}
+
+#[test]
+fn context_not_found_names_trailing_whitespace_and_nbsp() {
+    let opts = LocateOptions {
+        bytes_only: true,
+        ..LocateOptions::default()
+    };
+    snapshot(
+        "context_not_found_trailing_whitespace",
+        refuse(
+            "keep\nx = 1;  \n",
+            &[" keep\n-x = 1;\n+x = 2;"],
+            Format::Unified,
+            &opts,
+        ),
+    );
+    snapshot(
+        "context_not_found_nbsp",
+        refuse(
+            "keep\nx\u{00A0}= 1;\n",
+            &[" keep\n-x = 1;\n+x = 2;"],
+            Format::Unified,
+            &opts,
+        ),
+    );
+}
