@@ -217,9 +217,7 @@ impl Ctx<'_> {
         });
         match (kind, self.lang.family()) {
             (Kind::Tag, Family::Markup) => Ok(self.element(line, matched)),
-            (Kind::Tag, _) if matches!(self.lang, Lang::Jsx | Lang::Tsx) => {
-                Ok(self.element(line, matched))
-            }
+            (Kind::Tag, _) if self.lang.has_jsx() => Ok(self.element(line, matched)),
             (Kind::Tag, _) => unsupported,
             (Kind::Function, _) if matches!(self.lang, Lang::Yaml | Lang::Css | Lang::Json) => {
                 unsupported

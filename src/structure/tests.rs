@@ -145,6 +145,14 @@ fn jsx_text_and_expressions() {
         Lang::Jsx,
     );
     balanced("const ok = a < b && c > d;\n", Lang::Tsx);
+    balanced(
+        "const el = <p>It's {n > 1 ? 'many' : 'one'}</p>;\nconst lt = a < b;\n",
+        Lang::JavaScript,
+    );
+    balanced(
+        "const n = <number>x; if (a < b) { f(); }\n",
+        Lang::TypeScript,
+    );
     let (_, _, found, open) = at("const x = <div><span></div>;\n", Lang::Tsx);
     assert_eq!(found, "</div>");
     assert_eq!(open, Some(("<span>".to_string(), 1, 16)));

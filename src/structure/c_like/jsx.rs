@@ -1,18 +1,17 @@
-//! JSX inside JavaScript (`.jsx`, `.tsx`): elements are recorded as tags, their text and
+//! JSX inside JavaScript (`.js`, `.jsx`, `.tsx`): elements are recorded as tags, their text and
 //! attribute strings blanked, their `{…}` expressions lexed as code.
 //!
 //! Stage: structure signals, part of the brace lexer. Pure; only reached where an expression
 //! may start, so `a < b` stays a comparison.
 
 use super::{Lexer, Prev, MAX_NESTING};
-use crate::structure::lang::Lang;
 use crate::structure::scan::{is_ident, Tag, TagKind};
 
 /// JSX: elements inside JavaScript, only in `.jsx`/`.tsx` and only where an expression may
 /// start (so `a < b` stays a comparison).
 impl Lexer<'_, '_> {
     pub(super) fn jsx_starts(&self) -> bool {
-        if !matches!(self.lang, Lang::Jsx | Lang::Tsx) || !self.prev.expression_may_start() {
+        if !self.lang.has_jsx() || !self.prev.expression_may_start() {
             return false;
         }
         let next = self.at(self.pos + 1);
