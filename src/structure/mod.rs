@@ -117,8 +117,11 @@ impl std::fmt::Display for Problem {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Balance {
+    /// Every bracket, tag, string and comment that opens also closes, in order.
     Balanced,
+    /// The first problem, in reading order.
     Unbalanced { problem: Problem },
+    /// The text was not looked at: unknown language, too large, binary, too deeply nested.
     NotChecked { reason: String },
 }
 
