@@ -7,10 +7,10 @@
 //! are heuristics for a warning (`unbalanced_edit`) and for showing context, never a parse:
 //! they must not refuse anything on their own.
 //!
-//! How: one lexer per language family ([`c_like`], [`python`], [`shell`], [`markup`],
-//! [`yaml`]) turns the text into a *mask* — strings and comments blanked, offsets kept — plus
-//! markup tags and the first unclosed string or comment; one matcher ([`balance`]) matches
-//! brackets and tags over it; [`range`](mod@range) and [`indent`] find enclosing ranges.
+//! How: one lexer per language family (`c_like`, `python`, `shell`, `markup`, `yaml`) turns
+//! the text into a *mask* — strings and comments blanked, offsets kept — plus markup tags and
+//! the first unclosed string or comment; one matcher (`balance`) matches brackets and tags
+//! over it; `range` and `indent` find enclosing ranges.
 
 mod balance;
 mod c_like;
