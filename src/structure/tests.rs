@@ -364,3 +364,17 @@ fn crlf_texts_and_scripts_inside_markup() {
     assert_eq!(lines(cs, 6, None, Lang::CSharp), (5, 7, Kind::Function));
     assert_eq!(lines(cs, 4, None, Lang::CSharp), (3, 8, Kind::Block));
 }
+
+#[test]
+fn a_missing_brace_is_located_by_indentation() {
+    let text = "fn a() {\n    if x {\n        f();\n}\n\nfn b() {\n}\n";
+    let p = problem(text, Lang::Rust);
+    assert_eq!(p.open.as_ref().map(|o| o.line), Some(1));
+    assert_eq!(
+        p.hint.as_deref(),
+        Some("a `}` may be missing before line 4: the `}` there closes the `{` of line 2, which is indented differently")
+    );
+    // Allman and K&R styles, and closers after other code, raise no suspicion.
+    let p = problem("fn a()\n{\n    g(|| {\n        h();\n    });\n", Lang::Rust);
+    assert_eq!(p.hint, None);
+}
