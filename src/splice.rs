@@ -11,16 +11,18 @@ use crate::text::{Ending, Text, BOM};
 
 /// Build the new content of a file. `placements` must be sorted by `start` and must not
 /// overlap (the locator guarantees both; pure insertions at one point keep their order).
+///
+/// Streams straight into the output buffer, sized up front, so a large file costs its input
+/// and its output and nothing per line in between.
 pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
     let lines = &text.lines;
-    // (content, ending) of the result; `Ending::None` here means "not decided yet".
-    let mut out: Vec<(&[u8], Ending)> = Vec::with_capacity(lines.len());
+    let mut out = Writer::new(text, output_size(text, placements));
     let mut cursor = 0;
     let mut final_newline = text.ends_with_newline();
     for p in placements {
         let start = p.start.min(lines.len());
         for line in &lines[cursor.min(start)..start] {
-            out.push((line.content, line.ending));
+            out.push(line.content, line.ending);
         }
         if p.already_applied {
             cursor = cursor.max(start);
@@ -34,7 +36,7 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
             match piece {
                 Piece::Keep(i) => {
                     if let Some(line) = lines.get(*i) {
-                        out.push((line.content, line.ending));
+                        out.push(line.content, line.ending);
                     }
                 }
                 Piece::Insert {
@@ -45,46 +47,104 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
                         .and_then(|i| lines.get(i))
                         .map(|l| l.ending)
                         .filter(|e| *e != Ending::None);
-                    let above = out.last().map(|l| l.1).filter(|e| *e != Ending::None);
+                    let above = out.last_ending.filter(|e| *e != Ending::None);
                     let ending = replaced.or(above).or(below).unwrap_or(Ending::Lf);
-                    out.push((new.as_slice(), ending));
+                    out.push(new.as_slice(), ending);
                 }
             }
         }
         if let Some(decided) = p.final_newline {
             final_newline = decided;
         }
-        cursor = start + p.old_len;
+        cursor = cursor.max(start + p.old_len);
     }
     for line in lines.get(cursor..).unwrap_or(&[]) {
-        out.push((line.content, line.ending));
+        out.push(line.content, line.ending);
     }
-    assemble(text.bom, &out, final_newline, text.dominant_ending())
+    out.finish(final_newline)
 }
 
-/// Join lines, giving every line but the last a real ending (a line that lost its place as
-/// the last one takes the ending of the line above, else the file's dominant one) and the
-/// last one an ending exactly when `final_newline`.
-fn assemble(bom: bool, out: &[(&[u8], Ending)], final_newline: bool, dominant: Ending) -> Vec<u8> {
-    let size: usize = out.iter().map(|(c, _)| c.len() + 2).sum();
-    let mut bytes = Vec::with_capacity(size + BOM.len());
-    if bom {
-        bytes.extend_from_slice(BOM);
-    }
-    let mut previous = None;
-    for (i, (content, ending)) in out.iter().enumerate() {
-        bytes.extend_from_slice(content);
-        let real = match ending {
-            Ending::None => previous.unwrap_or(dominant),
-            e => *e,
-        };
-        let is_last = i + 1 == out.len();
-        if !is_last || final_newline {
-            bytes.extend_from_slice(real.as_bytes());
+/// An upper bound of the result's size: the file plus every inserted line with a CRLF.
+fn output_size(text: &Text<'_>, placements: &[Placement]) -> usize {
+    let file: usize = text
+        .lines
+        .iter()
+        .map(|l| l.content.len() + l.ending.as_bytes().len())
+        .sum();
+    let inserted: usize = placements
+        .iter()
+        .flat_map(|p| &p.pieces)
+        .map(|piece| match piece {
+            Piece::Insert { text, .. } => text.len() + 2,
+            Piece::Keep(_) => 0,
+        })
+        .sum();
+    // A last line that gains an ending, and the BOM.
+    file + inserted + 2 + BOM.len()
+}
+
+/// Writes lines one behind: a line's ending is only known once it is known whether it is
+/// the last one.
+struct Writer<'t, 'x> {
+    text: &'x Text<'t>,
+    bytes: Vec<u8>,
+    /// The line pushed last, not written yet; `Ending::None` means "not decided yet".
+    pending: Option<(&'x [u8], Ending)>,
+    /// The ending recorded for the line pushed last (the "line above" of SPEC §6).
+    last_ending: Option<Ending>,
+    /// The real ending of the last written line.
+    previous: Option<Ending>,
+}
+
+impl<'t, 'x> Writer<'t, 'x> {
+    fn new(text: &'x Text<'t>, capacity: usize) -> Self {
+        let mut bytes = Vec::with_capacity(capacity);
+        if text.bom {
+            bytes.extend_from_slice(BOM);
         }
-        previous = Some(real);
+        Writer {
+            text,
+            bytes,
+            pending: None,
+            last_ending: None,
+            previous: None,
+        }
     }
-    bytes
+
+    fn push(&mut self, mut content: &'x [u8], ending: Ending) {
+        // The file's BOM is written once, before line 1: a BOM that a patch line carries
+        // into line 1 (a diff shows it there) is not written a second time.
+        if self.text.bom && self.previous.is_none() && self.pending.is_none() {
+            content = content.strip_prefix(BOM).unwrap_or(content);
+        }
+        if let Some((c, e)) = self.pending.take() {
+            self.write(c, e, true);
+        }
+        self.pending = Some((content, ending));
+        self.last_ending = Some(ending);
+    }
+
+    /// Every line but the last gets a real ending (a line that lost its place as the last
+    /// one takes the ending of the line above, else the file's dominant one).
+    fn write(&mut self, content: &[u8], ending: Ending, with_ending: bool) {
+        self.bytes.extend_from_slice(content);
+        let real = match ending {
+            Ending::None => self.previous.unwrap_or_else(|| self.text.dominant_ending()),
+            e => e,
+        };
+        if with_ending {
+            self.bytes.extend_from_slice(real.as_bytes());
+        }
+        self.previous = Some(real);
+    }
+
+    /// The last line ends in a newline exactly when `final_newline`.
+    fn finish(mut self, final_newline: bool) -> Vec<u8> {
+        if let Some((c, e)) = self.pending.take() {
+            self.write(c, e, final_newline);
+        }
+        self.bytes
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +208,13 @@ mod tests {
         let text = Text::parse(b"\xEF\xBB\xBFkeep\r\nold\nkeep2");
         let p = placement(1, 1, vec![Piece::Keep(1), insert("new", None)]);
         assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFkeep\r\nold\nnew\nkeep2");
+    }
+
+    #[test]
+    fn a_bom_is_written_once() {
+        let text = Text::parse(b"\xEF\xBB\xBFa\nb\n");
+        let p = placement(0, 1, vec![insert("\u{FEFF}x", Some(0))]);
+        assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFx\nb\n");
     }
 
     #[test]

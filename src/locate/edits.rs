@@ -11,7 +11,7 @@ use crate::text::Text;
 use super::diagnose::{self, lossy};
 use super::hunks::ambiguous_error;
 use super::ladder::{fold_quotes, trim};
-use super::reindent::{self, Rebase};
+use super::reindent::{self, Rebase, Unit};
 use super::search::{FileView, Pattern};
 use super::{Level, LocateError, LocateOptions, Piece, Placement};
 
@@ -29,10 +29,13 @@ pub(crate) fn locate_edits(
     let mut view = FileView::new(&lines);
     let mut placements = Vec::new();
     let mut appended: Option<(usize, String)> = None;
+    let mut flat: Option<Flat> = None;
     for (index, edit) in edits.iter().enumerate() {
         match edit {
             Edit::Replace { old, new, all } => {
-                placements.extend(replace(text, &mut view, index, old, new, *all, opts)?);
+                // The flat copy of the file is made once, for the first `replace`.
+                let flat = flat.get_or_insert_with(|| Flat::new(text));
+                placements.extend(replace(flat, &mut view, index, old, new, *all, opts)?);
             }
             Edit::LineRange {
                 start,
@@ -156,7 +159,7 @@ impl Flat {
 }
 
 fn replace(
-    text: &Text<'_>,
+    flat: &Flat,
     view: &mut FileView<'_>,
     index: usize,
     old: &str,
@@ -166,13 +169,12 @@ fn replace(
 ) -> Result<Vec<Placement>, LocateError> {
     let old = old.replace("\r\n", "\n");
     let new = new.replace("\r\n", "\n");
-    let flat = Flat::new(text);
     if !old.is_empty() {
         let found = flat.find_all(old.as_bytes(), all);
         match found.len() {
             0 => {}
-            1 => return Ok(substring_placements(&flat, &found, old.len(), &new, index)),
-            _ if all => return Ok(substring_placements(&flat, &found, old.len(), &new, index)),
+            1 => return Ok(substring_placements(flat, &found, old.len(), &new, index)),
+            _ if all => return Ok(substring_placements(flat, &found, old.len(), &new, index)),
             _ => {
                 let lines: Vec<usize> = found.iter().map(|&p| flat.line_of(p)).collect();
                 let first: Vec<&[u8]> = split_lines(&old).iter().map(|l| l.as_bytes()).collect();
@@ -289,9 +291,13 @@ fn replace_lines(
                     ))
                 }
             };
+            // The file's indentation unit, once for every match (levels 3 and 4 re-base).
+            let unit = (level >= Level::Whitespace)
+                .then(|| reindent::unit_of(view.lines.iter().copied()))
+                .flatten();
             return Ok(starts
                 .into_iter()
-                .map(|s| line_placement(view, index, s, &expected, &new_lines, level))
+                .map(|s| line_placement(view, index, s, &expected, &new_lines, level, unit))
                 .collect());
         }
     }
@@ -343,12 +349,12 @@ fn line_placement(
     old: &[&[u8]],
     new: &[&str],
     level: Level,
+    unit: Option<Unit>,
 ) -> Placement {
     let m = old.len();
     let new_bytes: Vec<&[u8]> = new.iter().map(|l| l.as_bytes()).collect();
     let rebase = (level >= Level::Whitespace)
         .then(|| {
-            let unit = reindent::unit_of(view.lines.iter().copied());
             let patch: Vec<&[u8]> = old.iter().chain(&new_bytes).copied().collect();
             Rebase::new(old, &view.lines[s..s + m], &patch, unit)
         })

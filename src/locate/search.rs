@@ -31,7 +31,14 @@ pub(crate) struct Pattern<'p> {
 }
 
 impl<'p> Pattern<'p> {
-    pub fn new(lines: Vec<&'p [u8]>) -> Self {
+    /// A pattern of lines. A leading BOM is dropped from each: a BOM is never part of a
+    /// line (a diff of a file with a BOM shows it at the start of line 1).
+    pub fn new(mut lines: Vec<&'p [u8]>) -> Self {
+        for line in &mut lines {
+            if let Some(rest) = line.strip_prefix(crate::text::BOM) {
+                *line = rest;
+            }
+        }
         Pattern {
             lines,
             keys: Default::default(),
@@ -112,7 +119,7 @@ impl<'f> FileView<'f> {
         let from = hint.saturating_sub(window).max(lo);
         let to = hint.saturating_add(window).min(last);
         (from..=to)
-            .filter(|&s| from <= to && self.matches_at(pat, level, s))
+            .filter(|&s| self.matches_at(pat, level, s))
             .collect()
     }
 

@@ -171,3 +171,12 @@ fn empty_file_takes_insertions_only() {
     let err = apply("", &["-a\n+b"], Format::Agent).expect_err("nothing to find");
     assert!(matches!(err, LocateError::ContextNotFound { .. }));
 }
+
+#[test]
+fn a_bom_in_the_patch_is_not_part_of_line_one() {
+    let file = "\u{FEFF}first\nsecond\n";
+    let h = hunk("-\u{FEFF}first\n+\u{FEFF}one\n second");
+    let (bytes, placed) = run(file.as_bytes(), &[h], Format::Unified, &opts()).expect("exact");
+    assert_eq!(placed[0].level, Level::Exact);
+    assert_eq!(bytes, "\u{FEFF}one\nsecond\n".as_bytes());
+}
