@@ -1,3 +1,6 @@
+//! Unit tests of binary patches: git deltas built by hand and by git, base85 and zlib
+//! sections, and no-panic properties.
+
 use super::*;
 use crate::model::Body;
 use crate::parse::{unified, ParseOptions};
