@@ -203,10 +203,13 @@ fn check_no_stray_lines(cur: &Cursor<'_>) -> Result<(), ParseError> {
 
 fn finish_path(line: RawLine<'_>, raw: &[u8], strip: usize) -> Result<String, ParseError> {
     paths::finish(raw, strip).map_err(|m| {
-        let hint = if m.contains("strip") {
-            "pass a smaller -p"
-        } else {
+        let prefixed = raw.starts_with(b"a/") || raw.starts_with(b"b/");
+        let hint = if !m.contains("strip") {
             "the patch must name files by UTF-8 paths"
+        } else if strip == 1 && !prefixed {
+            "the names have no a/ and b/ prefixes (git diff --no-prefix?): pass -p0"
+        } else {
+            "pass a smaller -p"
         };
         with_hint(line.error(m), hint)
     })
