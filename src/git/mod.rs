@@ -20,7 +20,9 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+mod check;
 mod discover;
+pub mod flow;
 mod hooks;
 mod index;
 pub mod series;
@@ -28,6 +30,7 @@ mod stage;
 mod threeway;
 
 pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
+pub use check::{check_patches, CheckReport, PatchCheck};
 pub use discover::Repo;
 pub use hooks::PlanHooks;
 pub use index::{IndexEntry, IndexRequirement};

@@ -138,6 +138,12 @@ impl LockedIndex {
         Ok(entry_of(&self.file, &repo.repo_path(rel)?))
     }
 
+    /// Does the locked index hold entries below root-relative `rel` (a directory)?
+    pub fn is_dir(&self, repo: &Repo, rel: &str) -> Result<bool, Error> {
+        let repo_path = repo.repo_path(rel)?;
+        Ok(self.file.path_is_directory(Repo::bstr(&repo_path)))
+    }
+
     /// [`Repo::check_index_matches`] against the locked index.
     pub fn check_matches(
         &self,
