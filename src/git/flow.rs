@@ -426,11 +426,23 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
     let mut warnings = apply::txn_warnings(committed.recovered);
     warnings.extend(apply::txn_warnings(committed.warnings));
     if let Some(lock) = lock {
-        if let Err(e) = lock.commit() {
+        if let Err(e) = index_failpoint().and_then(|()| lock.commit()) {
             return index_failed(tree.path(), &committed.id, e, planned);
         }
     }
     conclude(planned, false, warnings)
+}
+
+/// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index write after a committed work tree
+/// fail (tests of the rollback; the transaction's own failpoints are `commit:…`).
+fn index_failpoint() -> Result<(), Error> {
+    match std::env::var("APPLY_PATCH_FAILPOINT") {
+        Ok(v) if v.trim() == "git-index:fail" => Err(Error::new(
+            ErrorCode::IoError,
+            "cannot replace the git index: failpoint git-index:fail",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What `--index` requires of every changed path.

@@ -1292,3 +1292,103 @@ fn check_patches_checks_series_against_the_staged_tree() {
         "changed everything\n"
     );
 }
+
+impl Scratch {
+    /// As [`Scratch::apply_patch`] with one more environment variable.
+    pub fn apply_patch_env(&self, args: &[&str], patch: &str, key: &str, value: &str) -> Run {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.home.join("state"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home.join("gitconfig"))
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env(key, value)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("apply-patch runs");
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(patch.as_bytes())
+            .expect("the patch is written");
+        let out = child.wait_with_output().expect("apply-patch finishes");
+        Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn index_and_work_tree_fail_together() {
+    let s = Scratch::new(&[]);
+    base_files(&s);
+    let diff = git_diff(&s, &many_changes);
+    let before = s.state();
+    // The work tree fails: the index is untouched (and the work tree rolled back).
+    let run = s.apply_patch_env(
+        &["--index"],
+        &diff,
+        "APPLY_PATCH_FAILPOINT",
+        "commit:3:fail",
+    );
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(s.state(), before);
+    assert!(!s.dir.join(".git/index.lock").exists());
+    // The index fails after the work tree was written: the work tree is rolled back.
+    let run = s.apply_patch_env(
+        &["--index", "--json"],
+        &diff,
+        "APPLY_PATCH_FAILPOINT",
+        "git-index:fail",
+    );
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rolled back"),
+        "{report}"
+    );
+    assert_eq!(s.state(), before);
+    assert!(!s.dir.join(".git/index.lock").exists());
+    // And without a failure both change.
+    let run = s.apply_patch(&["--index"], &diff);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_ne!(s.state(), before);
+    assert_eq!(s.git(&["diff"]), "");
+}
+
+#[test]
+fn cached_three_way_matches_git_apply_cached_three_way() {
+    let diff = {
+        let t = Scratch::new(&[]);
+        numbered(&t);
+        git_diff(&t, &|t: &Scratch| {
+            let text = std::fs::read_to_string(t.dir.join("a.txt")).unwrap();
+            t.write("a.txt", &text.replace("8\n", "eight\n"));
+        })
+    };
+    let (ours, theirs) = twins(&|s: &Scratch| {
+        numbered(s);
+        let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+        s.write("a.txt", &text.replace("5\n", "five\n"));
+        s.git(&["add", "a.txt"]);
+        s.write("a.txt", "unstaged\n");
+    });
+    let run = ours.apply_patch(&["--3way", "--cached"], &diff);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(theirs.git_apply(&["--3way", "--cached"], &diff), 0);
+    assert_eq!(ours.state(), theirs.state());
+    assert_eq!(ours.git(&["show", ":a.txt"]).lines().nth(7), Some("eight"));
+}
