@@ -5,5 +5,8 @@ mod conformance;
 mod git;
 mod locate;
 mod parse_agent;
+mod parse_unified;
+mod roundtrip;
+mod structure;
 mod txn;
 mod util;
