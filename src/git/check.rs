@@ -64,7 +64,9 @@ impl CheckReport {
                 (None, _) => out.push_str(&format!("ok    {}\n", p.patch)),
                 (Some(e), true) => out.push_str(&format!("skip  {}: {}\n", p.patch, e.message)),
                 (Some(e), false) => {
-                    out.push_str(&format!("FAIL  {}: {}: {}\n", p.patch, e.code, e.message))
+                    // One line per patch: the message's first line (details are in --json).
+                    let first = e.message.lines().next().unwrap_or("");
+                    out.push_str(&format!("FAIL  {}: {}: {first}\n", p.patch, e.code))
                 }
             }
             for w in &p.warnings {
@@ -75,14 +77,27 @@ impl CheckReport {
                 ));
             }
         }
-        let failing = self.patches.iter().filter(|p| !p.ok).count();
+        let failing = self.patches.iter().filter(|p| !p.ok && !p.skipped).count();
+        let skipped = self.patches.iter().filter(|p| p.skipped).count();
         out.push_str(&format!(
-            "{} patch{} checked, {} do{} not apply to the staged tree\n",
+            "{} patch{} checked against the staged tree: {} appl{}, {} do{} not",
             self.patches.len(),
             if self.patches.len() == 1 { "" } else { "es" },
+            self.patches.len() - failing - skipped,
+            if self.patches.len() - failing - skipped == 1 {
+                "ies"
+            } else {
+                "y"
+            },
             failing,
             if failing == 1 { "es" } else { "" }
         ));
+        if skipped > 0 {
+            out.push_str(&format!(
+                ", {skipped} not checked after a failure in their series"
+            ));
+        }
+        out.push('\n');
         out
     }
 

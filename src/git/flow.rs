@@ -381,6 +381,21 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
         Some(Err(e)) => return failure(e),
         None => None,
     };
+    // Named paths first, so an unstaged edit is reported as such rather than as a hunk that
+    // does not fit; the planned changes are checked again below (symlinks resolved).
+    if opts.index {
+        let named = match patch_requirements(&patch, tree.path()) {
+            Ok(r) => r,
+            Err(e) => return failure(e),
+        };
+        let checked = match &lock {
+            Some(lock) => lock.check_matches(repo, &named),
+            None => repo.check_index_matches(&named),
+        };
+        if let Err(e) = checked {
+            return failure(e);
+        }
+    }
     let make = |bases: &BTreeMap<String, Base>| {
         let git_tree = GitTree {
             inner: tree,
@@ -443,6 +458,34 @@ fn index_failpoint() -> Result<(), Error> {
         )),
         _ => Ok(()),
     }
+}
+
+/// What `--index` requires of the paths a patch names: sources tracked and clean,
+/// destinations of adds, renames and copies untracked.
+fn patch_requirements(patch: &PatchSet<'_>, root: &Path) -> Result<Vec<IndexRequirement>, Error> {
+    let mut out = Vec::new();
+    let cd = patch.cd.as_deref();
+    for fp in &patch.files {
+        if fp.op != FileOp::Add {
+            if let Some(old) = fp.old_path.as_deref() {
+                out.push(IndexRequirement::Tracked(crate::guard::normalize(
+                    old,
+                    cd,
+                    Some(root),
+                )?));
+            }
+        }
+        if matches!(fp.op, FileOp::Add | FileOp::Rename | FileOp::Copy) {
+            if let Some(new) = fp.new_path.as_deref() {
+                out.push(IndexRequirement::Untracked(crate::guard::normalize(
+                    new,
+                    cd,
+                    Some(root),
+                )?));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What `--index` requires of every changed path.

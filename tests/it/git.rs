@@ -1392,3 +1392,36 @@ fn cached_three_way_matches_git_apply_cached_three_way() {
     assert_eq!(ours.state(), theirs.state());
     assert_eq!(ours.git(&["show", ":a.txt"]).lines().nth(7), Some("eight"));
 }
+
+/// Human output of a run: stdout, stderr and the exit status.
+fn shown(run: &Run) -> String {
+    format!(
+        "{}\n----- stderr -----\n{}\n[exit status: {}]",
+        run.stdout, run.stderr, run.status
+    )
+}
+
+#[test]
+fn human_output_of_git_refusals_and_check_patches() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    let diff = git_diff(&s, &|t: &Scratch| {
+        let text = std::fs::read_to_string(t.dir.join("a.txt")).unwrap();
+        t.write("a.txt", &text.replace("8\n", "eight\n"));
+    });
+    let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    s.write("a.txt", &text.replace("8\n", "ACHT\n"));
+    s.commit_all("acht");
+    let conflict = s.apply_patch(&["--3way"], &diff);
+    s.write("a.txt", "local\n");
+    let mismatch = s.apply_patch(&["--index"], &diff);
+    s.git(&["checkout", "--", "a.txt"]);
+    s.write("p/0001-x.patch", &diff);
+    s.write("p/0002-y.patch", &diff);
+    let checked = s.apply_patch(&["check-patches", "p"], "");
+    insta::with_settings!({snapshot_path => "../../snapshots/git", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("three_way_conflict", shown(&conflict));
+        insta::assert_snapshot!("index_mismatch", shown(&mismatch));
+        insta::assert_snapshot!("check_patches", shown(&checked));
+    });
+}
