@@ -324,7 +324,15 @@ fn merge_bases(
         let NewState::File { bytes: theirs, .. } = &mut change.after else {
             continue;
         };
-        match three_way(&base.content, &ours, theirs, Labels::default()) {
+        let merged = three_way(&base.content, &ours, theirs, Labels::default());
+        if let Some(diff) = plan.diff.as_mut() {
+            let new = match &merged {
+                Ok(m) => m.as_slice(),
+                Err(found) => found.marked.as_slice(),
+            };
+            *diff = replace_file_diff(diff, path, &ours, new);
+        }
+        match merged {
             Ok(merged) => {
                 *theirs = merged;
                 let hunks: Vec<String> = base.failed_hunks.iter().map(usize::to_string).collect();
@@ -362,6 +370,27 @@ fn merge_bases(
         bases,
         conflicts,
     })
+}
+
+/// `diff` with the part for `path` (planned against the base) replaced by the diff of the
+/// file as it is to its merged content.
+fn replace_file_diff(diff: &str, path: &str, old: &[u8], new: &[u8]) -> String {
+    let header = crate::render::file_diff(Some(path), Some(path), b"x\n", b"y\n");
+    let header = header.lines().next().unwrap_or("").to_string();
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in diff.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            skipping = line.trim_end() == header;
+            if skipping {
+                out.push_str(&crate::render::file_diff(Some(path), Some(path), old, new));
+            }
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The work-tree flows: plain (inside a repository), `--index`, `--3way`.

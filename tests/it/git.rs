@@ -1425,3 +1425,31 @@ fn human_output_of_git_refusals_and_check_patches() {
         insta::assert_snapshot!("check_patches", shown(&checked));
     });
 }
+
+#[test]
+fn cached_conflicts_with_markers_write_only_the_stages() {
+    let diff = {
+        let t = Scratch::new(&[]);
+        numbered(&t);
+        git_diff(&t, &|t: &Scratch| {
+            let text = std::fs::read_to_string(t.dir.join("a.txt")).unwrap();
+            t.write("a.txt", &text.replace("8\n", "eight\n"));
+        })
+    };
+    let (ours, theirs) = twins(&|s: &Scratch| {
+        numbered(s);
+        let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+        s.write("a.txt", &text.replace("8\n", "ACHT\n"));
+        s.commit_all("acht");
+    });
+    let run = ours.apply_patch(&["--3way", "--cached"], &diff);
+    assert_eq!(run.status, 1);
+    ours.assert_status("");
+    let run = ours.apply_patch(&["--3way", "--cached", "--conflict-markers"], &diff);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert_ne!(theirs.git_apply(&["--3way", "--cached"], &diff), 0);
+    assert_eq!(ours.state(), theirs.state());
+    assert!(!std::fs::read_to_string(ours.dir.join("a.txt"))
+        .unwrap()
+        .contains("<<<<<<<"));
+}
