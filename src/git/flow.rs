@@ -5,14 +5,14 @@
 //!
 //! Writes only through `txn::commit` (the work tree) and [`LockedIndex`] (objects and index).
 
+use super::fallback::{plan_with_fallback, Planned};
+use super::trees::{Base, GitTree, IndexTree};
 use super::{IndexChange, IndexRequirement, LockedIndex, PlanHooks, Repo};
 use crate::apply::{self, ApplyOptions};
 use crate::error::{Error, ErrorCode};
-use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::{FileOp, Mode, PatchSet};
-use crate::plan::{Plan, Refusal};
-use crate::report::{Report, Warning, WarningCode};
-use crate::tree::{DiskTree, Kind, Node, Tree};
+use crate::report::{Report, Warning};
+use crate::tree::{DiskTree, Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,341 +58,6 @@ fn failure(error: Error) -> Report {
     Report::failure(error, Vec::new(), Vec::new())
 }
 
-/// The work tree as the planner sees it inside a repository: submodule paths are refused, and
-/// files being merged by `--3way` read as their base.
-struct GitTree<'a> {
-    inner: &'a dyn Tree,
-    repo: &'a Repo,
-    bases: &'a BTreeMap<String, Base>,
-}
-
-/// The base of a file merged by `--3way`.
-struct Base {
-    id: String,
-    /// Work-tree form.
-    content: Vec<u8>,
-    /// Git form (stage 1 of a recorded conflict).
-    blob: Vec<u8>,
-    /// 1-based hunks that did not apply to the file as it is.
-    failed_hunks: Vec<usize>,
-}
-
-impl Tree for GitTree<'_> {
-    fn root(&self) -> Option<&Path> {
-        self.inner.root()
-    }
-
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
-        self.repo.check_path(path)?;
-        self.inner.kind(path)
-    }
-
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
-        self.repo.check_path(path)?;
-        let (snapshot, node) = self.inner.read(path)?;
-        match (self.bases.get(path), node) {
-            (Some(base), Node::File { mode, .. }) => Ok((
-                snapshot,
-                Node::File {
-                    bytes: base.content.clone(),
-                    mode,
-                },
-            )),
-            (_, node) => Ok((snapshot, node)),
-        }
-    }
-}
-
-/// The index as a tree (`--cached`): each path holds its stage-0 entry's blob.
-struct IndexTree<'a> {
-    root: &'a Path,
-    repo: &'a Repo,
-    index: &'a LockedIndex,
-    bases: &'a BTreeMap<String, Base>,
-}
-
-impl Tree for IndexTree<'_> {
-    fn root(&self) -> Option<&Path> {
-        Some(self.root)
-    }
-
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
-        self.repo.check_path(path)?;
-        match self.index.entry(self.repo, path)? {
-            Some(e) if e.mode.is_symlink() => Ok(Kind::Symlink(self.repo.read_blob(&e.id, path)?)),
-            Some(e) if e.mode.is_gitlink() => Ok(Kind::Directory),
-            Some(_) => Ok(Kind::File),
-            None if self.index.is_dir(self.repo, path)? => Ok(Kind::Directory),
-            None => Ok(Kind::Missing),
-        }
-    }
-
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
-        self.repo.check_path(path)?;
-        let Some(entry) = self.index.entry(self.repo, path)? else {
-            return Ok(match self.index.is_dir(self.repo, path)? {
-                true => (Snapshot::Directory, Node::Directory),
-                false => (Snapshot::Missing, Node::Missing),
-            });
-        };
-        if entry.conflicted {
-            return Err(Error::new(
-                ErrorCode::IndexMismatch,
-                format!("{path} has unresolved merge conflicts in the index"),
-            )
-            .with_path(path)
-            .with_hint("resolve the conflict and stage the file first"));
-        }
-        let bytes = match self.bases.get(path) {
-            Some(base) => base.blob.clone(),
-            None => self.repo.read_blob(&entry.id, path)?,
-        };
-        if entry.mode.is_symlink() {
-            return Ok((
-                Snapshot::Symlink {
-                    target: bytes.clone(),
-                },
-                Node::Symlink { target: bytes },
-            ));
-        }
-        let mode = if entry.mode.is_executable() {
-            0o755
-        } else {
-            0o644
-        };
-        let snapshot = Snapshot::File {
-            len: bytes.len() as u64,
-            mtime: None,
-            mode,
-            sha256: crate::txn::sha256(&bytes),
-        };
-        Ok((snapshot, Node::File { bytes, mode }))
-    }
-}
-
-/// A plan made with `--3way` fallbacks: the files merged, and the conflicts (when
-/// `--conflict-markers` lets them through).
-struct Planned {
-    plan: Plan,
-    bases: BTreeMap<String, Base>,
-    conflicts: Vec<Conflicted>,
-}
-
-/// A file written with conflict markers.
-struct Conflicted {
-    path: String,
-    conflicts: Conflicts,
-    /// The patched base (stage 3 of the index), in the planned tree's form.
-    theirs: Vec<u8>,
-}
-
-/// Plans against the tree with the given `--3way` bases.
-type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Refusal> + 'a;
-
-/// Plan against `make_tree(bases)`, retrying with the base blob of each file whose hunks do
-/// not apply when `--3way` is on; then merge those files.
-fn plan_with_fallback(
-    repo: &Repo,
-    patch: &PatchSet<'_>,
-    opts: &ApplyOptions,
-    cached: bool,
-    make_tree: &PlanWith<'_>,
-    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Planned, Refusal> {
-    let mut bases: BTreeMap<String, Base> = BTreeMap::new();
-    let plan = loop {
-        match make_tree(&bases) {
-            Ok(plan) => break plan,
-            Err(refusal) if opts.three_way => {
-                match base_for(repo, patch, opts, cached, &refusal, &bases, current) {
-                    Ok(Some((path, base))) => {
-                        bases.insert(path, base);
-                    }
-                    Ok(None) => return Err(refusal),
-                    Err(e) => {
-                        return Err(Refusal {
-                            error: e,
-                            ..refusal
-                        })
-                    }
-                }
-            }
-            Err(refusal) => return Err(refusal),
-        }
-    };
-    merge_bases(plan, bases, opts, current)
-}
-
-/// The base to retry a refused file with, if `--3way` can help it.
-fn base_for(
-    repo: &Repo,
-    patch: &PatchSet<'_>,
-    opts: &ApplyOptions,
-    cached: bool,
-    refusal: &Refusal,
-    bases: &BTreeMap<String, Base>,
-    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Option<(String, Base)>, Error> {
-    if !matches!(
-        refusal.error.code,
-        ErrorCode::ContextNotFound | ErrorCode::AmbiguousMatch
-    ) {
-        return Ok(None);
-    }
-    // The planner reports every file up to and including the refused one, in patch order.
-    let Some(fp) = refusal
-        .files
-        .len()
-        .checked_sub(1)
-        .and_then(|i| patch.files.get(i))
-    else {
-        return Ok(None);
-    };
-    let (Some(ids), Some(old), FileOp::Modify | FileOp::Rename | FileOp::Copy) =
-        (&fp.blob_ids, fp.old_path.as_deref(), fp.op)
-    else {
-        return Ok(None);
-    };
-    let path = crate::guard::normalize(old, patch.cd.as_deref(), None)?;
-    if bases.contains_key(&path) {
-        return Ok(None);
-    }
-    let Some((_, blob)) = repo.find_blob_by_prefix(&ids.old)? else {
-        return Ok(None);
-    };
-    let content = if cached {
-        blob.clone()
-    } else {
-        repo.smudge(&path, &blob)?
-    };
-    let file = current(&path)?;
-    let failed_hunks = failed_hunks(fp.body.hunks(), patch.format, &file, opts);
-    Ok(Some((
-        path,
-        Base {
-            id: ids.old.clone(),
-            content,
-            blob,
-            failed_hunks,
-        },
-    )))
-}
-
-/// The 1-based hunks that do not apply to `file` on their own.
-fn failed_hunks(
-    hunks: &[crate::model::Hunk<'_>],
-    format: crate::model::Format,
-    file: &[u8],
-    opts: &ApplyOptions,
-) -> Vec<usize> {
-    let text = crate::text::Text::parse(file);
-    let lines = text.contents();
-    let locate = crate::locate::LocateOptions {
-        window: opts.window,
-        unidiff_zero: opts.unidiff_zero,
-        bytes_only: std::str::from_utf8(file).is_err(),
-    };
-    hunks
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| {
-            crate::locate::locate_hunks(&lines, std::slice::from_ref(*h), format, &locate).is_err()
-        })
-        .map(|(i, _)| i + 1)
-        .collect()
-}
-
-/// Replace each merged file's planned content (the patched base) by the merge of
-/// base → patched base into the file as it is.
-fn merge_bases(
-    mut plan: Plan,
-    bases: BTreeMap<String, Base>,
-    opts: &ApplyOptions,
-    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Planned, Refusal> {
-    let mut conflicts = Vec::new();
-    for (path, base) in &bases {
-        let refuse = |error: Error, plan: &Plan| Refusal {
-            error,
-            files: plan.files.clone(),
-            warnings: plan.warnings.clone(),
-        };
-        let ours = current(path).map_err(|e| refuse(e, &plan))?;
-        let Some(change) = plan.changes.iter_mut().find(|c| &c.path == path) else {
-            continue;
-        };
-        let NewState::File { bytes: theirs, .. } = &mut change.after else {
-            continue;
-        };
-        let merged = three_way(&base.content, &ours, theirs, Labels::default());
-        if let Some(diff) = plan.diff.as_mut() {
-            let new = match &merged {
-                Ok(m) => m.as_slice(),
-                Err(found) => found.marked.as_slice(),
-            };
-            *diff = replace_file_diff(diff, path, &ours, new);
-        }
-        match merged {
-            Ok(merged) => {
-                *theirs = merged;
-                let hunks: Vec<String> = base.failed_hunks.iter().map(usize::to_string).collect();
-                let mut warning = Warning::new(
-                    WarningCode::Merged,
-                    format!(
-                        "merged from the base blob {} (hunk{} {} did not apply to the file as it is)",
-                        base.id,
-                        if hunks.len() == 1 { "" } else { "s" },
-                        hunks.join(", ")
-                    ),
-                )
-                .with_path(path.clone());
-                if let Some(first) = base.failed_hunks.first() {
-                    warning = warning.with_hunk(*first);
-                }
-                plan.warnings.push(warning);
-            }
-            Err(found) if opts.conflict_markers => {
-                let patched = std::mem::replace(theirs, found.marked.clone());
-                conflicts.push(Conflicted {
-                    path: path.clone(),
-                    conflicts: found,
-                    theirs: patched,
-                });
-            }
-            Err(found) => {
-                let error = super::ThreeWay::conflict_error(path, &found);
-                return Err(refuse(error, &plan));
-            }
-        }
-    }
-    Ok(Planned {
-        plan,
-        bases,
-        conflicts,
-    })
-}
-
-/// `diff` with the part for `path` (planned against the base) replaced by the diff of the
-/// file as it is to its merged content.
-fn replace_file_diff(diff: &str, path: &str, old: &[u8], new: &[u8]) -> String {
-    let header = crate::render::file_diff(Some(path), Some(path), b"x\n", b"y\n");
-    let header = header.lines().next().unwrap_or("").to_string();
-    let mut out = String::new();
-    let mut skipping = false;
-    for line in diff.split_inclusive('\n') {
-        if line.starts_with("diff --git ") {
-            skipping = line.trim_end() == header;
-            if skipping {
-                out.push_str(&crate::render::file_diff(Some(path), Some(path), old, new));
-            }
-        }
-        if !skipping {
-            out.push_str(line);
-        }
-    }
-    out
-}
-
 /// The work-tree flows: plain (inside a repository), `--index`, `--3way`.
 fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions) -> Report {
     let patch = match apply::parse_patch(input, opts) {
@@ -405,7 +70,7 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
     };
     plan_opts.git = Some(PlanHooks::new(Rc::clone(repo)));
     // The index is locked before anything is read, so the check and the write see one index.
-    let mut lock = match (opts.index && !opts.check).then(|| repo.lock_index()) {
+    let lock = match (opts.index && !opts.check).then(|| repo.lock_index()) {
         Some(Ok(lock)) => Some(lock),
         Some(Err(e)) => return failure(e),
         None => None,
@@ -413,15 +78,8 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
     // Named paths first, so an unstaged edit is reported as such rather than as a hunk that
     // does not fit; the planned changes are checked again below (symlinks resolved).
     if opts.index {
-        let named = match patch_requirements(&patch, tree.path()) {
-            Ok(r) => r,
-            Err(e) => return failure(e),
-        };
-        let checked = match &lock {
-            Some(lock) => lock.check_matches(repo, &named),
-            None => repo.check_index_matches(&named),
-        };
-        if let Err(e) = checked {
+        let named = patch_requirements(&patch, tree.path());
+        if let Err(e) = named.and_then(|named| check_index(repo, lock.as_ref(), &named)) {
             return failure(e);
         }
     }
@@ -442,18 +100,35 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
         Err(r) => return Report::failure(r.error, r.files, r.warnings),
     };
     if opts.index {
-        let requirements = requirements(&planned.plan.changes);
-        let checked = match &lock {
-            Some(lock) => lock.check_matches(repo, &requirements),
-            None => repo.check_index_matches(&requirements),
-        };
-        if let Err(e) = checked {
+        if let Err(e) = check_index(repo, lock.as_ref(), &requirements(&planned.plan.changes)) {
             return Report::failure(e, planned.plan.files, planned.plan.warnings);
         }
     }
     if opts.check || planned.plan.changes.is_empty() {
         return conclude(planned, opts.check, Vec::new());
     }
+    commit_worktree(repo, tree, planned, lock)
+}
+
+/// [`IndexRequirement`]s against the locked index, or the index as read (`--check`).
+fn check_index(
+    repo: &Repo,
+    lock: Option<&LockedIndex>,
+    requirements: &[IndexRequirement],
+) -> Result<(), Error> {
+    match lock {
+        Some(lock) => lock.check_matches(repo, requirements),
+        None => repo.check_index_matches(requirements),
+    }
+}
+
+/// Stage the index edits (`--index`), commit the work tree, then the index.
+fn commit_worktree(
+    repo: &Repo,
+    tree: &DiskTree,
+    planned: Planned,
+    mut lock: Option<LockedIndex>,
+) -> Report {
     if let Some(lock) = lock.as_mut() {
         let staged = index_changes(repo, &planned, tree).and_then(|c| lock.stage(repo, &c, true));
         if let Err(e) = staged {
