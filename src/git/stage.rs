@@ -106,20 +106,34 @@ impl Repo {
     /// The index edits that mirror a transaction's work-tree changes (`--index`): new
     /// contents go through the clean filters, as `git add` would store them.
     pub fn index_changes_for(&self, changes: &[Change]) -> Result<Vec<IndexChange>, Error> {
+        // With core.fileMode=false the file system's executable bit means nothing: an entry
+        // keeps its own mode, as `git add` keeps it.
+        let trust_exec = self
+            .repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
         changes
             .iter()
             .map(|change| {
                 let path = change.path.clone();
                 Ok(match &change.after {
-                    NewState::File { bytes, mode } => IndexChange::Put {
-                        content: self.clean(&change.path, bytes)?,
-                        mode: if mode & 0o111 != 0 {
+                    NewState::File { bytes, mode } => {
+                        let from_fs = if mode & 0o111 != 0 {
                             Mode::EXECUTABLE
                         } else {
                             Mode::FILE
-                        },
-                        path,
-                    },
+                        };
+                        let mode = match self.index_entry(&path)? {
+                            Some(e) if !trust_exec && !e.mode.is_symlink() => e.mode,
+                            _ => from_fs,
+                        };
+                        IndexChange::Put {
+                            content: self.clean(&change.path, bytes)?,
+                            mode,
+                            path,
+                        }
+                    }
                     NewState::Symlink { target } => IndexChange::Put {
                         content: target.clone(),
                         mode: Mode::SYMLINK,

@@ -644,3 +644,59 @@ fn cached_conflicts_with_markers_write_only_the_stages() {
         .unwrap()
         .contains("<<<<<<<"));
 }
+
+#[test]
+fn three_way_merges_crlf_checkouts_in_their_own_form() {
+    let diff = {
+        let t = Scratch::new(&[]);
+        numbered(&t);
+        git_diff(&t, &|t: &Scratch| {
+            let text = std::fs::read_to_string(t.dir.join("a.txt")).unwrap();
+            t.write("a.txt", &text.replace("8\n", "eight\n"));
+        })
+    };
+    let s = Scratch::new(&[]);
+    s.git(&["config", "core.autocrlf", "true"]);
+    numbered(&s);
+    let crlf = |text: &str| text.replace('\n', "\r\n");
+    let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    s.write("a.txt", &crlf(&text.replace("5\n", "five\n")));
+    s.git(&["add", "a.txt"]);
+    let run = s.apply_patch(&["--3way", "--index"], &diff);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let expected: String = (1..=12)
+        .map(|i| match i {
+            5 => "five\r\n".to_string(),
+            8 => "eight\r\n".to_string(),
+            _ => format!("{i}\r\n"),
+        })
+        .collect();
+    assert_eq!(
+        std::fs::read_to_string(s.dir.join("a.txt")).unwrap(),
+        expected
+    );
+    assert_eq!(s.git(&["show", ":a.txt"]), expected.replace("\r\n", "\n"));
+    s.assert_status("M  a.txt\n");
+}
+
+#[test]
+fn without_core_filemode_the_index_keeps_its_modes() {
+    let s = Scratch::new(&[]);
+    s.write("run.sh", "echo 1\n");
+    let mut perms = std::fs::metadata(s.dir.join("run.sh"))
+        .unwrap()
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(s.dir.join("run.sh"), perms.clone()).unwrap();
+    s.commit_all("init");
+    s.git(&["config", "core.fileMode", "false"]);
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o644);
+    std::fs::set_permissions(s.dir.join("run.sh"), perms).unwrap();
+    let patch = "*** Begin Patch\n*** Update File: run.sh\n@@\n-echo 1\n+echo 2\n*** End Patch\n";
+    let run = s.apply_patch(&["--index"], patch);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(s
+        .git(&["ls-files", "--stage", "run.sh"])
+        .starts_with("100755 "));
+    s.assert_status("M  run.sh\n");
+}
