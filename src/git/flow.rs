@@ -6,6 +6,7 @@
 //! Writes only through `txn::commit` (the work tree) and [`LockedIndex`] (objects and index).
 
 use super::fallback::{plan_with_fallback, Planned};
+use super::index::entry_of;
 use super::trees::{Base, GitTree, IndexTree};
 use super::{IndexChange, IndexRequirement, LockedIndex, PlanHooks, Repo};
 use crate::apply::{self, ApplyOptions};
@@ -305,38 +306,39 @@ fn cached(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions) -
         Ok(p) => p,
         Err(e) => return failure(e),
     };
-    let mut lock = match repo.lock_index() {
-        Ok(lock) => lock,
-        Err(e) => return failure(e),
+    // `--check` reads the index as it is; a real run locks it before reading it.
+    let lock = match (!opts.check).then(|| repo.lock_index()) {
+        Some(Ok(lock)) => Some(lock),
+        Some(Err(e)) => return failure(e),
+        None => None,
     };
-    let planned = {
-        let index = &lock;
-        let make = |bases: &BTreeMap<String, Base>| {
-            let index_tree = IndexTree {
-                root: tree.path(),
-                repo,
-                index,
-                bases,
-            };
-            crate::plan::plan(&index_tree, &patch, &plan_opts)
+    let state = lock.as_ref().map_or(repo.index_state(), LockedIndex::state);
+    let make = |bases: &BTreeMap<String, Base>| {
+        let index_tree = IndexTree {
+            root: tree.path(),
+            repo,
+            state,
+            bases,
         };
-        let current = |path: &str| -> Result<Vec<u8>, Error> {
-            match index.entry(repo, path)? {
-                Some(e) => repo.read_blob(&e.id, path),
-                None => Ok(Vec::new()),
-            }
-        };
-        plan_with_fallback(repo, &patch, opts, true, &make, &current)
+        crate::plan::plan(&index_tree, &patch, &plan_opts)
     };
-    let planned = match planned {
+    let current = |path: &str| -> Result<Vec<u8>, Error> {
+        match entry_of(state, &repo.repo_path(path)?) {
+            Some(e) => repo.read_blob(&e.id, path),
+            None => Ok(Vec::new()),
+        }
+    };
+    let planned = match plan_with_fallback(repo, &patch, opts, true, &make, &current) {
         Ok(p) => p,
         Err(r) => return Report::failure(r.error, r.files, r.warnings),
     };
-    if opts.check || planned.plan.changes.is_empty() {
-        return conclude(planned, opts.check, Vec::new());
+    let Some(mut lock) = lock else {
+        return conclude(planned, true, Vec::new());
+    };
+    if planned.plan.changes.is_empty() {
+        return conclude(planned, false, Vec::new());
     }
-    let changes = cached_changes(&lock, repo, &planned);
-    let written = changes.and_then(|c| {
+    let written = cached_changes(lock.state(), repo, &planned).and_then(|c| {
         lock.stage(repo, &c, false)?;
         lock.commit()
     });
@@ -348,7 +350,7 @@ fn cached(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions) -
 
 /// The index edits of a `--cached` plan: contents are already in git's form.
 fn cached_changes(
-    lock: &LockedIndex,
+    state: &gix::index::State,
     repo: &Repo,
     planned: &Planned,
 ) -> Result<Vec<IndexChange>, Error> {
@@ -365,7 +367,7 @@ fn cached_changes(
                 match planned.conflicts.iter().find(|c| c.path == path) {
                     Some(conflicted) => {
                         let base = planned.bases.get(&path).map(|b| (b.blob.clone(), mode));
-                        let ours = match lock.entry(repo, &path)? {
+                        let ours = match entry_of(state, &repo.repo_path(&path)?) {
                             Some(e) => Some((repo.read_blob(&e.id, &path)?, mode)),
                             None => None,
                         };

@@ -2,7 +2,8 @@
 //! and `--3way` bases ([`GitTree`]), and the index as a tree for `--cached` ([`IndexTree`]).
 //! Reads only.
 
-use super::{LockedIndex, Repo};
+use super::index::entry_of;
+use super::{IndexEntry, Repo};
 use crate::error::{Error, ErrorCode};
 use crate::tree::{Kind, Node, Tree};
 use crate::txn::Snapshot;
@@ -58,8 +59,20 @@ impl Tree for GitTree<'_> {
 pub(super) struct IndexTree<'a> {
     pub root: &'a Path,
     pub repo: &'a Repo,
-    pub index: &'a LockedIndex,
+    /// The locked index, or the index as read (`--check`).
+    pub state: &'a gix::index::State,
     pub bases: &'a BTreeMap<String, Base>,
+}
+
+impl IndexTree<'_> {
+    fn entry(&self, path: &str) -> Result<Option<IndexEntry>, Error> {
+        Ok(entry_of(self.state, &self.repo.repo_path(path)?))
+    }
+
+    fn is_dir(&self, path: &str) -> Result<bool, Error> {
+        let repo_path = self.repo.repo_path(path)?;
+        Ok(self.state.path_is_directory(Repo::bstr(&repo_path)))
+    }
 }
 
 impl Tree for IndexTree<'_> {
@@ -69,19 +82,19 @@ impl Tree for IndexTree<'_> {
 
     fn kind(&self, path: &str) -> Result<Kind, Error> {
         self.repo.check_path(path)?;
-        match self.index.entry(self.repo, path)? {
+        match self.entry(path)? {
             Some(e) if e.mode.is_symlink() => Ok(Kind::Symlink(self.repo.read_blob(&e.id, path)?)),
             Some(e) if e.mode.is_gitlink() => Ok(Kind::Directory),
             Some(_) => Ok(Kind::File),
-            None if self.index.is_dir(self.repo, path)? => Ok(Kind::Directory),
+            None if self.is_dir(path)? => Ok(Kind::Directory),
             None => Ok(Kind::Missing),
         }
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
         self.repo.check_path(path)?;
-        let Some(entry) = self.index.entry(self.repo, path)? else {
-            return Ok(match self.index.is_dir(self.repo, path)? {
+        let Some(entry) = self.entry(path)? else {
+            return Ok(match self.is_dir(path)? {
                 true => (Snapshot::Directory, Node::Directory),
                 false => (Snapshot::Missing, Node::Missing),
             });

@@ -700,3 +700,22 @@ fn without_core_filemode_the_index_keeps_its_modes() {
         .starts_with("100755 "));
     s.assert_status("M  run.sh\n");
 }
+
+#[test]
+fn cached_check_reads_the_index_without_locking_it() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    s.write("a.txt", "unstaged\n");
+    std::fs::write(s.dir.join(".git/index.lock"), "").unwrap();
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-1\n+one\n*** End Patch\n";
+    let run = s.apply_patch(&["--cached", "--check"], patch);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let run = s.apply_patch(&["--cached", "--json"], patch);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["error"]["code"], "busy", "{report}");
+    std::fs::remove_file(s.dir.join(".git/index.lock")).unwrap();
+    let run = s.apply_patch(&["--cached"], patch);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(s.git(&["show", ":a.txt"]).lines().next(), Some("one"));
+    s.assert_status("MM a.txt\n");
+}
