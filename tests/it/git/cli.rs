@@ -719,3 +719,30 @@ fn cached_check_reads_the_index_without_locking_it() {
     assert_eq!(s.git(&["show", ":a.txt"]).lines().next(), Some("one"));
     s.assert_status("MM a.txt\n");
 }
+
+#[test]
+fn index_writes_the_index_git_index_file_names() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    let alt = s.dir.join(".git/hook-index");
+    let status = s
+        .command(&s.dir, &["read-tree", "HEAD"])
+        .env("GIT_INDEX_FILE", &alt)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let main_index = std::fs::read(s.dir.join(".git/index")).unwrap();
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-1\n+one\n*** End Patch\n";
+    let run = s.apply_patch_env(&["--index"], patch, "GIT_INDEX_FILE", alt.to_str().unwrap());
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(std::fs::read(s.dir.join(".git/index")).unwrap(), main_index);
+    let staged = s
+        .command(&s.dir, &["show", ":a.txt"])
+        .env("GIT_INDEX_FILE", &alt)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&staged.stdout).lines().next(),
+        Some("one")
+    );
+}
