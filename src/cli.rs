@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
 use apply_patch::report::{error_text, Report, Style};
+use apply_patch::structure;
 use apply_patch::txn;
 use apply_patch::{Error, ErrorCode};
 use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
@@ -42,7 +43,6 @@ Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage err
 git and plain unified diffs, and JSON edit requests. Every hunk goes to the one place it \
 uniquely belongs or the patch is refused; all files change, or none does.",
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct RawArgs {
@@ -158,6 +158,40 @@ pub enum Command {
         #[arg(value_name = "PATHS")]
         paths: Vec<PathBuf>,
     },
+    /// Print the function, block or element enclosing a line of FILE (no compiler needed).
+    Range {
+        /// The file to read.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// The 1-based line.
+        #[arg(long, value_name = "N")]
+        line: usize,
+        /// What to find (default: the element for HTML/XML/Vue, the block for YAML/CSS/JSON,
+        /// else the function, falling back to the block).
+        #[arg(long, value_enum)]
+        kind: Option<KindArg>,
+        /// The file's language (default: from its extension).
+        #[arg(long, value_name = "LANG")]
+        lang: Option<String>,
+    },
+    /// Check that the brackets, tags and quotes of each FILE balance, ignoring strings and
+    /// comments (exit 0 balanced, 1 not).
+    CheckBalance {
+        /// The files to check.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Their language (default: from each file's extension).
+        #[arg(long, value_name = "LANG")]
+        lang: Option<String>,
+    },
+}
+
+/// `range --kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    Function,
+    Block,
+    Tag,
 }
 
 /// Where the patch comes from.
@@ -171,13 +205,29 @@ pub enum Input {
 /// What to do, validated.
 #[derive(Debug)]
 pub enum Action {
-    Apply { input: Input, apply: ApplyOptions },
+    Apply {
+        input: Input,
+        apply: ApplyOptions,
+    },
     Undo,
     Recover,
-    Convert { input: Input, to: ConvertTo },
+    Convert {
+        input: Input,
+        to: ConvertTo,
+    },
     Completions(clap_complete::Shell),
     Man,
     CheckPatches(Vec<PathBuf>),
+    Range {
+        file: PathBuf,
+        line: usize,
+        kind: Option<structure::Kind>,
+        lang: Option<structure::Lang>,
+    },
+    CheckBalance {
+        files: Vec<PathBuf>,
+        lang: Option<structure::Lang>,
+    },
 }
 
 /// Validated options: one struct every later flag joins.
@@ -330,6 +380,13 @@ fn clap_error(e: clap::Error, json: bool) -> Outcome {
 /// Raw arguments → validated options.
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    if raw.command.is_some() {
+        if let Some(flag) = apply_only_flag(&raw) {
+            return Err(usage(&format!(
+                "{flag} applies a patch; it cannot be combined with a subcommand"
+            )));
+        }
+    }
     let action = match raw.command {
         Some(Command::Undo) => Action::Undo,
         Some(Command::Recover) => Action::Recover,
@@ -340,6 +397,31 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man) => Action::Man,
         Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        Some(Command::Range {
+            file,
+            line,
+            kind,
+            lang,
+        }) => {
+            if line == 0 {
+                return Err(usage("--line counts from 1"));
+            }
+            let kind = kind.map(|k| match k {
+                KindArg::Function => structure::Kind::Function,
+                KindArg::Block => structure::Kind::Block,
+                KindArg::Tag => structure::Kind::Tag,
+            });
+            Action::Range {
+                file,
+                line,
+                kind,
+                lang: lang_of(lang.as_deref())?,
+            }
+        }
+        Some(Command::CheckBalance { files, lang }) => Action::CheckBalance {
+            files,
+            lang: lang_of(lang.as_deref())?,
+        },
         None => {
             if raw.window == 0 {
                 return Err(usage("--window must be at least 1"));
@@ -382,6 +464,32 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     })
 }
 
+/// The first option given that only applying a patch uses (a subcommand ignores them, so
+/// naming one with a subcommand is a mistake worth reporting).
+fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
+    let flags = [
+        (raw.patch.is_some(), "PATCH"),
+        (raw.check, "--check"),
+        (raw.diff, "--diff"),
+        (raw.reverse, "--reverse"),
+        (raw.strip.is_some(), "-p"),
+        (raw.directory.is_some(), "--directory"),
+        (!raw.include.is_empty(), "--include"),
+        (!raw.exclude.is_empty(), "--exclude"),
+        (raw.recount, "--recount"),
+        (raw.unidiff_zero, "--unidiff-zero"),
+        (raw.window != 20, "--window"),
+        (raw.format.is_some(), "--format"),
+        (raw.strict_base, "--strict-base"),
+        (!raw.protect.is_empty(), "--protect"),
+        (raw.allow_notebooks, "--allow-notebooks"),
+    ];
+    flags
+        .into_iter()
+        .find(|(used, _)| *used)
+        .map(|(_, name)| name)
+}
+
 fn usage(message: &str) -> Error {
     Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
@@ -410,7 +518,7 @@ fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
             let shown = p.display().to_string();
             std::fs::read(p).map_err(|e| {
                 let mut err = Error::io(&shown, "cannot read the patch", &e);
-                if e.kind() == std::io::ErrorKind::NotFound {
+                if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
                     err.code = ErrorCode::Usage;
                     err.hint = Some(
                         "PATCH is a file, `-` for standard input, or the patch text itself".into(),
@@ -443,6 +551,13 @@ fn execute(opts: Options) -> Outcome {
             },
             Err(e) => Outcome::error(e, json, style),
         },
+        Action::Range {
+            file,
+            line,
+            kind,
+            lang,
+        } => range_outcome(&opts, file, *line, *kind, *lang),
+        Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
         Action::CheckPatches(paths) => {
             let report = apply_patch::git::check_patches(&opts.root, paths);
@@ -482,12 +597,116 @@ fn execute(opts: Options) -> Outcome {
     }
 }
 
-fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
-    let patch = apply_patch::parse::parse(input, &Default::default())?;
-    match to {
-        ConvertTo::Unified => Ok(apply_patch::render::to_unified(&patch)),
-        ConvertTo::Agent => apply_patch::render::to_agent(&patch).map(String::into_bytes),
+/// `--lang NAME`: a known language or a usage error listing them.
+fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Error> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    structure::Lang::from_name(name).map(Some).ok_or_else(|| {
+        usage(&format!(
+            "unknown language `{name}`; known: {}",
+            structure::Lang::names().join(", ")
+        ))
+    })
+}
+
+/// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
+/// not UTF-8.
+fn read_text(root: &std::path::Path, file: &std::path::Path) -> Result<Option<String>, Error> {
+    let shown = file.display().to_string();
+    let bytes = std::fs::read(root.join(file)).map_err(|e| {
+        let mut err = Error::io(&shown, "cannot read", &e);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err.code = ErrorCode::Usage;
+            err.hint = Some("FILE is relative to --root (default: the current directory)".into());
+        }
+        err
+    })?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// A JSON object with `ok` and `error` added (the shape of every `--json` answer).
+fn json_object(value: impl serde::Serialize, ok: bool) -> Vec<u8> {
+    let mut value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), ok.into());
+        map.insert("error".into(), serde_json::Value::Null);
     }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text.into_bytes()
+}
+
+fn range_outcome(
+    opts: &Options,
+    file: &std::path::Path,
+    line: usize,
+    kind: Option<structure::Kind>,
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let shown = file.display().to_string();
+    let found = read_text(&opts.root, file).and_then(|text| {
+        let text = text.ok_or_else(|| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{shown} is not UTF-8 text"))
+                .with_path(&shown)
+        })?;
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        structure::range(&text, line, kind, lang).map_err(|e| Error::from(e).with_path(&shown))
+    });
+    match found {
+        Ok(range) => {
+            let report = structure::RangeReport { path: shown, range };
+            Outcome {
+                stdout: if opts.json {
+                    json_object(&report, true)
+                } else {
+                    report.render().into_bytes()
+                },
+                ..Outcome::default()
+            }
+        }
+        Err(e) => Outcome::error(e, opts.json, opts.style),
+    }
+}
+
+fn balance_outcome(opts: &Options, files: &[PathBuf], lang: Option<structure::Lang>) -> Outcome {
+    let mut checked = Vec::new();
+    for file in files {
+        let text = match read_text(&opts.root, file) {
+            Ok(t) => t,
+            Err(e) => return Outcome::error(e, opts.json, opts.style),
+        };
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        let balance = match text {
+            Some(text) => structure::check_balance(&text, lang),
+            None => structure::Balance::NotChecked {
+                reason: "not UTF-8 text".into(),
+            },
+        };
+        checked.push(structure::FileBalance {
+            path: file.display().to_string(),
+            lang,
+            balance,
+        });
+    }
+    let report = structure::BalanceReport::new(checked);
+    Outcome {
+        stdout: if opts.json {
+            json_object(&report, report.ok)
+        } else {
+            report.render().into_bytes()
+        },
+        status: if report.ok { 0 } else { 1 },
+        ..Outcome::default()
+    }
+}
+
+fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
+    let to = match to {
+        ConvertTo::Unified => Format::Unified,
+        ConvertTo::Agent => Format::Agent,
+    };
+    apply_patch::render::convert(input, &Default::default(), to)
 }
 
 /// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
@@ -599,106 +818,4 @@ fn run_codex(args: &[OsString]) -> Outcome {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(terminal: bool, no_color: Option<&str>) -> Env {
-        Env {
-            stdin_is_terminal: false,
-            stdout_is_terminal: terminal,
-            stderr_is_terminal: terminal,
-            no_color: no_color.map(OsString::from),
-        }
-    }
-
-    fn args(list: &[&str]) -> Vec<OsString> {
-        list.iter().map(OsString::from).collect()
-    }
-
-    fn temp_with_patch() -> (tempfile::TempDir, String) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-        let patch = dir.path().join("p.patch");
-        std::fs::write(
-            &patch,
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
-        )
-        .expect("write");
-        (dir, patch.to_string_lossy().into_owned())
-    }
-
-    #[test]
-    fn colour_only_on_terminals_without_no_color() {
-        let (dir, patch) = temp_with_patch();
-        let root = dir.path().to_string_lossy().into_owned();
-        let a = args(&["apply-patch", "--root", &root, "--check", &patch]);
-        let coloured = run(a.clone(), &env(true, None));
-        assert_eq!(coloured.status, 0, "{}", coloured.stderr);
-        assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b["));
-        let plain = run(a.clone(), &env(true, Some("1")));
-        assert_eq!(String::from_utf8_lossy(&plain.stdout), "M a.txt +1 -1\n");
-        let piped = run(a, &env(false, None));
-        assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a.txt"))
-                .ok()
-                .as_deref(),
-            Some("one\n")
-        );
-    }
-
-    #[test]
-    fn usage_errors_are_json_with_json() {
-        let out = run(
-            args(&["apply-patch", "--json", "--window", "0"]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-        assert_eq!(v["error"]["code"], "usage");
-        let out = run(
-            args(&["apply-patch", "--json", "-p", "x"]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2);
-        assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
-    }
-
-    #[test]
-    fn terminal_stdin_without_patch_is_a_usage_error() {
-        let mut e = env(false, None);
-        e.stdin_is_terminal = true;
-        let out = run(args(&["apply-patch"]), &e);
-        assert_eq!(out.status, 2);
-        assert!(out.stderr.contains("no patch given"));
-    }
-
-    #[test]
-    fn missing_root_is_a_usage_error() {
-        let out = run(
-            args(&[
-                "apply-patch",
-                "--root",
-                "/no/such/dir",
-                "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n",
-            ]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2, "{}", out.stderr);
-    }
-
-    #[test]
-    fn inline_patch_text_is_recognised() {
-        let text = "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n";
-        assert_eq!(
-            input_of(Some(text.into())).ok(),
-            Some(Input::Text(text.into()))
-        );
-        assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
-        assert_eq!(input_of(None).ok(), Some(Input::Stdin));
-        assert_eq!(
-            input_of(Some("fix.diff".into())).ok(),
-            Some(Input::File("fix.diff".into()))
-        );
-    }
-}
+mod tests;
