@@ -226,6 +226,12 @@ impl LockedIndex {
     /// (it would still describe the old entries), write the index into its lock file and
     /// commit it by rename. On failure the old index stays.
     pub fn commit(mut self) -> Result<(), Error> {
+        // An entry whose file changed in the second the index is written is "racily clean":
+        // git smudges such entries (size 0) so that a later change of the same size within
+        // that second is still noticed; do the same for the entries refreshed here.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(u64::MAX, |d| d.as_secs());
         for repo_path in std::mem::take(&mut self.stat_from_worktree) {
             let mut file = self.workdir.clone();
             file.extend(repo_path.split('/'));
@@ -238,6 +244,9 @@ impl LockedIndex {
                     .entry_mut_by_path_and_stage(Repo::bstr(&repo_path), Stage::Unconflicted),
             ) {
                 entry.stat = stat;
+                if u64::from(entry.stat.mtime.secs) >= now {
+                    entry.stat.size = 0;
+                }
             }
         }
         self.file.remove_tree();

@@ -746,3 +746,41 @@ fn index_writes_the_index_git_index_file_names() {
         Some("one")
     );
 }
+
+#[test]
+fn a_change_in_the_second_the_index_was_written_is_noticed() {
+    let s = Scratch::new(&[]);
+    s.git(&["config", "core.trustctime", "false"]);
+    numbered(&s);
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-1\n+X\n*** End Patch\n";
+    let run = s.apply_patch(&["--index"], patch);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // Change the file at once, keep its size and restore its exact mtime: the stat alone
+    // cannot tell, so the entry must count as racily clean (we also smudge it, as git does).
+    let path = s.dir.join("a.txt");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let since = mtime.duration_since(std::time::UNIX_EPOCH).unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, written.replacen('X', "Y", 1)).unwrap();
+    let stamp = format!("@{}.{:09}", since.as_secs(), since.subsec_nanos());
+    let ok = Command::new("touch")
+        .args(["-d", &stamp])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let index_mtime = std::fs::metadata(s.dir.join(".git/index"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    if index_mtime
+        .duration_since(mtime)
+        .unwrap_or_default()
+        .as_secs()
+        >= 1
+    {
+        eprintln!("skipped: the index was written a second after the file");
+        return;
+    }
+    assert_eq!(s.git(&["status", "--porcelain"]), "MM a.txt\n");
+}
