@@ -96,8 +96,17 @@ fn base_for(
     else {
         return Ok(None);
     };
-    let path = crate::guard::normalize(old, patch.cd.as_deref(), None)?;
-    if bases.contains_key(&path) {
+    // An absolute path (accepted by the planner against its root) is not retried.
+    let Ok(path) = crate::guard::normalize(old, patch.cd.as_deref(), None) else {
+        return Ok(None);
+    };
+    let new = fp
+        .new_path
+        .as_deref()
+        .map(|n| crate::guard::normalize(n, patch.cd.as_deref(), None));
+    let named = |p: &String| *p == path || matches!(&new, Some(Ok(n)) if n == p);
+    // The refusal must be about this file (not, say, a path guard on another one).
+    if bases.contains_key(&path) || !refusal.error.path.as_ref().is_some_and(named) {
         return Ok(None);
     }
     let Some((_, blob)) = repo.find_blob_by_prefix(&ids.old)? else {

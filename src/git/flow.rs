@@ -166,27 +166,26 @@ fn index_failpoint() -> Result<(), Error> {
 }
 
 /// What `--index` requires of the paths a patch names: sources tracked and clean,
-/// destinations of adds, renames and copies untracked.
+/// destinations of adds, renames and copies untracked. Only a path's first mention counts:
+/// later operations of the same patch see what the earlier ones made of it.
 fn patch_requirements(patch: &PatchSet<'_>, root: &Path) -> Result<Vec<IndexRequirement>, Error> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let cd = patch.cd.as_deref();
     for fp in &patch.files {
-        if fp.op != FileOp::Add {
-            if let Some(old) = fp.old_path.as_deref() {
-                out.push(IndexRequirement::Tracked(crate::guard::normalize(
-                    old,
-                    cd,
-                    Some(root),
-                )?));
-            }
-        }
-        if matches!(fp.op, FileOp::Add | FileOp::Rename | FileOp::Copy) {
-            if let Some(new) = fp.new_path.as_deref() {
-                out.push(IndexRequirement::Untracked(crate::guard::normalize(
-                    new,
-                    cd,
-                    Some(root),
-                )?));
+        let source = (fp.op != FileOp::Add)
+            .then_some(fp.old_path.as_deref())
+            .flatten();
+        let created = matches!(fp.op, FileOp::Add | FileOp::Rename | FileOp::Copy);
+        let target = created.then_some(fp.new_path.as_deref()).flatten();
+        for (raw, tracked) in [(source, true), (target, false)] {
+            let Some(raw) = raw else { continue };
+            let path = crate::guard::normalize(raw, cd, Some(root))?;
+            if seen.insert(path.clone()) {
+                out.push(match tracked {
+                    true => IndexRequirement::Tracked(path),
+                    false => IndexRequirement::Untracked(path),
+                });
             }
         }
     }

@@ -784,3 +784,15 @@ fn a_change_in_the_second_the_index_was_written_is_noticed() {
     }
     assert_eq!(s.git(&["status", "--porcelain"]), "MM a.txt\n");
 }
+
+#[test]
+fn index_follows_a_patch_that_touches_a_path_twice() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    let patch = "*** Begin Patch\n*** Add File: new.txt\n+one\n*** Update File: new.txt\n@@\n-one\n+two\n*** Delete File: a.txt\n*** Add File: a.txt\n+fresh\n*** End Patch\n";
+    let run = s.apply_patch(&["--index"], patch);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    s.assert_status_set(&["M  a.txt", "A  new.txt"]);
+    assert_eq!(s.git(&["show", ":new.txt"]), "two\n");
+    assert_eq!(s.git(&["show", ":a.txt"]), "fresh\n");
+}
