@@ -142,7 +142,7 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
     };
     let mut patches = Vec::new();
     for one in &all {
-        check_series(&repo, one, &mut patches);
+        check_series(&repo, root, one, &mut patches);
     }
     CheckReport {
         ok: patches.iter().all(|p| p.ok),
@@ -152,7 +152,7 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
 }
 
 /// Apply one series cumulatively; after the first failure the rest are skipped.
-fn check_series(repo: &Repo, series: &Series, out: &mut Vec<PatchCheck>) {
+fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCheck>) {
     let mut tree = MemTree::new();
     let mut seeded = HashSet::new();
     let mut failed: Option<String> = None;
@@ -172,7 +172,7 @@ fn check_series(repo: &Repo, series: &Series, out: &mut Vec<PatchCheck>) {
             });
             continue;
         }
-        let result = check_one(repo, path, &mut tree, &mut seeded);
+        let result = check_one(repo, root, path, &mut tree, &mut seeded);
         if result.error.is_some() {
             failed = Some(shown);
         }
@@ -182,6 +182,7 @@ fn check_series(repo: &Repo, series: &Series, out: &mut Vec<PatchCheck>) {
 
 fn check_one(
     repo: &Repo,
+    root: &Path,
     path: &Path,
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
@@ -199,7 +200,7 @@ fn check_one(
         Err(e) => return fail(Error::io(&shown, "cannot read the patch", &e)),
     };
     let opts = ApplyOptions::default();
-    if let Err(e) = seed(repo, &bytes, &opts, tree, seeded) {
+    if let Err(e) = seed(repo, root, &bytes, &opts, tree, seeded) {
         return fail(e);
     }
     let report = apply::apply_to_memory(tree, &bytes, &opts);
@@ -216,6 +217,7 @@ fn check_one(
 /// an earlier patch changed keeps that patch's result).
 fn seed(
     repo: &Repo,
+    root: &Path,
     bytes: &[u8],
     opts: &ApplyOptions,
     tree: &mut MemTree,
@@ -227,7 +229,7 @@ fn seed(
             .into_iter()
             .flatten()
         {
-            let path = crate::guard::normalize(raw, patch.cd.as_deref(), None)?;
+            let path = crate::guard::normalize(raw, patch.cd.as_deref(), Some(root))?;
             if !seeded.insert(path.clone()) {
                 continue;
             }
