@@ -796,3 +796,28 @@ fn index_follows_a_patch_that_touches_a_path_twice() {
     assert_eq!(s.git(&["show", ":new.txt"]), "two\n");
     assert_eq!(s.git(&["show", ":a.txt"]), "fresh\n");
 }
+
+#[test]
+fn a_touched_but_unchanged_file_still_matches_the_index() {
+    let (ours, theirs) = twins(&numbered);
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-1\n+one\n 2\n";
+    for s in [&ours, &theirs] {
+        let ok = Command::new("touch")
+            .args(["-d", "@2000000000"])
+            .arg(s.dir.join("a.txt"))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    let run = ours.apply_patch(&["--index"], patch);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    ours.assert_status("M  a.txt\n");
+    // git compares the stat only and refuses until the index is refreshed.
+    assert_ne!(theirs.git_apply(&["--index"], patch), 0);
+    theirs.git(&["update-index", "--refresh"]);
+    assert_eq!(theirs.git_apply(&["--index"], patch), 0);
+    assert_eq!(
+        ours.git(&["ls-files", "--stage"]),
+        theirs.git(&["ls-files", "--stage"])
+    );
+}
