@@ -64,6 +64,15 @@ pub struct ApplyOptions {
     pub check: bool,
     /// `--diff`: include the resulting unified diff.
     pub diff: bool,
+    // git integration (src/git/flow.rs):
+    /// `--index`: apply to the work tree and the git index together.
+    pub index: bool,
+    /// `--cached`: apply to the git index only.
+    pub cached: bool,
+    /// `--3way`: merge from the diff's base blob when a hunk does not apply.
+    pub three_way: bool,
+    /// `--conflict-markers`: with `--3way`, write conflicts with git-style markers.
+    pub conflict_markers: bool,
 }
 
 impl Default for ApplyOptions {
@@ -83,6 +92,10 @@ impl Default for ApplyOptions {
             allow_notebooks: false,
             check: false,
             diff: false,
+            index: false,
+            cached: false,
+            three_way: false,
+            conflict_markers: false,
         }
     }
 }
@@ -97,7 +110,7 @@ impl ApplyOptions {
         }
     }
 
-    fn plan_options(&self) -> Result<PlanOptions, Error> {
+    pub(crate) fn plan_options(&self) -> Result<PlanOptions, Error> {
         Ok(PlanOptions {
             locate: LocateOptions {
                 window: self.window,
@@ -108,6 +121,7 @@ impl ApplyOptions {
             protect: Globs::new(&self.protect)?,
             allow_notebooks: self.allow_notebooks,
             diff: self.diff,
+            git: None,
         })
     }
 }
@@ -163,6 +177,10 @@ pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
         Ok(t) => t,
         Err(e) => return Report::failure(e, Vec::new(), Vec::new()),
     };
+    // git integration: inside a git work tree (or with a git flag) the git flow takes over.
+    if let Some(report) = crate::git::flow::apply_in_repo(&tree, input, opts) {
+        return report;
+    }
     let mut planned = match plan(&tree, input, opts) {
         Ok(p) => p,
         Err(r) => return Report::failure(r.error, r.files, r.warnings),
@@ -195,7 +213,7 @@ pub fn apply_to_memory(tree: &mut MemTree, input: &[u8], opts: &ApplyOptions) ->
     finished(planned, opts.check, Vec::new())
 }
 
-fn finished(plan: Plan, checked_only: bool, mut before: Vec<Warning>) -> Report {
+pub(crate) fn finished(plan: Plan, checked_only: bool, mut before: Vec<Warning>) -> Report {
     before.extend(plan.warnings);
     let mut report = Report::success(plan.files, before);
     report.diff = plan.diff;
@@ -204,7 +222,7 @@ fn finished(plan: Plan, checked_only: bool, mut before: Vec<Warning>) -> Report 
 }
 
 /// What the audit log records about each file of the plan.
-fn audit_record(plan: &Plan) -> crate::txn::AuditRecord {
+pub(crate) fn audit_record(plan: &Plan) -> crate::txn::AuditRecord {
     crate::txn::AuditRecord {
         files: plan
             .files

@@ -99,6 +99,19 @@ pub struct RawArgs {
     /// Allow patching Jupyter notebooks (.ipynb).
     #[arg(long)]
     pub allow_notebooks: bool,
+    // git integration (src/git/flow.rs):
+    /// Apply to the work tree and the git index together (touched files must match the index).
+    #[arg(long)]
+    pub index: bool,
+    /// Apply to the git index only; the work tree is not touched.
+    #[arg(long)]
+    pub cached: bool,
+    /// When a hunk does not apply, merge from the diff's base blob (three-way).
+    #[arg(long = "3way")]
+    pub three_way: bool,
+    /// With --3way: write conflicts into the files with git-style markers instead of refusing.
+    #[arg(long)]
+    pub conflict_markers: bool,
 }
 
 /// `--format` values.
@@ -139,6 +152,12 @@ pub enum Command {
     },
     /// Print the manual page (roff).
     Man,
+    /// Check that patch files still apply to the staged tree (git; writes nothing).
+    CheckPatches {
+        /// Patch files, or directories searched for *.patch and *.diff (default: the root).
+        #[arg(value_name = "PATHS")]
+        paths: Vec<PathBuf>,
+    },
     /// Print the function, block or element enclosing a line of FILE (no compiler needed).
     Range {
         /// The file to read.
@@ -198,6 +217,7 @@ pub enum Action {
     },
     Completions(clap_complete::Shell),
     Man,
+    CheckPatches(Vec<PathBuf>),
     Range {
         file: PathBuf,
         line: usize,
@@ -376,6 +396,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man) => Action::Man,
+        Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
         Some(Command::Range {
             file,
             line,
@@ -424,6 +445,10 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 allow_notebooks: raw.allow_notebooks,
                 check: raw.check,
                 diff: raw.diff,
+                index: raw.index,
+                cached: raw.cached,
+                three_way: raw.three_way,
+                conflict_markers: raw.conflict_markers,
             };
             Action::Apply {
                 input: input_of(raw.patch)?,
@@ -534,6 +559,18 @@ fn execute(opts: Options) -> Outcome {
         } => range_outcome(&opts, file, *line, *kind, *lang),
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
+        Action::CheckPatches(paths) => {
+            let report = apply_patch::git::check_patches(&opts.root, paths);
+            Outcome {
+                stdout: if json {
+                    report.to_json().into_bytes()
+                } else {
+                    report.render_human().into_bytes()
+                },
+                stderr: String::new(),
+                status: report.exit_status(),
+            }
+        }
         Action::Recover => txn_outcome(txn::recover(&opts.root), &opts, recover_text),
         Action::Completions(shell) => {
             let mut out = Vec::new();

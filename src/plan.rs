@@ -39,6 +39,8 @@ pub struct PlanOptions {
     pub allow_notebooks: bool,
     /// `--diff`: render the resulting unified diff.
     pub diff: bool,
+    /// git integration: inside a git work tree, blob ids are hashed as `git add` would.
+    pub git: Option<crate::git::PlanHooks>,
 }
 
 impl Default for PlanOptions {
@@ -49,6 +51,7 @@ impl Default for PlanOptions {
             protect: Globs::new(&[]).expect("an empty glob set always builds"),
             allow_notebooks: false,
             diff: false,
+            git: None,
         }
     }
 }
@@ -493,7 +496,12 @@ impl<'a> Planner<'a> {
         let Some(ids) = &fp.blob_ids else {
             return Ok(());
         };
-        let Some((true_match, full)) = guard::blob_matches(&ids.old, bytes) else {
+        // git integration: the repository's object format and filters decide the blob id.
+        let matched = match &self.opts.git {
+            Some(git) => git.blob_matches(shown, &ids.old, bytes, false)?,
+            None => guard::blob_matches(&ids.old, bytes),
+        };
+        let Some((true_match, full)) = matched else {
             return Ok(());
         };
         if true_match {

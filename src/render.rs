@@ -217,6 +217,11 @@ fn write_lines(h: &Hunk<'_>, out: &mut Vec<u8>) {
             LineKind::Insert => b'+',
         });
         out.extend_from_slice(&l.text);
+        // The parser drops one CR before a line's LF (CRLF diffs read like LF ones), so a
+        // line whose own text ends in CR needs one more to read back the same.
+        if l.text.ends_with(b"\r") {
+            out.push(b'\r');
+        }
         out.push(b'\n');
         let marks_old = h.old_no_newline && last_old == Some(i);
         let marks_new = h.new_no_newline && last_new == Some(i);
@@ -423,7 +428,9 @@ fn hunk_to_agent(
             LineKind::Delete => '-',
             LineKind::Insert => '+',
         };
-        let _ = writeln!(out, "{c}{t}");
+        // As in unified diffs: the parser drops one CR before the LF.
+        let cr = if t.ends_with('\r') { "\r" } else { "" };
+        let _ = writeln!(out, "{c}{t}{cr}");
     }
     if h.end_of_file {
         out.push_str("*** End of File\n");

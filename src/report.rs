@@ -117,6 +117,8 @@ pub enum WarningCode {
     Recovered,
     /// A clean-up step after the commit point failed (the change itself is in place).
     Cleanup,
+    /// `--3way` merged a file from its base blob (git integration).
+    Merged,
 }
 
 impl WarningCode {
@@ -130,6 +132,7 @@ impl WarningCode {
             WarningCode::UnbalancedEdit => "unbalanced_edit",
             WarningCode::Recovered => "recovered",
             WarningCode::Cleanup => "cleanup",
+            WarningCode::Merged => "merged",
         }
     }
 }

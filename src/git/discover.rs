@@ -147,14 +147,16 @@ impl Repo {
                 } else {
                     "the nested repository"
                 };
-                return Err(Error::new(
-                    ErrorCode::PathEscape,
-                    format!("{rel} is inside {what} {dir}: its files belong to another repository"),
-                )
-                .with_path(rel)
-                .with_hint(format!(
-                    "apply the part of the patch for {dir} from inside it (--root {dir})"
-                )));
+                let message = if end == parts.len() {
+                    format!("{rel} is {what}: it belongs to another repository")
+                } else {
+                    format!("{rel} is inside {what} {dir}: its files belong to another repository")
+                };
+                return Err(Error::new(ErrorCode::PathEscape, message)
+                    .with_path(rel)
+                    .with_hint(format!(
+                        "apply the part of the patch for {dir} from inside it (--root {dir})"
+                    )));
             }
         }
         Ok(())

@@ -20,14 +20,19 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+mod check;
 mod discover;
+mod fallback;
+pub mod flow;
 mod hooks;
 mod index;
 pub mod series;
 mod stage;
 mod threeway;
+mod trees;
 
 pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
+pub use check::{check_patches, CheckReport, PatchCheck};
 pub use discover::Repo;
 pub use hooks::PlanHooks;
 pub use index::{IndexEntry, IndexRequirement};

@@ -106,20 +106,34 @@ impl Repo {
     /// The index edits that mirror a transaction's work-tree changes (`--index`): new
     /// contents go through the clean filters, as `git add` would store them.
     pub fn index_changes_for(&self, changes: &[Change]) -> Result<Vec<IndexChange>, Error> {
+        // With core.fileMode=false the file system's executable bit means nothing: an entry
+        // keeps its own mode, as `git add` keeps it.
+        let trust_exec = self
+            .repo
+            .config_snapshot()
+            .boolean("core.fileMode")
+            .unwrap_or(true);
         changes
             .iter()
             .map(|change| {
                 let path = change.path.clone();
                 Ok(match &change.after {
-                    NewState::File { bytes, mode } => IndexChange::Put {
-                        content: self.clean(&change.path, bytes)?,
-                        mode: if mode & 0o111 != 0 {
+                    NewState::File { bytes, mode } => {
+                        let from_fs = if mode & 0o111 != 0 {
                             Mode::EXECUTABLE
                         } else {
                             Mode::FILE
-                        },
-                        path,
-                    },
+                        };
+                        let mode = match self.index_entry(&path)? {
+                            Some(e) if !trust_exec && !e.mode.is_symlink() => e.mode,
+                            _ => from_fs,
+                        };
+                        IndexChange::Put {
+                            content: self.clean(&change.path, bytes)?,
+                            mode,
+                            path,
+                        }
+                    }
                     NewState::Symlink { target } => IndexChange::Put {
                         content: target.clone(),
                         mode: Mode::SYMLINK,
@@ -136,6 +150,12 @@ impl LockedIndex {
     /// The entry of root-relative `rel` in the locked index.
     pub fn entry(&self, repo: &Repo, rel: &str) -> Result<Option<IndexEntry>, Error> {
         Ok(entry_of(&self.file, &repo.repo_path(rel)?))
+    }
+
+    /// Does the locked index hold entries below root-relative `rel` (a directory)?
+    pub fn is_dir(&self, repo: &Repo, rel: &str) -> Result<bool, Error> {
+        let repo_path = repo.repo_path(rel)?;
+        Ok(self.file.path_is_directory(Repo::bstr(&repo_path)))
     }
 
     /// [`Repo::check_index_matches`] against the locked index.
@@ -206,6 +226,12 @@ impl LockedIndex {
     /// (it would still describe the old entries), write the index into its lock file and
     /// commit it by rename. On failure the old index stays.
     pub fn commit(mut self) -> Result<(), Error> {
+        // An entry whose file changed in the second the index is written is "racily clean":
+        // git smudges such entries (size 0) so that a later change of the same size within
+        // that second is still noticed; do the same for the entries refreshed here.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(u64::MAX, |d| d.as_secs());
         for repo_path in std::mem::take(&mut self.stat_from_worktree) {
             let mut file = self.workdir.clone();
             file.extend(repo_path.split('/'));
@@ -218,6 +244,9 @@ impl LockedIndex {
                     .entry_mut_by_path_and_stage(Repo::bstr(&repo_path), Stage::Unconflicted),
             ) {
                 entry.stat = stat;
+                if u64::from(entry.stat.mtime.secs) >= now {
+                    entry.stat.size = 0;
+                }
             }
         }
         self.file.remove_tree();

@@ -59,12 +59,26 @@ pub fn file_diff(old_path: Option<&str>, new_path: Option<&str>, old: &[u8], new
     }
     let _ = writeln!(out, "--- {old_name}\n+++ {new_name}");
     let (a, b) = (split(old), split(new));
-    let ops = similar::capture_diff_slices(Algorithm::Myers, &a, &b);
+    let (ia, ib) = intern(&a, &b);
+    let ops = similar::capture_diff_slices(Algorithm::Myers, &ia, &ib);
     let script = script(&ops, &a, &b);
     for (start, end) in groups(&script, 3) {
         write_group(&script[start..end], &mut out);
     }
     out
+}
+
+/// The lines of both sides as small ids (equal lines, equal ids): the diff then compares
+/// integers instead of byte strings.
+fn intern<'a>(a: &[&'a [u8]], b: &[&'a [u8]]) -> (Vec<u32>, Vec<u32>) {
+    let mut ids: std::collections::HashMap<&'a [u8], u32> = std::collections::HashMap::new();
+    let mut id = |line: &'a [u8]| -> u32 {
+        let next = ids.len() as u32;
+        *ids.entry(line).or_insert(next)
+    };
+    let ia = a.iter().map(|&l| id(l)).collect();
+    let ib = b.iter().map(|&l| id(l)).collect();
+    (ia, ib)
 }
 
 /// One line of the edit script: its prefix, text, and 0-based positions in old and new

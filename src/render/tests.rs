@@ -1,3 +1,6 @@
+//! Unit tests of rendering: git-style output, agent output and its refusals, convert, and
+//! file_diff checked by parsing and applying it.
+
 use super::*;
 use crate::model::Line;
 use crate::parse::{unified, ParseOptions};

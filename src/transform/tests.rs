@@ -1,3 +1,5 @@
+//! Unit tests of the transforms: reverse, select, prefix.
+
 use super::*;
 use crate::parse::{unified, ParseOptions};
 

@@ -95,6 +95,17 @@ impl Scratch {
             .expect("the scratch dir is a repository")
     }
 
+    /// `git fsck` passes and `git status --porcelain` has these lines, in any order.
+    pub fn assert_status_set(&self, expected: &[&str]) {
+        self.git(&["fsck", "--no-progress", "--strict"]);
+        let actual = self.git(&["status", "--porcelain"]);
+        let mut have: Vec<&str> = actual.lines().collect();
+        have.sort_unstable();
+        let mut want = expected.to_vec();
+        want.sort_unstable();
+        assert_eq!(have, want);
+    }
+
     /// `git fsck` passes and `git status --porcelain` is as expected.
     pub fn assert_status(&self, expected: &str) {
         self.git(&["fsck", "--no-progress", "--strict"]);
@@ -800,3 +811,5 @@ fn symlinks_are_matched_and_staged_as_links() {
     assert_eq!(s.git(&["show", ":link"]), "other.txt");
     s.assert_status("M  link\n");
 }
+
+mod cli;

@@ -1,3 +1,6 @@
+//! Unit tests of binary patches: git deltas built by hand and by git, base85 and zlib
+//! sections, and no-panic properties.
+
 use super::*;
 use crate::model::Body;
 use crate::parse::{unified, ParseOptions};
@@ -163,4 +166,17 @@ fn real_git_binary_diffs_apply() {
         kinds.contains(&BinaryKind::Delta),
         "git used a delta for the big file"
     );
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_deltas_never_panic(base in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), d in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+        let _ = apply(&base, &delta(d));
+    }
+
+    #[test]
+    fn arbitrary_sections_never_panic(lines in proptest::collection::vec("[A-Za-z0-9!#$%&()*+;<=>?@^_`{|}~-]{0,12}", 0..6), size in 0u64..40) {
+        let text = format!("GIT binary patch\nliteral {size}\n{}\n\n", lines.join("\n"));
+        let _ = parse_binary(text.as_bytes());
+    }
 }

@@ -203,10 +203,13 @@ fn check_no_stray_lines(cur: &Cursor<'_>) -> Result<(), ParseError> {
 
 fn finish_path(line: RawLine<'_>, raw: &[u8], strip: usize) -> Result<String, ParseError> {
     paths::finish(raw, strip).map_err(|m| {
-        let hint = if m.contains("strip") {
-            "pass a smaller -p"
-        } else {
+        let prefixed = raw.starts_with(b"a/") || raw.starts_with(b"b/");
+        let hint = if !m.contains("strip") {
             "the patch must name files by UTF-8 paths"
+        } else if strip == 1 && !prefixed {
+            "the names have no a/ and b/ prefixes (git diff --no-prefix?): pass -p0"
+        } else {
+            "pass a smaller -p"
         };
         with_hint(line.error(m), hint)
     })
@@ -330,7 +333,9 @@ fn assemble_git<'a>(
         .then(|| h.new_mode.or(h.new_file_mode).or(index_mode))
         .flatten();
     let body_empty = matches!(&content.body, Body::Hunks(v) if v.is_empty());
-    let mode_change = h.old_mode.is_some() && h.new_mode.is_some() && h.old_mode != h.new_mode;
+    // Judged on the resolved modes, so that `new mode` with the mode of an `index` line reads
+    // the same as the `old mode`/`new mode` pair the renderer writes for it.
+    let mode_change = old_mode.is_some() && new_mode.is_some() && old_mode != new_mode;
     let op = match kind {
         Kind { add: true, .. } => FileOp::Add,
         Kind { delete: true, .. } => FileOp::Delete,

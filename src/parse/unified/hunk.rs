@@ -187,7 +187,7 @@ pub fn hunk<'a>(cur: &mut Cursor<'a>, opts: &ParseOptions) -> Result<Hunk<'a>, P
         header_line,
     };
     if opts.recount {
-        recounted_lines(cur, &mut b)?;
+        recounted_lines(cur, &mut b, header)?;
         let old = b.hunk.old_lines().count();
         let new = b.hunk.new_lines().count();
         b.hunk.old_count = Some(old);
@@ -276,8 +276,13 @@ fn recount_hint(err: ParseError) -> ParseError {
 }
 
 /// The lines of a hunk with `--recount`: everything up to a line that cannot belong to it.
-/// Empty lines count as empty context lines only when a hunk line follows them.
-fn recounted_lines<'a>(cur: &mut Cursor<'a>, b: &mut Builder<'a>) -> Result<(), ParseError> {
+/// An empty line is an empty context line when it lies inside the region the header counts,
+/// or when a hunk line follows it; otherwise it ends the hunk.
+fn recounted_lines<'a>(
+    cur: &mut Cursor<'a>,
+    b: &mut Builder<'a>,
+    header: HunkHeader,
+) -> Result<(), ParseError> {
     let mut kept = (b.hunk.lines.len(), cur.pos);
     while let Some(line) = cur.peek() {
         if super::is_header_start(cur) || line.body().starts_with(b"@@ ") {
@@ -294,8 +299,13 @@ fn recounted_lines<'a>(cur: &mut Cursor<'a>, b: &mut Builder<'a>) -> Result<(), 
                 kept = (b.hunk.lines.len(), cur.pos);
             }
             BodyLine::Empty => {
+                let counted = b.hunk.old_lines().count() < header.old_count
+                    && b.hunk.new_lines().count() < header.new_count;
                 b.push(line, LineKind::Context, &line.body()[..0])?;
                 cur.pos += 1;
+                if counted && kept.0 + 1 == b.hunk.lines.len() {
+                    kept = (b.hunk.lines.len(), cur.pos);
+                }
             }
             BodyLine::NoNewline => {
                 b.no_newline(line)?;
@@ -382,10 +392,23 @@ mod tests {
 
     #[test]
     fn recount_ignores_header_counts() {
-        let text = "@@ -1,9 +1,9 @@\n a\n-b\n+c\n\n\nprose\n";
+        let text = "@@ -1,2 +1,2 @@\n a\n-b\n+c\n\n\nprose\n";
         let (h, pos) = parse_hunk(text, true).expect("ok");
         assert_eq!((h.old_count, h.new_count), (Some(2), Some(2)));
-        assert_eq!(pos, 4, "trailing empty lines are not part of the hunk");
+        assert_eq!(
+            pos, 4,
+            "trailing empty lines past the counts are not part of the hunk"
+        );
+        let text = "@@ -1,9 +1,9 @@\n a\n-b\n+c\n\n\nprose\n";
+        let (h, pos) = parse_hunk(text, true).expect("ok");
+        assert_eq!((h.old_count, h.new_count, pos), (Some(4), Some(4), 6));
+        let text = "@@ -1,3 +1,3 @@\n a\n-b\n+c\n\nprose\n";
+        let (h, _) = parse_hunk(text, true).expect("ok");
+        assert_eq!(
+            h.lines.len(),
+            4,
+            "an empty line inside the counted region is context"
+        );
         let text = "@@ -1 +1 @@\n-a\n+b\n-- \n2.40.0\n";
         let (h, _) = parse_hunk(text, true).expect("ok");
         assert_eq!(

@@ -1,3 +1,6 @@
+//! Unit tests of the unified front end: -p defaults, prose, headers, quoted paths, counts,
+//! recount, zero-context hunks, binary headers.
+
 use super::*;
 use crate::model::{Body, FileOp, LineKind, Mode};
 

@@ -1,0 +1,135 @@
+//! The trees the planner reads inside a repository: the work tree with the submodule guard
+//! and `--3way` bases ([`GitTree`]), and the index as a tree for `--cached` ([`IndexTree`]).
+//! Reads only.
+
+use super::index::entry_of;
+use super::{IndexEntry, Repo};
+use crate::error::{Error, ErrorCode};
+use crate::tree::{Kind, Node, Tree};
+use crate::txn::Snapshot;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The work tree as the planner sees it inside a repository: submodule paths are refused, and
+/// files being merged by `--3way` read as their base.
+pub(super) struct GitTree<'a> {
+    pub inner: &'a dyn Tree,
+    pub repo: &'a Repo,
+    pub bases: &'a BTreeMap<String, Base>,
+}
+
+/// The base of a file merged by `--3way`.
+pub(super) struct Base {
+    pub id: String,
+    /// Work-tree form.
+    pub content: Vec<u8>,
+    /// Git form (stage 1 of a recorded conflict).
+    pub blob: Vec<u8>,
+    /// 1-based hunks that did not apply to the file as it is.
+    pub failed_hunks: Vec<usize>,
+}
+
+impl Tree for GitTree<'_> {
+    fn root(&self) -> Option<&Path> {
+        self.inner.root()
+    }
+
+    fn kind(&self, path: &str) -> Result<Kind, Error> {
+        self.repo.check_path(path)?;
+        self.inner.kind(path)
+    }
+
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+        self.repo.check_path(path)?;
+        let (snapshot, node) = self.inner.read(path)?;
+        match (self.bases.get(path), node) {
+            (Some(base), Node::File { mode, .. }) => Ok((
+                snapshot,
+                Node::File {
+                    bytes: base.content.clone(),
+                    mode,
+                },
+            )),
+            (_, node) => Ok((snapshot, node)),
+        }
+    }
+}
+
+/// The index as a tree (`--cached`): each path holds its stage-0 entry's blob.
+pub(super) struct IndexTree<'a> {
+    pub root: &'a Path,
+    pub repo: &'a Repo,
+    /// The locked index, or the index as read (`--check`).
+    pub state: &'a gix::index::State,
+    pub bases: &'a BTreeMap<String, Base>,
+}
+
+impl IndexTree<'_> {
+    fn entry(&self, path: &str) -> Result<Option<IndexEntry>, Error> {
+        Ok(entry_of(self.state, &self.repo.repo_path(path)?))
+    }
+
+    fn is_dir(&self, path: &str) -> Result<bool, Error> {
+        let repo_path = self.repo.repo_path(path)?;
+        Ok(self.state.path_is_directory(Repo::bstr(&repo_path)))
+    }
+}
+
+impl Tree for IndexTree<'_> {
+    fn root(&self) -> Option<&Path> {
+        Some(self.root)
+    }
+
+    fn kind(&self, path: &str) -> Result<Kind, Error> {
+        self.repo.check_path(path)?;
+        match self.entry(path)? {
+            Some(e) if e.mode.is_symlink() => Ok(Kind::Symlink(self.repo.read_blob(&e.id, path)?)),
+            Some(e) if e.mode.is_gitlink() => Ok(Kind::Directory),
+            Some(_) => Ok(Kind::File),
+            None if self.is_dir(path)? => Ok(Kind::Directory),
+            None => Ok(Kind::Missing),
+        }
+    }
+
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+        self.repo.check_path(path)?;
+        let Some(entry) = self.entry(path)? else {
+            return Ok(match self.is_dir(path)? {
+                true => (Snapshot::Directory, Node::Directory),
+                false => (Snapshot::Missing, Node::Missing),
+            });
+        };
+        if entry.conflicted {
+            return Err(Error::new(
+                ErrorCode::IndexMismatch,
+                format!("{path} has unresolved merge conflicts in the index"),
+            )
+            .with_path(path)
+            .with_hint("resolve the conflict and stage the file first"));
+        }
+        let bytes = match self.bases.get(path) {
+            Some(base) => base.blob.clone(),
+            None => self.repo.read_blob(&entry.id, path)?,
+        };
+        if entry.mode.is_symlink() {
+            return Ok((
+                Snapshot::Symlink {
+                    target: bytes.clone(),
+                },
+                Node::Symlink { target: bytes },
+            ));
+        }
+        let mode = if entry.mode.is_executable() {
+            0o755
+        } else {
+            0o644
+        };
+        let snapshot = Snapshot::File {
+            len: bytes.len() as u64,
+            mtime: None,
+            mode,
+            sha256: crate::txn::sha256(&bytes),
+        };
+        Ok((snapshot, Node::File { bytes, mode }))
+    }
+}
