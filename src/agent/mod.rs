@@ -11,10 +11,12 @@
 // candidates); it is returned once per request, so its size does not matter here.
 #![allow(clippy::result_large_err)]
 
+pub mod mcp;
 pub mod postcheck;
 pub mod read;
 pub mod risk;
 pub mod snapshots;
+pub mod tools;
 
 use sha2::{Digest, Sha256};
 
