@@ -13,6 +13,7 @@
 
 pub mod mcp;
 pub mod postcheck;
+pub mod preview;
 pub mod read;
 pub mod risk;
 pub mod snapshots;
