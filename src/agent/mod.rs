@@ -11,6 +11,7 @@
 // candidates); it is returned once per request, so its size does not matter here.
 #![allow(clippy::result_large_err)]
 
+pub mod chips;
 pub mod mcp;
 pub mod postcheck;
 pub mod preview;
