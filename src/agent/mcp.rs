@@ -16,17 +16,11 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 
+use crate::agent::permit::ReadRecord;
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::snapshots::SnapshotStore;
 use crate::agent::tools;
 use crate::error::Error;
-
-/// What the session served of a file: the proof a later edit is checked against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadRecord {
-    pub sha256: String,
-    pub total_lines: usize,
-}
 
 /// How much the server lets a client change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

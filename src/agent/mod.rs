@@ -13,6 +13,7 @@
 
 pub mod chips;
 pub mod mcp;
+pub mod permit;
 pub mod postcheck;
 pub mod preview;
 pub mod read;

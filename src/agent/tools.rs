@@ -163,8 +163,14 @@ mod tests {
         assert!(CONFIRM.contains("unknown_preview"));
         // Line continuations strip leading blanks: the example's context lines must keep
         // their leading space.
-        assert!(APPLY_PATCH.contains("\n     name = input()\n-    print"), "{APPLY_PATCH}");
-        assert!(APPLY_PATCH.contains("\n     return name\n*** Add File"), "{APPLY_PATCH}");
+        assert!(
+            APPLY_PATCH.contains("\n     name = input()\n-    print"),
+            "{APPLY_PATCH}"
+        );
+        assert!(
+            APPLY_PATCH.contains("\n     return name\n*** Add File"),
+            "{APPLY_PATCH}"
+        );
     }
 
     #[test]
