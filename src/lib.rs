@@ -11,8 +11,10 @@ pub mod error;
 pub mod locate;
 pub mod model;
 pub mod parse;
+pub mod render;
 pub mod splice;
 pub mod text;
+pub mod transform;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};

@@ -2,7 +2,62 @@
 //! hunk or a typed refusal out (SPEC §5, and the `replace` / `line_range` checks of §4).
 //! No I/O, no line endings (the splicer in `crate::splice` owns those).
 
-use crate::error::{Candidate, Nearest, NumberedLine};
+// A refusal carries its teaching (nearest text, candidates) by value, as the contract's
+// `LocateError` does; it is built once, on the cold path, so its size costs nothing.
+#![allow(clippy::result_large_err)]
+
+use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
+use crate::model::{Edit, Format, Hunk};
+use crate::text::Text;
+
+mod diagnose;
+mod edits;
+mod hunks;
+mod ladder;
+mod overlap;
+mod reindent;
+mod search;
+
+/// Place every hunk of one file (SPEC §5): one [`Placement`] per hunk, sorted by `start`, or
+/// the first refusal. `lines` are the file's line contents ([`Text::contents`]: no endings,
+/// no BOM); hunks are in patch order.
+///
+/// ```
+/// use apply_patch::locate::{locate_hunks, LocateOptions, Piece};
+/// use apply_patch::{Format, Hunk, Line, LineKind};
+///
+/// let file: Vec<&[u8]> = vec![b"fn main() {", b"    old();", b"}"];
+/// let hunk = Hunk {
+///     lines: vec![
+///         Line::new(LineKind::Context, &b"fn main() {"[..]),
+///         Line::new(LineKind::Delete, &b"    old();"[..]),
+///         Line::new(LineKind::Insert, &b"    new();"[..]),
+///     ],
+///     ..Hunk::default()
+/// };
+/// let placed = locate_hunks(&file, &[hunk], Format::Agent, &LocateOptions::default()).unwrap();
+/// assert_eq!((placed[0].start, placed[0].old_len), (0, 2));
+/// assert_eq!(placed[0].pieces[0], Piece::Keep(0));
+/// ```
+pub fn locate_hunks(
+    lines: &[&[u8]],
+    hunks: &[Hunk<'_>],
+    format: Format,
+    opts: &LocateOptions,
+) -> Result<Vec<Placement>, LocateError> {
+    hunks::locate_hunks(lines, hunks, format, opts)
+}
+
+/// Place the JSON edits of one file (SPEC §4: `replace`, `line_range`, `insert`, `append`),
+/// all against the file as it was before the request; overlapping edits are refused.
+/// Placements are sorted by `start`; their `hunk` is the edit's index.
+pub fn locate_edits(
+    text: &Text<'_>,
+    edits: &[Edit<'_>],
+    opts: &LocateOptions,
+) -> Result<Vec<Placement>, LocateError> {
+    edits::locate_edits(text, edits, opts)
+}
 
 /// The tolerance ladder of SPEC §5, strictest first.
 #[derive(
@@ -125,4 +180,81 @@ pub enum LocateError {
         actual: Vec<NumberedLine>,
         hint: String,
     },
+}
+
+impl LocateError {
+    /// The stable error code of this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LocateError::ContextNotFound { .. } => ErrorCode::ContextNotFound,
+            LocateError::AmbiguousMatch { .. } => ErrorCode::AmbiguousMatch,
+            LocateError::OverlappingHunks { .. } => ErrorCode::OverlappingHunks,
+            LocateError::ExpectedMismatch { .. } => ErrorCode::ExpectedMismatch,
+        }
+    }
+
+    /// 0-based index of the refused hunk (or edit).
+    pub fn hunk(&self) -> usize {
+        match self {
+            LocateError::ContextNotFound { hunk, .. }
+            | LocateError::AmbiguousMatch { hunk, .. }
+            | LocateError::OverlappingHunks { hunk, .. }
+            | LocateError::ExpectedMismatch { hunk, .. } => *hunk,
+        }
+    }
+
+    /// The boundary error: `hunk 3 of src/a.rs: context matches 2 places (lines 10 and 88)`,
+    /// with the expected lines, the nearest text, the candidates and the next step filled in.
+    pub fn into_error(self, path: &str) -> Error {
+        let code = self.code();
+        let n = self.hunk() + 1;
+        // JSON edits are "edits" to the user; their replace refusals start with "`old` ".
+        let unit = match &self {
+            LocateError::ExpectedMismatch { .. } => "edit",
+            LocateError::ContextNotFound { message, .. }
+            | LocateError::AmbiguousMatch { message, .. }
+                if message.starts_with("`old` ") =>
+            {
+                "edit"
+            }
+            _ => "hunk",
+        };
+        let head = |message: &str| format!("{unit} {n} of {path}: {message}");
+        let base = |message: &str| Error::new(code, head(message)).with_path(path).with_hunk(n);
+        match self {
+            LocateError::ContextNotFound {
+                message,
+                expected,
+                nearest,
+                hint,
+                ..
+            } => Error {
+                expected: Some(expected),
+                nearest,
+                ..base(&message).with_hint(hint)
+            },
+            LocateError::AmbiguousMatch {
+                message,
+                expected,
+                candidates,
+                hint,
+                ..
+            } => Error {
+                expected: Some(expected),
+                candidates: Some(candidates),
+                ..base(&message).with_hint(hint)
+            },
+            LocateError::OverlappingHunks { message, .. } => base(&message)
+                .with_hint("merge the two hunks into one, or make their changed lines distinct"),
+            LocateError::ExpectedMismatch {
+                message,
+                actual,
+                hint,
+                ..
+            } => Error {
+                nearest: edits::actual_as_nearest(&actual),
+                ..base(&message).with_hint(hint)
+            },
+        }
+    }
 }

@@ -2,6 +2,10 @@
 //! turn patch input into the one [`crate::model`]. Format detection (SPEC §1) lives here.
 //! No I/O; nom's error types never leave this module: every failure is a [`ParseError`].
 
+pub mod binary;
+pub mod quoted;
+pub mod unified;
+
 use crate::model::Format;
 
 /// Options that change how a patch is read.

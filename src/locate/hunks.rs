@@ -1,0 +1,650 @@
+//! Stage: locate — placing the hunks of one file (SPEC §5): hints and drift, `@@ ANCHOR`
+//! narrowing, `*** End of File`, pure insertions, `--unidiff-zero`, the already-applied check,
+//! the ladder with its uniqueness rule, and the pieces each placement writes.
+//!
+//! Pure. Must not touch line endings (the splicer owns them) nor decide the whole patch's
+//! already-applied state (the planner does, from `Placement::already_applied`).
+
+use crate::model::{Format, Hunk, LineKind};
+
+use super::diagnose::{self, lossy};
+use super::ladder;
+use super::reindent::{self, Rebase, Unit};
+use super::search::{self, FileView, Found, Outcome, Pattern, Scope};
+use super::{Level, LocateError, LocateOptions, Piece, Placement};
+
+/// Place every hunk of one file. See [`super::locate_hunks`].
+pub(crate) fn locate_hunks(
+    lines: &[&[u8]],
+    hunks: &[Hunk<'_>],
+    format: Format,
+    opts: &LocateOptions,
+) -> Result<Vec<Placement>, LocateError> {
+    let mut locator = Locator {
+        view: FileView::new(lines),
+        opts,
+        format,
+        drift: 0,
+        prev_end: None,
+        file_unit: None,
+    };
+    let mut placements = Vec::with_capacity(hunks.len());
+    for (index, hunk) in hunks.iter().enumerate() {
+        placements.push(locator.place(index, hunk)?);
+    }
+    super::overlap::arrange(placements)
+}
+
+/// The state carried from hunk to hunk of one file.
+struct Locator<'f, 'o> {
+    view: FileView<'f>,
+    opts: &'o LocateOptions,
+    format: Format,
+    /// Net offset of the hunks placed so far at explicit hints (GNU patch's running offset).
+    drift: isize,
+    /// End of the previous hunk's old side: the next agent hunk's hint.
+    prev_end: Option<usize>,
+    /// The file's indentation unit, computed the first time a hunk is re-based.
+    file_unit: Option<Option<Unit>>,
+}
+
+/// Where a hunk is looked for, worked out from its hints and anchors.
+struct Aim {
+    /// 0-based line of the last anchor found.
+    anchor: Option<usize>,
+    /// The drift-adjusted explicit hint.
+    explicit: Option<usize>,
+    hint: Option<usize>,
+    lo: usize,
+}
+
+impl Locator<'_, '_> {
+    fn place(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
+        let explicit = self.explicit_hint(hunk);
+        let has_context = hunk.lines.iter().any(|l| l.kind == LineKind::Context);
+        if self.format == Format::Unified && self.opts.unidiff_zero && !has_context {
+            return self.place_exactly(index, hunk);
+        }
+        let anchor = self.find_anchors(index, hunk, explicit)?;
+        let soft = match self.format {
+            Format::Unified => None,
+            _ => self.prev_end,
+        };
+        let aim = Aim {
+            anchor,
+            explicit,
+            hint: explicit.or(anchor.map(|a| a + 1)).or(soft),
+            lo: anchor.map_or(0, |a| a + 1),
+        };
+        let placement = if hunk.old_lines().next().is_none() {
+            self.place_insertion(index, hunk, &aim)
+        } else {
+            self.place_old_side(index, hunk, &aim)?
+        };
+        self.prev_end = Some(placement.start + placement.old_len);
+        if let (Some(offset), false) = (placement.offset, placement.already_applied) {
+            self.drift += offset;
+        }
+        Ok(placement)
+    }
+
+    /// `@@ -N`: the 0-based line the old side starts at (for `-N,0`, the line after N),
+    /// shifted by the drift and kept inside the file.
+    fn explicit_hint(&self, hunk: &Hunk<'_>) -> Option<usize> {
+        let start = hunk.old_start?;
+        let base = if hunk.old_count == Some(0) {
+            start
+        } else {
+            start.saturating_sub(1)
+        };
+        let shifted = (base as isize).saturating_add(self.drift).max(0) as usize;
+        Some(shifted.min(self.view.len()))
+    }
+
+    /// Find the hunk's `@@ ANCHOR` lines one after the other; the last one's line.
+    fn find_anchors(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        explicit: Option<usize>,
+    ) -> Result<Option<usize>, LocateError> {
+        let mut lo = self.prev_end.unwrap_or(0);
+        let mut hint = explicit.or(self.prev_end);
+        let mut found = None;
+        for anchor in &hunk.anchors {
+            let mut pat = Pattern::new(vec![anchor.as_ref()]);
+            let scope = Scope {
+                lo,
+                hint,
+                explicit: false,
+                eof: false,
+                window: self.opts.window,
+            };
+            let what = format!("anchor `{}`", lossy(anchor));
+            match search::ladder(&mut self.view, &mut pat, &scope, self.opts.bytes_only) {
+                Outcome::Placed(s, _) => {
+                    found = Some(s);
+                    lo = s + 1;
+                    hint = Some(s + 1);
+                }
+                Outcome::Ambiguous(all, level) => {
+                    return Err(self.ambiguous(index, &what, &pat.lines, &all, level))
+                }
+                Outcome::NotFound => {
+                    let looked = diagnose::where_looked(scope.hint, scope.window, found, false);
+                    return Err(self.not_found(index, &what, &pat.lines, &scope, looked));
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// A hunk with old lines: the ladder, with the already-applied check before level 2.
+    fn place_old_side(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        aim: &Aim,
+    ) -> Result<Placement, LocateError> {
+        let mut pat = Pattern::new(hunk.old_lines().collect());
+        let scope = Scope {
+            lo: aim.lo,
+            hint: aim.hint,
+            explicit: aim.explicit.is_some(),
+            eof: hunk.end_of_file,
+            window: self.opts.window,
+        };
+        for &level in ladder::levels(self.opts.bytes_only) {
+            match search::search_level(&mut self.view, &mut pat, level, &scope) {
+                Found::One(s) => return Ok(self.build(index, hunk, s, level, aim.explicit)),
+                Found::Many(all) => {
+                    return Err(self.ambiguous(index, "context", &pat.lines, &all, level))
+                }
+                Found::None if level == Level::Exact => {
+                    if let Some(p) = self.already_applied(index, hunk, &scope, aim.explicit) {
+                        return Ok(p);
+                    }
+                }
+                Found::None => {}
+            }
+        }
+        let looked = diagnose::where_looked(scope.hint, scope.window, aim.anchor, scope.eof);
+        Err(self.not_found(index, "context", &pat.lines, &scope, looked))
+    }
+
+    /// The old side is nowhere at level 1; the new side (with an inserted line) stands in
+    /// exactly one place: the hunk is already applied there.
+    fn already_applied(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        scope: &Scope,
+        explicit: Option<usize>,
+    ) -> Option<Placement> {
+        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) {
+            return None;
+        }
+        let mut new = Pattern::new(hunk.new_lines().collect());
+        let n = self.view.len();
+        let starts = if scope.eof {
+            n.checked_sub(new.len())
+                .filter(|&s| s >= scope.lo && self.view.matches_at(&mut new, Level::Exact, s))
+                .into_iter()
+                .collect()
+        } else {
+            self.view.all_matches(&mut new, Level::Exact, scope.lo)
+        };
+        let [s] = starts[..] else { return None };
+        Some(applied(index, s, new.len(), explicit))
+    }
+
+    /// A hunk without old lines: after its anchor, else at its hint, else at the end.
+    fn place_insertion(&mut self, index: usize, hunk: &Hunk<'_>, aim: &Aim) -> Placement {
+        let n = self.view.len();
+        let pos = if hunk.end_of_file {
+            n
+        } else {
+            aim.anchor.map(|a| a + 1).or(aim.hint).unwrap_or(n)
+        };
+        self.insertion_at(index, hunk, pos, aim.explicit)
+    }
+
+    fn insertion_at(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        pos: usize,
+        explicit: Option<usize>,
+    ) -> Placement {
+        let n = self.view.len();
+        let new: Vec<&[u8]> = hunk.new_lines().collect();
+        let k = new.len();
+        // Already there? Right at the insertion point, or (inserting at the end) just before it.
+        let at = if pos == n {
+            n.checked_sub(k)
+        } else {
+            Some(pos)
+        };
+        if let Some(s) = at.filter(|&s| k > 0 && self.view.lines.get(s..s + k) == Some(&new[..])) {
+            return applied(index, s, k, explicit);
+        }
+        Placement {
+            hunk: index,
+            start: pos,
+            old_len: 0,
+            level: Level::Exact,
+            offset: explicit.map(|h| pos as isize - h as isize),
+            already_applied: false,
+            pieces: new
+                .iter()
+                .map(|t| Piece::Insert {
+                    text: t.to_vec(),
+                    replaces: None,
+                })
+                .collect(),
+            final_newline: final_newline(hunk, pos == n),
+        }
+    }
+
+    /// `--unidiff-zero`: a hunk without context goes exactly at its line numbers.
+    fn place_exactly(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
+        let n = self.view.len();
+        let start = hunk.old_start.unwrap_or(0);
+        let mut pat = Pattern::new(hunk.old_lines().collect());
+        if pat.len() == 0 {
+            let pos = if hunk.old_count == Some(0) {
+                start
+            } else {
+                start.saturating_sub(1)
+            };
+            return Ok(self.insertion_at(index, hunk, pos.min(n), Some(pos.min(n))));
+        }
+        let s = start.saturating_sub(1);
+        for &level in ladder::levels(self.opts.bytes_only) {
+            if self.view.matches_at(&mut pat, level, s) {
+                return Ok(self.build(index, hunk, s, level, Some(s)));
+            }
+        }
+        let scope = Scope {
+            lo: 0,
+            hint: Some(s),
+            explicit: true,
+            eof: false,
+            window: 0,
+        };
+        let looked = format!("exactly at line {} (--unidiff-zero)", s + 1);
+        Err(self.not_found(index, "deleted lines", &pat.lines, &scope, looked))
+    }
+
+    /// The placement of a hunk whose old side matched at `s` at `level`.
+    fn build(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        s: usize,
+        level: Level,
+        explicit: Option<usize>,
+    ) -> Placement {
+        let old: Vec<&[u8]> = hunk.old_lines().collect();
+        let m = old.len();
+        let rebase = if level >= Level::Whitespace {
+            let lines = self.view.lines;
+            let file_unit = *self
+                .file_unit
+                .get_or_insert_with(|| reindent::unit_of(lines.iter().copied()));
+            let hunk_lines: Vec<&[u8]> = hunk.lines.iter().map(|l| l.text.as_ref()).collect();
+            Rebase::new(&old, &lines[s..s + m], &hunk_lines, file_unit)
+        } else {
+            None
+        };
+        Placement {
+            hunk: index,
+            start: s,
+            old_len: m,
+            level,
+            offset: explicit.map(|h| s as isize - h as isize),
+            already_applied: false,
+            pieces: pieces(hunk, s, rebase.as_ref()),
+            final_newline: final_newline(hunk, s + m == self.view.len()),
+        }
+    }
+
+    fn not_found(
+        &mut self,
+        index: usize,
+        what: &str,
+        expected: &[&[u8]],
+        scope: &Scope,
+        looked: String,
+    ) -> LocateError {
+        // A hunk that may only go to one place is compared with that place.
+        let nearest = match (scope.eof, scope.window, scope.hint) {
+            (true, ..) => {
+                let s = self.view.len().saturating_sub(expected.len());
+                diagnose::at(self.view.lines, expected, s)
+            }
+            (false, 0, Some(s)) => diagnose::at(self.view.lines, expected, s),
+            _ => diagnose::nearest(&mut self.view, expected, scope.lo, scope.hint),
+        };
+        let only_exact = if self.opts.bytes_only {
+            " (exact matches only: the file is not UTF-8)"
+        } else {
+            ""
+        };
+        let mut message = format!("{what} not found {looked}{only_exact}");
+        if let Some(near) = &nearest {
+            message.push('\n');
+            message.push_str(&diagnose::comparison(expected, near));
+        }
+        let hint = if what.starts_with("anchor") {
+            "the @@ line must name one line of the file above the change (e.g. the enclosing \
+             function's first line); check it against the file"
+        } else {
+            "copy the context and deleted lines exactly as the file has them (see the nearest \
+             text), or re-read the file and make the patch again"
+        };
+        LocateError::ContextNotFound {
+            hunk: index,
+            message,
+            expected: expected.iter().map(|l| lossy(l)).collect(),
+            nearest,
+            hint: hint.to_string(),
+        }
+    }
+
+    fn ambiguous(
+        &self,
+        index: usize,
+        what: &str,
+        expected: &[&[u8]],
+        starts: &[usize],
+        level: Level,
+    ) -> LocateError {
+        ambiguous_error(
+            index,
+            what,
+            expected,
+            self.view.lines,
+            starts,
+            level,
+            HUNK_WAYS_OUT,
+        )
+    }
+}
+
+/// The ways out of an ambiguous hunk.
+const HUNK_WAYS_OUT: &str = "say which one: add context lines that tell the places apart, an \
+    `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function), or an \
+    `@@ -N @@` line-number hint";
+
+/// An `ambiguous_match` refusal (shared with JSON `replace`).
+pub(crate) fn ambiguous_error(
+    index: usize,
+    what: &str,
+    expected: &[&[u8]],
+    lines: &[&[u8]],
+    starts: &[usize],
+    level: Level,
+    hint: &str,
+) -> LocateError {
+    let candidates = diagnose::candidates(lines, starts);
+    let at_level = match level {
+        Level::Exact => "",
+        Level::TrailingWhitespace => " when trailing whitespace is ignored",
+        Level::Whitespace => " when leading and trailing whitespace is ignored",
+        Level::Unicode => " when whitespace and Unicode punctuation are ignored",
+    };
+    let message = format!(
+        "{what} matches {} places{at_level} ({})\n{}",
+        starts.len(),
+        diagnose::line_list(starts),
+        diagnose::candidate_block(&candidates)
+    );
+    LocateError::AmbiguousMatch {
+        hunk: index,
+        message,
+        expected: expected.iter().map(|l| lossy(l)).collect(),
+        candidates,
+        hint: hint.to_string(),
+    }
+}
+
+/// An already-applied placement: the new side stands at `s..s + len`.
+fn applied(index: usize, s: usize, len: usize, explicit: Option<usize>) -> Placement {
+    Placement {
+        hunk: index,
+        start: s,
+        old_len: len,
+        level: Level::Exact,
+        offset: explicit.map(|h| s as isize - h as isize),
+        already_applied: true,
+        pieces: (s..s + len).map(Piece::Keep).collect(),
+        final_newline: None,
+    }
+}
+
+/// `\ No newline at end of file` decides the final newline when the hunk reaches the end.
+fn final_newline(hunk: &Hunk<'_>, touches_end: bool) -> Option<bool> {
+    (touches_end && (hunk.old_no_newline || hunk.new_no_newline)).then_some(!hunk.new_no_newline)
+}
+
+/// The new side as pieces: context kept, deletions dropped, inserts written (re-based), the
+/// i-th insert of a change block replacing its i-th deleted line.
+fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
+    let lines = &hunk.lines;
+    let mut out = Vec::with_capacity(lines.len());
+    let (mut i, mut at) = (s, 0);
+    while at < lines.len() {
+        if lines[at].kind == LineKind::Context {
+            out.push(Piece::Keep(i));
+            i += 1;
+            at += 1;
+            continue;
+        }
+        let end = lines[at..]
+            .iter()
+            .position(|l| l.kind == LineKind::Context)
+            .map_or(lines.len(), |p| at + p);
+        let block = &lines[at..end];
+        let deletes = block.iter().filter(|l| l.kind == LineKind::Delete).count();
+        let inserts = block.iter().filter(|l| l.kind == LineKind::Insert);
+        for (k, line) in inserts.enumerate() {
+            let text = match rebase {
+                Some(r) => r.apply(&line.text),
+                None => line.text.to_vec(),
+            };
+            let replaces = (k < deletes).then_some(i + k);
+            out.push(Piece::Insert { text, replaces });
+        }
+        i += deletes;
+        at = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Line;
+    use crate::text::Text;
+
+    /// A hunk from lines written as in a patch: " ctx", "-del", "+ins".
+    fn hunk(spec: &str) -> Hunk<'static> {
+        let lines = spec
+            .lines()
+            .map(|l| {
+                let (kind, text) = match l.split_at(1) {
+                    ("-", t) => (LineKind::Delete, t),
+                    ("+", t) => (LineKind::Insert, t),
+                    (_, t) => (LineKind::Context, t),
+                };
+                Line::new(kind, t_owned(text))
+            })
+            .collect();
+        Hunk {
+            lines,
+            ..Hunk::default()
+        }
+    }
+
+    fn t_owned(t: &str) -> Vec<u8> {
+        t.as_bytes().to_vec()
+    }
+
+    fn apply(file: &str, hunks: &[Hunk<'_>], format: Format) -> Result<String, LocateError> {
+        let text = Text::parse(file.as_bytes());
+        let lines = text.contents();
+        let placed = locate_hunks(&lines, hunks, format, &LocateOptions::default())?;
+        Ok(String::from_utf8(crate::splice::splice(&text, &placed)).expect("utf-8 in, utf-8 out"))
+    }
+
+    #[test]
+    fn first_agent_hunk_without_hint_needs_file_wide_uniqueness() {
+        let file = "a\nx\nb\nx\n";
+        let err = apply(file, &[hunk("-x\n+y")], Format::Agent).expect_err("two places");
+        assert!(matches!(err, LocateError::AmbiguousMatch { .. }));
+        let ok = apply(file, &[hunk(" b\n-x\n+y")], Format::Agent).expect("unique");
+        assert_eq!(ok, "a\nx\nb\ny\n");
+    }
+
+    #[test]
+    fn second_agent_hunk_prefers_the_window_after_the_first() {
+        let mut file = String::from("start\nx\n");
+        file.push_str(&"filler\n".repeat(30));
+        file.push_str("x\n");
+        let hunks = [hunk("-start\n+begin"), hunk("-x\n+y")];
+        let got = apply(&file, &hunks, Format::Agent).expect("x at line 2 is in the window");
+        assert!(got.starts_with("begin\ny\nfiller\n"), "{got}");
+    }
+
+    #[test]
+    fn explicit_hint_and_drift() {
+        let file: String = (1..=100).map(|i| format!("l{}\n", i % 10)).collect();
+        // Line 25 is "l5", as are 5, 15, 35…: the hint picks line 25, even 2 lines off.
+        let mut h = hunk("-l5\n+five");
+        h.old_start = Some(27);
+        h.old_count = Some(1);
+        let text = Text::parse(file.as_bytes());
+        let lines = text.contents();
+        let opts = LocateOptions {
+            window: 5,
+            ..LocateOptions::default()
+        };
+        let placed =
+            locate_hunks(&lines, &[h.clone()], Format::Unified, &opts).expect("one l5 near");
+        assert_eq!((placed[0].start, placed[0].offset), (24, Some(-2)));
+        // With the default window of 20, lines 15, 25 and 35 are all near: ambiguous.
+        let wide = locate_hunks(&lines, &[h], Format::Unified, &LocateOptions::default());
+        assert!(matches!(wide, Err(LocateError::AmbiguousMatch { .. })));
+    }
+
+    #[test]
+    fn anchors_narrow_step_by_step() {
+        let file =
+            "impl A {\n  fn f() {\n    x();\n  }\n}\nimpl B {\n  fn f() {\n    x();\n  }\n}\n";
+        let mut h = hunk("-    x();\n+    y();");
+        h.anchors = vec![
+            b"impl B {".as_slice().into(),
+            b"  fn f() {".as_slice().into(),
+        ];
+        let got = apply(file, &[h], Format::Agent).expect("anchored");
+        assert!(
+            got.ends_with("impl B {\n  fn f() {\n    y();\n  }\n}\n"),
+            "{got}"
+        );
+        let mut missing = hunk("-    x();\n+    y();");
+        missing.anchors = vec![b"impl C {".as_slice().into()];
+        let err = apply(file, &[missing], Format::Agent).expect_err("no such anchor");
+        assert!(
+            err.to_string().contains("anchor `impl C {` not found"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn end_of_file_pins_the_hunk() {
+        let file = "x\ny\nx\n";
+        let mut h = hunk("-x\n+z");
+        h.end_of_file = true;
+        assert_eq!(
+            apply(file, &[h], Format::Agent).expect("pinned"),
+            "x\ny\nz\n"
+        );
+    }
+
+    #[test]
+    fn pure_insertions_go_after_anchor_hint_or_end() {
+        let file = "a\nb\n";
+        assert_eq!(
+            apply(file, &[hunk("+c")], Format::Agent).expect("end"),
+            "a\nb\nc\n"
+        );
+        let mut anchored = hunk("+c");
+        anchored.anchors = vec![b"a".as_slice().into()];
+        assert_eq!(
+            apply(file, &[anchored], Format::Agent).expect("anchor"),
+            "a\nc\nb\n"
+        );
+        let mut hinted = hunk("+c");
+        hinted.old_start = Some(0);
+        hinted.old_count = Some(0);
+        assert_eq!(
+            apply(file, &[hinted], Format::Unified).expect("top"),
+            "c\na\nb\n"
+        );
+    }
+
+    #[test]
+    fn already_applied_is_detected_before_the_ladder() {
+        let file = "a\nnew\nc\n";
+        let text = Text::parse(file.as_bytes());
+        let lines = text.contents();
+        let h = hunk(" a\n-old\n+new\n c");
+        let placed = locate_hunks(&lines, &[h], Format::Agent, &LocateOptions::default())
+            .expect("already there");
+        assert!(placed[0].already_applied);
+        assert_eq!(crate::splice::splice(&text, &placed), file.as_bytes());
+    }
+
+    #[test]
+    fn whitespace_level_rebases_inserted_lines() {
+        let file = "fn f() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+        let h = hunk(" if x {\n-    y();\n+    z();\n+    w();\n }");
+        let got = apply(file, &[h], Format::Agent).expect("level 3");
+        assert_eq!(got, "fn f() {\n\tif x {\n\t\tz();\n\t\tw();\n\t}\n}\n");
+    }
+
+    #[test]
+    fn unidiff_zero_places_exactly() {
+        let file = "a\nb\nc\n";
+        let mut h = hunk("+x\n+y");
+        h.old_start = Some(2);
+        h.old_count = Some(0);
+        let text = Text::parse(file.as_bytes());
+        let lines = text.contents();
+        let opts = LocateOptions {
+            unidiff_zero: true,
+            ..LocateOptions::default()
+        };
+        let placed = locate_hunks(&lines, &[h], Format::Unified, &opts).expect("exact");
+        assert_eq!(crate::splice::splice(&text, &placed), b"a\nb\nx\ny\nc\n");
+    }
+
+    #[test]
+    fn replaced_lines_are_recorded() {
+        let text = Text::parse(b"a\nb\nc\n");
+        let lines = text.contents();
+        let h = hunk(" a\n-b\n-c\n+B\n+C\n+D");
+        let placed =
+            locate_hunks(&lines, &[h], Format::Agent, &LocateOptions::default()).expect("exact");
+        let replaces: Vec<Option<usize>> = placed[0]
+            .pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Insert { replaces, .. } => Some(*replaces),
+                Piece::Keep(_) => None,
+            })
+            .collect();
+        assert_eq!(replaces, [Some(1), Some(2), None]);
+    }
+}

@@ -1,0 +1,336 @@
+//! Stage: locate — finding a run of lines in a file at one level of the ladder: at an explicit
+//! hint, in the window around a hint, and in the whole file (after an anchor) through an index
+//! of per-level keys built lazily, so a file of n lines costs O(n) once per level however many
+//! hunks search it.
+//!
+//! Pure. This module counts matches; it does not decide what a count means (`hunks` and
+//! `edits` apply the uniqueness rule of SPEC §5) and never builds messages.
+
+use super::ladder::{self, key, line_eq};
+use super::Level;
+
+/// How many whole-file searches at one level run as a plain scan before the level's index
+/// is built: a scan is cheaper for the first few, the index for any more.
+const SCANS_BEFORE_INDEX: usize = 4;
+
+/// A file's lines with their per-level keys and indexes, computed on first use.
+pub(crate) struct FileView<'f> {
+    pub lines: &'f [&'f [u8]],
+    /// Per level: the key of each line, 0 = not computed yet (keys are never 0).
+    keys: [Vec<u64>; 4],
+    /// Per level: (key, line) sorted, for whole-file searches.
+    index: [Option<Vec<(u64, usize)>>; 4],
+    /// Per level: whole-file searches done so far without the index.
+    scans: [usize; 4],
+}
+
+/// The lines a hunk (or anchor, or edit) looks for, with their per-level keys.
+pub(crate) struct Pattern<'p> {
+    pub lines: Vec<&'p [u8]>,
+    keys: [Vec<u64>; 4],
+}
+
+impl<'p> Pattern<'p> {
+    pub fn new(lines: Vec<&'p [u8]>) -> Self {
+        Pattern {
+            lines,
+            keys: Default::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn keys(&mut self, level: Level) -> &[u64] {
+        let slot = &mut self.keys[level as usize];
+        if slot.len() != self.lines.len() {
+            *slot = self.lines.iter().map(|l| key(l, level)).collect();
+        }
+        slot
+    }
+}
+
+impl<'f> FileView<'f> {
+    pub fn new(lines: &'f [&'f [u8]]) -> Self {
+        FileView {
+            lines,
+            keys: Default::default(),
+            index: Default::default(),
+            scans: [0; 4],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The key of line `i` at `level`.
+    pub fn key(&mut self, level: Level, i: usize) -> u64 {
+        let lines = self.lines;
+        let slot = &mut self.keys[level as usize];
+        if slot.is_empty() {
+            *slot = vec![0; lines.len()];
+        }
+        if slot[i] == 0 {
+            slot[i] = key(lines[i], level);
+        }
+        slot[i]
+    }
+
+    /// True when the pattern matches at line `s` (which must leave room for it) at `level`.
+    pub fn matches_at(&mut self, pat: &mut Pattern<'_>, level: Level, s: usize) -> bool {
+        let m = pat.len();
+        if s + m > self.len() {
+            return false;
+        }
+        if level == Level::Exact {
+            return self.lines[s..s + m] == pat.lines[..];
+        }
+        let keys = pat.keys(level);
+        for (j, &k) in keys.iter().enumerate() {
+            if self.key(level, s + j) != k {
+                return false;
+            }
+        }
+        // Keys agree: confirm on the normalised text, so a hash collision cannot place a hunk.
+        (0..m).all(|j| line_eq(self.lines[s + j], pat.lines[j], level))
+    }
+
+    /// Every match starting in `lo..` whose start is within `window` lines of `hint`.
+    pub fn window_matches(
+        &mut self,
+        pat: &mut Pattern<'_>,
+        level: Level,
+        lo: usize,
+        hint: usize,
+        window: usize,
+    ) -> Vec<usize> {
+        let Some(last) = self.len().checked_sub(pat.len()) else {
+            return Vec::new();
+        };
+        let from = hint.saturating_sub(window).max(lo);
+        let to = hint.saturating_add(window).min(last);
+        (from..=to)
+            .filter(|&s| from <= to && self.matches_at(pat, level, s))
+            .collect()
+    }
+
+    /// Every match starting in `lo..`, in file order.
+    pub fn all_matches(&mut self, pat: &mut Pattern<'_>, level: Level, lo: usize) -> Vec<usize> {
+        let m = pat.len();
+        if m == 0 || m > self.len() || lo > self.len() - m {
+            return Vec::new();
+        }
+        let slot = level as usize;
+        if self.index[slot].is_none() && self.scans[slot] < SCANS_BEFORE_INDEX {
+            self.scans[slot] += 1;
+            return self.scan(pat, level, lo);
+        }
+        let index = self.build_index(level);
+        // Start from the pattern line that occurs least often in the file.
+        let keys = pat.keys(level).to_vec();
+        let (pivot, range) = keys
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| (j, equal_range(index, k)))
+            .min_by_key(|(_, r)| r.len())
+            .expect("the pattern has at least one line because m > 0");
+        let starts: Vec<usize> = index[range]
+            .iter()
+            .filter_map(|&(_, p)| p.checked_sub(pivot))
+            .filter(|&s| s >= lo)
+            .collect();
+        starts
+            .into_iter()
+            .filter(|&s| self.matches_at(pat, level, s))
+            .collect()
+    }
+
+    /// A plain pass over the file: compare the first pattern line, then the rest.
+    fn scan(&mut self, pat: &mut Pattern<'_>, level: Level, lo: usize) -> Vec<usize> {
+        let last = self.len() - pat.len();
+        let mut found = Vec::new();
+        if level == Level::Exact {
+            let first = pat.lines[0];
+            for s in lo..=last {
+                if self.lines[s] == first && self.matches_at(pat, level, s) {
+                    found.push(s);
+                }
+            }
+            return found;
+        }
+        let first = pat.keys(level)[0];
+        for s in lo..=last {
+            if self.key(level, s) == first && self.matches_at(pat, level, s) {
+                found.push(s);
+            }
+        }
+        found
+    }
+
+    fn build_index(&mut self, level: Level) -> &[(u64, usize)] {
+        let slot = level as usize;
+        if self.index[slot].is_none() {
+            let mut index: Vec<(u64, usize)> =
+                (0..self.len()).map(|i| (self.key(level, i), i)).collect();
+            index.sort_unstable();
+            self.index[slot] = Some(index);
+        }
+        self.index[slot]
+            .as_deref()
+            .expect("the index was built just above")
+    }
+
+    /// How often a line with this key occurs at `level` (builds the index).
+    pub fn occurrences(&mut self, level: Level, k: u64) -> Vec<usize> {
+        let index = self.build_index(level);
+        index[equal_range(index, k)]
+            .iter()
+            .map(|&(_, p)| p)
+            .collect()
+    }
+}
+
+fn equal_range(index: &[(u64, usize)], k: u64) -> std::ops::Range<usize> {
+    let from = index.partition_point(|&(x, _)| x < k);
+    let to = index.partition_point(|&(x, _)| x <= k);
+    from..to
+}
+
+/// Where a search may look and what it starts from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope {
+    /// Matches must start at or after this line (after an anchor or a previous hunk).
+    pub lo: usize,
+    /// 0-based line the search starts from, if any.
+    pub hint: Option<usize>,
+    /// The hint comes from explicit line numbers (`@@ -N`): a level-1 match exactly there is
+    /// accepted at once.
+    pub explicit: bool,
+    /// `*** End of File`: the match must end at the file's last line.
+    pub eof: bool,
+    /// `--window N`.
+    pub window: usize,
+}
+
+/// What one level of the ladder found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// The one match the uniqueness rule accepts.
+    One(usize),
+    /// Two or more in the file: ambiguous (every start, in file order).
+    Many(Vec<usize>),
+    None,
+}
+
+/// Apply the uniqueness rule of SPEC §5 at one level.
+pub(crate) fn search_level(
+    view: &mut FileView<'_>,
+    pat: &mut Pattern<'_>,
+    level: Level,
+    scope: &Scope,
+) -> Found {
+    let m = pat.len();
+    if scope.eof {
+        return match view.len().checked_sub(m) {
+            Some(s) if s >= scope.lo && view.matches_at(pat, level, s) => Found::One(s),
+            _ => Found::None,
+        };
+    }
+    if let Some(hint) = scope.hint {
+        if scope.explicit
+            && level == Level::Exact
+            && hint >= scope.lo
+            && view.matches_at(pat, level, hint)
+        {
+            return Found::One(hint);
+        }
+        if let [one] = view.window_matches(pat, level, scope.lo, hint, scope.window)[..] {
+            return Found::One(one);
+        }
+    }
+    let all = view.all_matches(pat, level, scope.lo);
+    match all.len() {
+        0 => Found::None,
+        1 => Found::One(all[0]),
+        _ => Found::Many(all),
+    }
+}
+
+/// The result of running a pattern down the ladder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Placed(usize, Level),
+    Ambiguous(Vec<usize>, Level),
+    NotFound,
+}
+
+/// Run the ladder for a pattern (used for anchors and edits; hunks interleave the
+/// already-applied check after level 1 themselves).
+pub(crate) fn ladder(
+    view: &mut FileView<'_>,
+    pat: &mut Pattern<'_>,
+    scope: &Scope,
+    bytes_only: bool,
+) -> Outcome {
+    for &level in ladder::levels(bytes_only) {
+        match search_level(view, pat, level, scope) {
+            Found::One(s) => return Outcome::Placed(s, level),
+            Found::Many(all) => return Outcome::Ambiguous(all, level),
+            Found::None => {}
+        }
+    }
+    Outcome::NotFound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(hint: Option<usize>, explicit: bool) -> Scope {
+        Scope {
+            lo: 0,
+            hint,
+            explicit,
+            eof: false,
+            window: 2,
+        }
+    }
+
+    #[test]
+    fn index_and_scan_agree() {
+        let lines: Vec<&[u8]> = vec![b"a", b"b", b"a", b"b", b"c", b"a", b"b"];
+        let mut view = FileView::new(&lines);
+        let mut pat = Pattern::new(vec![b"a", b"b"]);
+        let mut results = Vec::new();
+        for _ in 0..SCANS_BEFORE_INDEX + 2 {
+            results.push(view.all_matches(&mut pat, Level::Exact, 1));
+        }
+        assert!(results.iter().all(|r| r == &[2, 5]));
+    }
+
+    #[test]
+    fn window_decides_before_the_file() {
+        let lines: Vec<&[u8]> = vec![b"x", b"a", b"y", b"y", b"y", b"y", b"y", b"a"];
+        let mut view = FileView::new(&lines);
+        let mut pat = Pattern::new(vec![b"a"]);
+        let near = search_level(&mut view, &mut pat, Level::Exact, &scope(Some(2), false));
+        assert_eq!(near, Found::One(1));
+        let none = search_level(&mut view, &mut pat, Level::Exact, &scope(None, false));
+        assert_eq!(none, Found::Many(vec![1, 7]));
+    }
+
+    #[test]
+    fn levels_use_keys() {
+        let lines: Vec<&[u8]> = vec![b"  a  ", b"b"];
+        let mut view = FileView::new(&lines);
+        let mut pat = Pattern::new(vec![b"a"]);
+        let got = ladder(&mut view, &mut pat, &scope(None, false), false);
+        assert_eq!(got, Outcome::Placed(0, Level::Whitespace));
+        assert_eq!(
+            ladder(&mut view, &mut pat, &scope(None, false), true),
+            Outcome::NotFound
+        );
+    }
+}

@@ -1,0 +1,456 @@
+//! Stage: parse (unified diffs). One file patch: its headers, names, op, modes and body,
+//! assembled into a [`FilePatch`] following the model conventions of INTERFACES.md.
+//!
+//! No I/O; placement-related checks are limited to what the diff itself proves (counts,
+//! zero-context hunks).
+
+use nom::bytes::complete::tag;
+use nom::combinator::rest;
+use nom::sequence::preceded;
+use nom::Parser;
+
+use super::header::{self, Extended, FileName};
+use super::hunk::hunk;
+use super::lines::{with_hint, Cursor, RawLine};
+use super::paths;
+use crate::model::{BlobIds, Body, FileOp, FilePatch, Hunk, LineKind, Mode};
+use crate::parse::binary;
+use crate::parse::quoted::{Fail, PResult};
+use crate::parse::{ParseError, ParseOptions};
+
+/// grammar: file-patch
+pub fn file_patch<'a>(
+    cur: &mut Cursor<'a>,
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let line = cur
+        .peek()
+        .ok_or_else(|| cur.error_at_end("expected a file header"))?;
+    if line.body().starts_with(b"diff --git ") {
+        git_file_patch(cur, opts)
+    } else if let Ok((_, names)) = binary_files_differ(line.body()) {
+        cur.pos += 1;
+        plain_binary(line, names, opts)
+    } else {
+        plain_file_patch(cur, opts)
+    }
+}
+
+/// grammar: binary-files-differ
+///
+/// `Binary files OLD and NEW differ`: a binary change without data.
+pub fn binary_files_differ(i: &[u8]) -> PResult<'_, &[u8]> {
+    let (r, names) = preceded(tag(&b"Binary files "[..]), rest).parse(i)?;
+    match names.strip_suffix(b" differ") {
+        Some(n) if !n.is_empty() => Ok((r, n)),
+        _ => Err(nom::Err::Error(Fail::at(
+            i,
+            "expected 'Binary files … differ'",
+        ))),
+    }
+}
+
+/// What the extended headers of a git file patch said.
+#[derive(Debug, Default)]
+struct GitHeaders {
+    old_mode: Option<Mode>,
+    new_mode: Option<Mode>,
+    deleted_mode: Option<Mode>,
+    new_file_mode: Option<Mode>,
+    rename_from: Option<Vec<u8>>,
+    rename_to: Option<Vec<u8>>,
+    copy_from: Option<Vec<u8>>,
+    copy_to: Option<Vec<u8>>,
+    index: Option<(String, String, Option<Mode>)>,
+}
+
+impl GitHeaders {
+    fn record(&mut self, e: Extended) {
+        match e {
+            Extended::OldMode(m) => self.old_mode = Some(m),
+            Extended::NewMode(m) => self.new_mode = Some(m),
+            Extended::DeletedFileMode(m) => self.deleted_mode = Some(m),
+            Extended::NewFileMode(m) => self.new_file_mode = Some(m),
+            Extended::RenameFrom(p) => self.rename_from = Some(p),
+            Extended::RenameTo(p) => self.rename_to = Some(p),
+            Extended::CopyFrom(p) => self.copy_from = Some(p),
+            Extended::CopyTo(p) => self.copy_to = Some(p),
+            Extended::Similarity => {}
+            Extended::Index { old, new, mode } => self.index = Some((old, new, mode)),
+        }
+    }
+}
+
+/// The `---` / `+++` names and the body that follow the headers.
+struct Content<'a> {
+    names: Option<(FileName, FileName, RawLine<'a>)>,
+    body: Body<'a>,
+}
+
+/// grammar: git-file-patch
+fn git_file_patch<'a>(
+    cur: &mut Cursor<'a>,
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let first = cur
+        .next_line()
+        .ok_or_else(|| cur.error_at_end("expected 'diff --git'"))?;
+    let names = match header::git_header(first.body()) {
+        Ok((_, n)) => n,
+        Err(_) => return Err(first.error("expected 'diff --git a/PATH b/PATH'")),
+    };
+    let mut h = GitHeaders::default();
+    while let Some(line) = cur.peek() {
+        match header::extended_header(line.body()) {
+            Ok((_, e)) => h.record(e),
+            Err(nom::Err::Failure(f)) => return Err(line.error_from(line.body(), f)),
+            Err(_) => break,
+        }
+        cur.pos += 1;
+    }
+    let content = content(cur, opts, true)?;
+    let strip = opts.strip.unwrap_or(1);
+    assemble_git(first, names, h, content, strip, opts)
+}
+
+/// The names and body after a git file patch's headers (or a plain patch's start).
+fn content<'a>(
+    cur: &mut Cursor<'a>,
+    opts: &ParseOptions,
+    git: bool,
+) -> Result<Content<'a>, ParseError> {
+    let mut names = None;
+    if let Some(line) = cur.peek().filter(|l| l.body().starts_with(b"--- ")) {
+        let old = parse_line(line, header::old_file_line)?;
+        cur.pos += 1;
+        let Some(next) = cur.peek().filter(|l| l.body().starts_with(b"+++ ")) else {
+            return Err(match cur.peek() {
+                Some(l) => l.error("expected a '+++ ' line after the '--- ' line"),
+                None => cur.error_at_end("expected a '+++ ' line after the '--- ' line"),
+            });
+        };
+        let new = parse_line(next, header::new_file_line)?;
+        cur.pos += 1;
+        names = Some((old, new, line));
+    }
+    if let Some(line) = cur.peek() {
+        if line.body() == b"GIT binary patch" {
+            let data = binary::git_binary_patch(cur)?;
+            return Ok(Content {
+                names,
+                body: Body::Binary(data),
+            });
+        }
+        if git && binary_files_differ(line.body()).is_ok() {
+            cur.pos += 1;
+            return Ok(Content {
+                names,
+                body: Body::BinaryWithoutData,
+            });
+        }
+    }
+    let mut hunks = Vec::new();
+    while cur.peek().is_some_and(|l| l.body().starts_with(b"@@ ")) {
+        hunks.push(hunk(cur, opts)?);
+    }
+    if names.is_some() && hunks.is_empty() {
+        return Err(match cur.peek() {
+            Some(l) => l.error("expected a hunk header '@@ -N,M +N,M @@'"),
+            None => cur.error_at_end("expected a hunk header '@@ -N,M +N,M @@'"),
+        });
+    }
+    if !opts.recount {
+        check_no_stray_lines(cur)?;
+    }
+    Ok(Content {
+        names,
+        body: Body::Hunks(hunks),
+    })
+}
+
+fn parse_line<'a, T>(
+    line: RawLine<'a>,
+    f: impl Fn(&'a [u8]) -> PResult<'a, T>,
+) -> Result<T, ParseError> {
+    match f(line.body()) {
+        Ok((_, v)) => Ok(v),
+        Err(nom::Err::Failure(e)) | Err(nom::Err::Error(e)) => Err(line.error_from(line.body(), e)),
+        Err(nom::Err::Incomplete(_)) => Err(line.error("incomplete line")),
+    }
+}
+
+/// After the last hunk of a file: a `+`, `-` or ` ` line that is not a header means the
+/// hunk's counts were too small; ignoring it would drop part of the change.
+fn check_no_stray_lines(cur: &Cursor<'_>) -> Result<(), ParseError> {
+    let Some(line) = cur.peek() else {
+        return Ok(());
+    };
+    let body = line.body();
+    let hunkish = matches!(body.first(), Some(b'+' | b'-' | b' '));
+    if hunkish && body != b"-- " && !super::is_header_start(cur) {
+        return Err(with_hint(
+            line.error(
+                "this line follows a complete hunk: the hunk has more lines than its header counts",
+            ),
+            "fix the counts in the '@@' line, or pass --recount to count the hunk's lines instead",
+        ));
+    }
+    Ok(())
+}
+
+fn finish_path(line: RawLine<'_>, raw: &[u8], strip: usize) -> Result<String, ParseError> {
+    paths::finish(raw, strip).map_err(|m| {
+        let hint = if m.contains("strip") {
+            "pass a smaller -p"
+        } else {
+            "the patch must name files by UTF-8 paths"
+        };
+        with_hint(line.error(m), hint)
+    })
+}
+
+/// Turn a git file patch's parts into the model.
+fn assemble_git<'a>(
+    first: RawLine<'a>,
+    names: &[u8],
+    h: GitHeaders,
+    content: Content<'a>,
+    strip: usize,
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let (dash_old, dash_new) = match &content.names {
+        Some((o, n, _)) => (Some(o.clone()), Some(n.clone())),
+        None => (None, None),
+    };
+    let is_add = h.new_file_mode.is_some() || dash_old == Some(FileName::DevNull);
+    let is_delete = h.deleted_mode.is_some() || dash_new == Some(FileName::DevNull);
+    if is_add && is_delete {
+        return Err(first.error("a file patch cannot both create and delete its file"));
+    }
+    let rename = h.rename_from.is_some() || h.rename_to.is_some();
+    let copy = h.copy_from.is_some() || h.copy_to.is_some();
+    let split = || {
+        paths::split_git_names(names, strip)
+            .or_else(|| paths::split_git_names(names, 1))
+            .ok_or_else(|| {
+                with_hint(
+                    first.error("cannot tell the two paths of the 'diff --git' line apart"),
+                    "paths holding spaces must be the same on both sides or be quoted",
+                )
+            })
+    };
+    let inner = strip.saturating_sub(1);
+    let old_path = if is_add {
+        None
+    } else if let Some(FileName::Path(p)) = &dash_old {
+        Some(finish_path(first, p, strip)?)
+    } else if let Some(p) = h.rename_from.as_ref().or(h.copy_from.as_ref()) {
+        Some(finish_path(first, p, inner)?)
+    } else {
+        Some(finish_path(first, &split()?.0, strip)?)
+    };
+    let new_path = if is_delete {
+        None
+    } else if let Some(FileName::Path(p)) = &dash_new {
+        Some(finish_path(first, p, strip)?)
+    } else if let Some(p) = h.rename_to.as_ref().or(h.copy_to.as_ref()) {
+        Some(finish_path(first, p, inner)?)
+    } else {
+        Some(finish_path(first, &split()?.1, strip)?)
+    };
+    if rename && copy {
+        return Err(first.error("a file patch cannot be both a rename and a copy"));
+    }
+    if (rename || copy) && (old_path.is_none() || new_path.is_none()) {
+        return Err(first.error("a rename or copy needs both 'from' and 'to' paths"));
+    }
+    if !rename && !copy && old_path.is_some() && new_path.is_some() && old_path != new_path {
+        return Err(with_hint(
+            first.error(format!(
+                "the file patch names two different files ('{}' and '{}') without a 'rename from' or 'copy from' header",
+                old_path.as_deref().unwrap_or(""),
+                new_path.as_deref().unwrap_or("")
+            )),
+            "add 'rename from'/'rename to' lines, or split the change into a delete and an add",
+        ));
+    }
+    let index_mode = h.index.as_ref().and_then(|i| i.2);
+    let old_mode = if is_add {
+        None
+    } else {
+        h.old_mode.or(h.deleted_mode).or(index_mode)
+    };
+    let new_mode = if is_delete {
+        None
+    } else {
+        h.new_mode.or(h.new_file_mode).or(index_mode)
+    };
+    let body_empty = matches!(&content.body, Body::Hunks(v) if v.is_empty());
+    let op = if is_add {
+        FileOp::Add
+    } else if is_delete {
+        FileOp::Delete
+    } else if rename {
+        FileOp::Rename
+    } else if copy {
+        FileOp::Copy
+    } else if body_empty && h.old_mode.is_some() && h.new_mode.is_some() && h.old_mode != h.new_mode
+    {
+        FileOp::Mode
+    } else {
+        FileOp::Modify
+    };
+    let mut fp = FilePatch {
+        op,
+        old_path,
+        new_path,
+        old_mode,
+        new_mode,
+        base: None,
+        blob_ids: h.index.map(|(old, new, _)| BlobIds { old, new }),
+        body: content.body,
+        patch_line: first.number,
+    };
+    check_body(&mut fp, opts, first)?;
+    Ok(fp)
+}
+
+/// grammar: plain-file-patch
+fn plain_file_patch<'a>(
+    cur: &mut Cursor<'a>,
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let first = cur
+        .peek()
+        .ok_or_else(|| cur.error_at_end("expected a '--- ' line"))?;
+    let content = content(cur, opts, false)?;
+    let Some((old, new, _)) = content.names.clone() else {
+        return Err(first.error("expected a '--- ' line followed by a '+++ ' line"));
+    };
+    let raw = |n: &FileName| match n {
+        FileName::Path(p) => Some(p.clone()),
+        FileName::DevNull => None,
+    };
+    let (old, new) = (raw(&old), raw(&new));
+    let mut fp = plain_model(first, old.as_deref(), new.as_deref(), opts, content.body)?;
+    check_body(&mut fp, opts, first)?;
+    Ok(fp)
+}
+
+/// A plain diff's file patch. With two different names, the `+++` name is the file changed
+/// (as git does for `diff -u old.c.orig old.c`).
+fn plain_model<'a>(
+    first: RawLine<'a>,
+    old: Option<&[u8]>,
+    new: Option<&[u8]>,
+    opts: &ParseOptions,
+    body: Body<'a>,
+) -> Result<FilePatch<'a>, ParseError> {
+    let strip = opts
+        .strip
+        .unwrap_or_else(|| paths::default_plain_strip(old, new));
+    let (op, old_path, new_path) = match (old, new) {
+        (None, None) => return Err(first.error("both sides of the file patch are /dev/null")),
+        (None, Some(n)) => (FileOp::Add, None, Some(finish_path(first, n, strip)?)),
+        (Some(o), None) => (FileOp::Delete, Some(finish_path(first, o, strip)?), None),
+        (Some(_), Some(n)) => {
+            let p = finish_path(first, n, strip)?;
+            (FileOp::Modify, Some(p.clone()), Some(p))
+        }
+    };
+    Ok(FilePatch {
+        op,
+        old_path,
+        new_path,
+        old_mode: None,
+        new_mode: None,
+        base: None,
+        blob_ids: None,
+        body,
+        patch_line: first.number,
+    })
+}
+
+/// A stand-alone `Binary files OLD and NEW differ` line (GNU `diff -r` output).
+fn plain_binary<'a>(
+    line: RawLine<'a>,
+    names: &[u8],
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let at = names
+        .windows(5)
+        .position(|w| w == b" and ")
+        .ok_or_else(|| line.error("expected 'Binary files OLD and NEW differ'"))?;
+    let side = |n: &[u8]| (n != b"/dev/null").then(|| n.to_vec());
+    let (old, new) = (side(&names[..at]), side(&names[at + 5..]));
+    plain_model(
+        line,
+        old.as_deref(),
+        new.as_deref(),
+        opts,
+        Body::BinaryWithoutData,
+    )
+}
+
+/// Checks that need the whole file patch: an Add only inserts, a Delete only deletes, and a
+/// zero-context hunk must cover the whole file unless `--unidiff-zero`.
+fn check_body(
+    fp: &mut FilePatch<'_>,
+    opts: &ParseOptions,
+    first: RawLine<'_>,
+) -> Result<(), ParseError> {
+    let op = fp.op;
+    let Body::Hunks(hunks) = &mut fp.body else {
+        return Ok(());
+    };
+    let only = hunks.len() == 1;
+    for h in hunks.iter_mut() {
+        let at = |h: &Hunk<'_>, msg: &str| ParseError {
+            line: h.patch_line,
+            line_text: header_text(h),
+            ..first.error(msg)
+        };
+        match op {
+            FileOp::Add if !h.is_pure_insertion() => {
+                return Err(at(h, "a hunk of a new file can only insert lines ('+')"));
+            }
+            FileOp::Delete if h.lines.iter().any(|l| l.kind != LineKind::Delete) => {
+                return Err(at(
+                    h,
+                    "a hunk of a deleted file can only delete lines ('-')",
+                ));
+            }
+            FileOp::Add | FileOp::Delete => continue,
+            _ => {}
+        }
+        if opts.unidiff_zero || h.lines.iter().any(|l| l.kind == LineKind::Context) {
+            continue;
+        }
+        if only && h.old_start.unwrap_or(0) <= 1 {
+            // No context because the hunk spans the whole file: it must then end there too.
+            h.end_of_file = true;
+            continue;
+        }
+        let err = at(
+            h,
+            "hunk has no context lines (a diff made with -U0) and does not cover the whole file",
+        );
+        return Err(with_hint(
+            err,
+            "pass --unidiff-zero to place it at its line numbers exactly, or make the diff with context (git diff -U3)",
+        ));
+    }
+    Ok(())
+}
+
+/// A hunk header as git writes it, for error lines.
+fn header_text(h: &Hunk<'_>) -> String {
+    let n = |v: Option<usize>| v.unwrap_or(0);
+    format!(
+        "@@ -{},{} +{},{} @@",
+        n(h.old_start),
+        n(h.old_count),
+        n(h.new_start),
+        n(h.new_count)
+    )
+}

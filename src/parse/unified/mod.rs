@@ -1,0 +1,107 @@
+//! Stage: parse. The unified-diff front end (SPEC §3): git diffs with extended headers, plain
+//! `---`/`+++` diffs, several files per input, prose before the first header, binary patches.
+//! The normative grammar is `grammar/unified.ebnf`; every production names its function here
+//! or in a sub-module (`/// grammar: NAME`).
+//!
+//! No I/O and no placement: paths are stripped and checked for syntax only (the guard decides
+//! whether they stay inside the root), and hunks keep their line numbers as hints.
+
+mod file;
+pub mod header;
+pub mod hunk;
+pub mod lines;
+pub mod paths;
+
+use lines::{with_hint, Cursor};
+
+use crate::model::{Format, PatchSet};
+use crate::parse::{ParseError, ParseOptions};
+
+/// grammar: patch
+///
+/// Parse the unified diff that starts at byte offset `start` of `input` (a line start); line
+/// numbers in errors and in the model count from the beginning of `input`.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// let diff = b"diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-old\n+new\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// assert_eq!(set.files[0].path(), "x.txt");
+/// assert_eq!(set.files[0].body.hunks()[0].lines.len(), 2);
+/// ```
+pub fn parse<'a>(
+    input: &'a [u8],
+    start: usize,
+    opts: &ParseOptions,
+) -> Result<PatchSet<'a>, ParseError> {
+    let mut cur = Cursor::new(input, start);
+    let first = cur.first_number();
+    let mut files = Vec::new();
+    loop {
+        skip_to_header(&mut cur, !files.is_empty())?;
+        if cur.peek().is_none() {
+            break;
+        }
+        files.push(file::file_patch(&mut cur, opts)?);
+    }
+    if files.is_empty() {
+        let err = ParseError {
+            line: first,
+            column: 1,
+            line_text: String::new(),
+            message: "no unified diff found: expected a 'diff --git' line or a '--- ' line followed by a '+++ ' line".into(),
+            hint: None,
+        };
+        return Err(with_hint(
+            err,
+            "make the patch with 'git diff' or 'diff -u', or use the agent patch language",
+        ));
+    }
+    Ok(PatchSet {
+        format: Format::Unified,
+        cd: None,
+        files,
+    })
+}
+
+/// True when the line at the cursor starts a file patch: `diff --git `, a `--- ` line
+/// followed by a `+++ ` line (a lone `--- ` is e-mail prose or a diffstat rule), or a
+/// stand-alone `Binary files … differ`.
+pub(crate) fn is_header_start(cur: &Cursor<'_>) -> bool {
+    let Some(line) = cur.peek() else {
+        return false;
+    };
+    let body = line.body();
+    body.starts_with(b"diff --git ")
+        || (body.starts_with(b"--- ")
+            && cur
+                .peek_at(1)
+                .is_some_and(|n| n.body().starts_with(b"+++ ")))
+        || file::binary_files_differ(body).is_ok()
+}
+
+/// grammar: trailing-line
+///
+/// Skip prose up to the next file header. Before the first file anything is skipped (an
+/// e-mail, a commit message, a diffstat); after a file, a hunk header with no file header
+/// is refused, since skipping it would drop a change silently.
+fn skip_to_header(cur: &mut Cursor<'_>, after_file: bool) -> Result<(), ParseError> {
+    while let Some(line) = cur.peek() {
+        if is_header_start(cur) {
+            return Ok(());
+        }
+        if after_file && line.body().starts_with(b"@@ -") {
+            return Err(with_hint(
+                line.error(
+                    "hunk header outside a file patch: the previous hunk ended before this line",
+                ),
+                "check the line counts of the previous hunk, or pass --recount",
+            ));
+        }
+        cur.pos += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+use super::*;
+use crate::model::{Body, FileOp, LineKind, Mode};
+
+fn opts() -> ParseOptions {
+    ParseOptions::default()
+}
+
+fn parse_ok(text: &str, o: &ParseOptions) -> PatchSet<'static> {
+    match parse(text.as_bytes(), 0, o) {
+        Ok(s) => s.into_owned(),
+        Err(e) => panic!("{e}\n{text}"),
+    }
+}
+
+fn parse_err(text: &str, o: &ParseOptions) -> ParseError {
+    parse(text.as_bytes(), 0, o).expect_err("must be refused")
+}
+
+#[test]
+fn strip_defaults() {
+    let git = "diff --git a/x/y b/x/y\n--- a/x/y\n+++ b/x/y\n@@ -1 +1 @@\n-a\n+b\n";
+    assert_eq!(parse_ok(git, &opts()).files[0].path(), "x/y");
+    let p2 = ParseOptions {
+        strip: Some(2),
+        ..opts()
+    };
+    assert_eq!(parse_ok(git, &p2).files[0].path(), "y");
+    let p0 = ParseOptions {
+        strip: Some(0),
+        ..opts()
+    };
+    // -p0 keeps a/ and b/: the two sides then name different files.
+    assert!(parse_err(git, &p0).message.contains("two different files"));
+    let p3 = ParseOptions {
+        strip: Some(3),
+        ..opts()
+    };
+    assert!(parse_err(git, &p3).message.contains("cannot strip 3"));
+
+    let plain = "--- x/y\t2024-01-01\n+++ x/y\t2024-01-02\n@@ -1 +1 @@\n-a\n+b\n";
+    assert_eq!(parse_ok(plain, &opts()).files[0].path(), "x/y");
+    let add = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n";
+    let set = parse_ok(add, &opts());
+    assert_eq!(
+        (set.files[0].op, set.files[0].path()),
+        (FileOp::Add, "new.txt")
+    );
+    let renamed = "--- foo.c.orig\n+++ foo.c\n@@ -1 +1 @@\n-a\n+b\n";
+    let f = &parse_ok(renamed, &opts()).files[0];
+    assert_eq!(
+        (f.op, f.old_path.as_deref()),
+        (FileOp::Modify, Some("foo.c"))
+    );
+}
+
+#[test]
+fn prose_before_the_first_header_is_skipped() {
+    let mail = "From 1234 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] fix\n\nbody text\n---\n x | 2 +-\n--- not a header\n 1 file changed\n\ndiff --git a/x b/x\nindex 1111111..2222222 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n-- \n2.40.0\n\n";
+    let set = parse_ok(mail, &opts());
+    assert_eq!(set.files.len(), 1);
+    let f = &set.files[0];
+    assert_eq!(f.patch_line, 10);
+    assert_eq!(f.old_mode, Some(Mode::FILE));
+    assert_eq!(f.blob_ids.as_ref().map(|b| b.new.as_str()), Some("2222222"));
+    assert_eq!(f.body.hunks()[0].patch_line, 14);
+}
+
+#[test]
+fn start_offset_counts_lines_from_the_input() {
+    let text = b"ignored\nalso\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+    let set = parse(text, 13, &opts()).expect("parses");
+    assert_eq!(set.files[0].patch_line, 3);
+    let err = parse(b"x\ny\n@@ -1 +1 @@\n", 2, &opts()).expect_err("no header");
+    assert_eq!(err.line, 2);
+}
+
+#[test]
+fn git_extended_headers_set_op_and_modes() {
+    let text = "diff --git a/old b/new\nsimilarity index 90%\nrename from old\nrename to new\n--- a/old\n+++ b/new\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/m b/m\nold mode 100644\nnew mode 100755\ndiff --git a/s b/s\nnew file mode 120000\nindex 0000000..1234567\n--- /dev/null\n+++ b/s\n@@ -0,0 +1 @@\n+target\n\\ No newline at end of file\ndiff --git a/d b/d\ndeleted file mode 100644\nindex 1234567..0000000\ndiff --git a/c b/c2\ncopy from c\ncopy to c2\ndiff --git a/e b/e\nold mode 100755\nnew mode 100644\n--- a/e\n+++ b/e\n@@ -1 +1 @@\n-a\n+b\n";
+    let set = parse_ok(text, &opts());
+    let ops: Vec<_> = set
+        .files
+        .iter()
+        .map(|f| (f.op, f.old_path.as_deref(), f.new_path.as_deref()))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            (FileOp::Rename, Some("old"), Some("new")),
+            (FileOp::Mode, Some("m"), Some("m")),
+            (FileOp::Add, None, Some("s")),
+            (FileOp::Delete, Some("d"), None),
+            (FileOp::Copy, Some("c"), Some("c2")),
+            (FileOp::Modify, Some("e"), Some("e")),
+        ]
+    );
+    assert_eq!(
+        (set.files[1].old_mode, set.files[1].new_mode),
+        (Some(Mode::FILE), Some(Mode::EXECUTABLE))
+    );
+    assert_eq!(set.files[2].new_mode, Some(Mode::SYMLINK));
+    assert!(set.files[2].body.hunks()[0].new_no_newline);
+    assert_eq!(set.files[3].old_mode, Some(Mode::FILE));
+    assert_eq!(set.files[5].new_mode, Some(Mode::FILE));
+}
+
+#[test]
+fn quoted_paths_decode_and_non_utf8_is_refused() {
+    let text = "diff --git \"a/sp ace\\303\\251\" \"b/sp ace\\303\\251\"\nnew file mode 100644\nindex 0000000..e69de29\n";
+    let set = parse_ok(text, &opts());
+    assert_eq!(set.files[0].path(), "sp ace\u{e9}");
+    assert_eq!(set.files[0].body, Body::Hunks(vec![]));
+    let bad = "--- \"a/caf\\351\"\n+++ \"b/caf\\351\"\n@@ -1 +1 @@\n-a\n+b\n";
+    let err = parse_err(bad, &opts());
+    assert!(err.message.contains("not valid UTF-8"), "{}", err.message);
+    assert_eq!(err.line, 1);
+    let unquoted_spaces = "diff --git a/my file b/my file\nold mode 100644\nnew mode 100755\n";
+    assert_eq!(
+        parse_ok(unquoted_spaces, &opts()).files[0].path(),
+        "my file"
+    );
+}
+
+#[test]
+fn zero_context_hunks_need_unidiff_zero() {
+    let u0 = "--- a/x\n+++ b/x\n@@ -5,0 +6,2 @@\n+a\n+b\n@@ -9 +11 @@\n-c\n+d\n";
+    let err = parse_err(u0, &opts());
+    assert!(err.message.contains("no context lines"), "{}", err.message);
+    assert_eq!(err.line, 3);
+    let z = ParseOptions {
+        unidiff_zero: true,
+        ..opts()
+    };
+    let set = parse_ok(u0, &z);
+    assert_eq!(set.files[0].body.hunks().len(), 2);
+    assert!(!set.files[0].body.hunks()[0].end_of_file);
+    let whole = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+    let set = parse_ok(whole, &opts());
+    assert!(
+        set.files[0].body.hunks()[0].end_of_file,
+        "a whole-file hunk is pinned to the end"
+    );
+}
+
+#[test]
+fn stray_lines_and_orphan_hunks_are_refused() {
+    let extra = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n";
+    assert!(parse_err(extra, &opts())
+        .message
+        .contains("more lines than its header"));
+    let orphan = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\ngarbage\n@@ -5 +5 @@\n-x\n+y\n";
+    let err = parse_err(orphan, &opts());
+    assert_eq!(err.line, 7);
+    let r = ParseOptions {
+        recount: true,
+        ..opts()
+    };
+    let set = parse_ok(extra, &r);
+    assert_eq!(set.files[0].body.hunks()[0].new_count, Some(2));
+}
+
+#[test]
+fn add_and_delete_bodies_are_one_sided() {
+    let bad =
+        "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -1 +1,2 @@\n a\n+b\n";
+    assert!(parse_err(bad, &opts()).message.contains("only insert"));
+    let del = "diff --git a/n b/n\ndeleted file mode 100644\n--- a/n\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n";
+    let f = &parse_ok(del, &opts()).files[0];
+    assert_eq!(f.op, FileOp::Delete);
+    assert!(f.body.hunks()[0]
+        .lines
+        .iter()
+        .all(|l| l.kind == LineKind::Delete));
+}
+
+#[test]
+fn binary_headers() {
+    let text = "diff --git a/i.png b/i.png\nindex 1111111..2222222 100644\nBinary files a/i.png and b/i.png differ\nBinary files x.bin and y.bin differ\n";
+    let set = parse_ok(text, &opts());
+    assert_eq!(set.files.len(), 2);
+    assert_eq!(set.files[0].body, Body::BinaryWithoutData);
+    assert_eq!(set.files[1].path(), "y.bin");
+}
+
+#[test]
+fn inconsistent_names_are_refused() {
+    let text = "diff --git a/x b/y\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+    assert!(parse_err(text, &opts())
+        .message
+        .contains("without a 'rename from'"));
+}
+
+#[test]
+fn arbitrary_prefix_bytes_never_panic() {
+    let samples: [&[u8]; 6] = [
+        b"",
+        b"\xff\xfe--- a\n+++ b\n@@",
+        b"diff --git \"",
+        b"--- a\n+++ b\n@@ -1",
+        b"diff --git a/x b/x\nGIT binary patch\nliteral 1\n",
+        b"diff --git a/x b/x\nGIT binary patch\ndelta 5\nzzzzz\n",
+    ];
+    for s in samples {
+        let _ = parse(s, 0, &opts());
+    }
+}

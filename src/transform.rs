@@ -1,0 +1,165 @@
+//! Stage: between parse and plan. Whole-patch transforms asked for on the command line:
+//! `--reverse`, `--include` / `--exclude`, `--directory`.
+//!
+//! Pure model-to-model functions; they never look at the file system and never re-parse.
+
+// The interfaces return `crate::Error` by value (INTERFACES.md); it is large but rare.
+#![allow(clippy::result_large_err)]
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::error::{Error, ErrorCode};
+use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
+
+/// The inverse patch (`--reverse`): sides swapped, Add ↔ Delete, rename from ↔ to, modes,
+/// `\ No newline` flags and blob ids swapped, binary forward ↔ reverse data; file order is
+/// reversed so that a patch whose operations depend on each other undoes them in reverse.
+/// Unified diffs only; a copy, or binary data without a reverse section, cannot be reversed.
+pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
+    if set.format != Format::Unified {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            format!(
+                "--reverse works on unified diffs only, this patch is {}",
+                set.format.as_str()
+            ),
+        ));
+    }
+    let mut files = set
+        .files
+        .into_iter()
+        .map(reverse_file)
+        .collect::<Result<Vec<_>, _>>()?;
+    files.reverse();
+    Ok(PatchSet { files, ..set })
+}
+
+fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
+    let path = fp.path().to_string();
+    let refuse = |what: &str| {
+        Error::new(
+            ErrorCode::Usage,
+            format!("{path}: {what} cannot be reversed"),
+        )
+        .with_path(&path)
+    };
+    let op = match fp.op {
+        FileOp::Add => FileOp::Delete,
+        FileOp::Delete => FileOp::Add,
+        FileOp::Copy => return Err(refuse("a copy")),
+        other => other,
+    };
+    let body = match fp.body {
+        Body::Hunks(hunks) => Body::Hunks(
+            hunks
+                .into_iter()
+                .map(|mut h| {
+                    std::mem::swap(&mut h.old_start, &mut h.new_start);
+                    std::mem::swap(&mut h.old_count, &mut h.new_count);
+                    std::mem::swap(&mut h.old_no_newline, &mut h.new_no_newline);
+                    for l in &mut h.lines {
+                        l.kind = match l.kind {
+                            LineKind::Delete => LineKind::Insert,
+                            LineKind::Insert => LineKind::Delete,
+                            LineKind::Context => LineKind::Context,
+                        };
+                    }
+                    h
+                })
+                .collect(),
+        ),
+        Body::Binary(mut b) => match b.reverse.take() {
+            Some(rev) => {
+                b.reverse = Some(std::mem::replace(&mut b.forward, rev));
+                Body::Binary(b)
+            }
+            None => return Err(refuse("binary data without a reverse section")),
+        },
+        other => other,
+    };
+    Ok(FilePatch {
+        op,
+        old_path: fp.new_path,
+        new_path: fp.old_path,
+        old_mode: fp.new_mode,
+        new_mode: fp.old_mode,
+        base: None,
+        blob_ids: fp.blob_ids.map(|b| crate::model::BlobIds {
+            old: b.new,
+            new: b.old,
+        }),
+        body,
+        patch_line: fp.patch_line,
+    })
+}
+
+fn glob_set(globs: &[String], flag: &str) -> Result<Option<GlobSet>, Error> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        let glob = Glob::new(g).map_err(|e| {
+            Error::new(
+                ErrorCode::Usage,
+                format!("{flag} {g}: not a valid glob: {e}"),
+            )
+        })?;
+        b.add(glob);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| Error::new(ErrorCode::Usage, format!("{flag}: {e}")))
+}
+
+/// Keep the file patches selected by `--include` / `--exclude` globs (`*` also matches `/`;
+/// a glob is matched against the new path and the old path). With includes, a file must
+/// match one of them; a file matching an exclude is dropped.
+pub fn select<'a>(
+    set: PatchSet<'a>,
+    include: &[String],
+    exclude: &[String],
+) -> Result<PatchSet<'a>, Error> {
+    let inc = glob_set(include, "--include")?;
+    let exc = glob_set(exclude, "--exclude")?;
+    let hits = |g: &GlobSet, fp: &FilePatch<'_>| {
+        [fp.new_path.as_deref(), fp.old_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|p| g.is_match(p))
+    };
+    let files = set
+        .files
+        .into_iter()
+        .filter(|fp| {
+            inc.as_ref().is_none_or(|g| hits(g, fp)) && !exc.as_ref().is_some_and(|g| hits(g, fp))
+        })
+        .collect();
+    Ok(PatchSet { files, ..set })
+}
+
+/// Prefix every path with `dir` (`--directory DIR`); `./` and trailing `/` of `dir` are
+/// dropped, an empty `dir` changes nothing.
+pub fn prefix<'a>(set: PatchSet<'a>, dir: &str) -> PatchSet<'a> {
+    let mut d = dir.trim_end_matches('/');
+    while let Some(rest) = d.strip_prefix("./") {
+        d = rest.trim_start_matches('/');
+    }
+    if d.is_empty() || d == "." {
+        return set;
+    }
+    let join = |p: Option<String>| p.map(|p| format!("{d}/{p}"));
+    let files = set
+        .files
+        .into_iter()
+        .map(|fp| FilePatch {
+            old_path: join(fp.old_path),
+            new_path: join(fp.new_path),
+            ..fp
+        })
+        .collect();
+    PatchSet { files, ..set }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,3 @@
+//! The one integration test binary: one module per area.
+
+mod locate;
