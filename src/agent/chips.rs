@@ -11,8 +11,12 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use crate::agent::read::resolve;
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
+use crate::locate::{locate_edits, locate_hunks, LocateOptions};
+use crate::model::{Body, FileOp, FilePatch, PatchSet};
+use crate::text::Text;
 
 /// How many chips are kept (the oldest are pruned first).
 pub const MAX_CHIPS: usize = 50;
@@ -100,6 +104,114 @@ impl ChipStore {
         for (_, p) in &chips[..chips.len() - MAX_CHIPS] {
             let _ = fs::remove_file(p);
         }
+    }
+}
+
+/// The refusals worth a chip: the patch reached placement, so some of its hunks may be fine.
+pub fn keeps_chip(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::ContextNotFound
+            | ErrorCode::AmbiguousMatch
+            | ErrorCode::OverlappingHunks
+            | ErrorCode::ExpectedMismatch
+            | ErrorCode::AlreadyApplied
+            | ErrorCode::StaleFile
+            | ErrorCode::MergeConflict
+    )
+}
+
+/// Which hunks of `patch` would apply to the files under `root` as they are now. Each file
+/// patch is assessed on its own against the file on disk (a later operation on a path the
+/// patch already changed is assessed against the disk too); within a file, hunks are tried in
+/// order and a hunk counts as applicable when it can be placed together with the applicable
+/// hunks before it.
+pub fn assess(
+    root: &std::path::Path,
+    patch: &PatchSet<'_>,
+    opts: &LocateOptions,
+) -> Vec<HunkStatus> {
+    let mut out = Vec::new();
+    for fp in &patch.files {
+        let joined = |p: &str| match &patch.cd {
+            Some(cd) => format!("{cd}/{p}"),
+            None => p.to_string(),
+        };
+        let shown = fp.path().to_string();
+        let current = fp
+            .old_path
+            .as_deref()
+            .and_then(|p| resolve(root, &joined(p)).ok())
+            .and_then(|(_, abs)| std::fs::read(abs).ok());
+        match fp.op {
+            FileOp::Add => {
+                let exists = fp
+                    .new_path
+                    .as_deref()
+                    .and_then(|p| resolve(root, &joined(p)).ok())
+                    .is_some_and(|(_, abs)| abs.exists());
+                out.push(whole(&shown, !exists, ErrorCode::FileExists));
+            }
+            _ => match current {
+                None => out.push(whole(&shown, false, ErrorCode::FileNotFound)),
+                Some(bytes) => assess_file(&shown, fp, patch, &bytes, opts, &mut out),
+            },
+        }
+    }
+    out
+}
+
+fn whole(path: &str, applies: bool, code: ErrorCode) -> HunkStatus {
+    HunkStatus {
+        path: path.to_string(),
+        hunk: 0,
+        applies,
+        code: (!applies).then(|| code.as_str().to_string()),
+    }
+}
+
+fn assess_file(
+    path: &str,
+    fp: &FilePatch<'_>,
+    patch: &PatchSet<'_>,
+    bytes: &[u8],
+    opts: &LocateOptions,
+    out: &mut Vec<HunkStatus>,
+) {
+    let text = Text::parse(bytes);
+    let lines = text.contents();
+    let status = |hunk: usize, result: Result<(), ErrorCode>| HunkStatus {
+        path: path.to_string(),
+        hunk,
+        applies: result.is_ok(),
+        code: result.err().map(|c| c.as_str().to_string()),
+    };
+    match &fp.body {
+        Body::Hunks(hunks) if !hunks.is_empty() => {
+            let mut accepted = Vec::new();
+            for (i, h) in hunks.iter().enumerate() {
+                let mut trial = accepted.clone();
+                trial.push(h.clone());
+                let r = locate_hunks(&lines, &trial, patch.format, opts);
+                if r.is_ok() {
+                    accepted = trial;
+                }
+                out.push(status(i + 1, r.map(|_| ()).map_err(|e| e.code())));
+            }
+        }
+        Body::Edits(edits) => {
+            let mut accepted = Vec::new();
+            for (i, e) in edits.iter().enumerate() {
+                let mut trial = accepted.clone();
+                trial.push(e.clone());
+                let r = locate_edits(&text, &trial, opts);
+                if r.is_ok() {
+                    accepted = trial;
+                }
+                out.push(status(i + 1, r.map(|_| ()).map_err(|e| e.code())));
+            }
+        }
+        _ => out.push(whole(path, true, ErrorCode::FileNotFound)),
     }
 }
 
@@ -202,6 +314,59 @@ mod tests {
             "{hint}"
         );
         assert!(hint.contains(&format!("apply-patch chip {id}")), "{hint}");
+    }
+
+    #[test]
+    fn assessment_names_the_hunks_that_would_apply() {
+        use crate::model::{Format, Hunk, Line, LineKind};
+        let dir = tempfile::tempdir().expect("temp dir");
+        fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\nfour\nfive\n").expect("write");
+        let hunk = |old: &'static [u8], new: &'static [u8]| Hunk {
+            lines: vec![
+                Line::new(LineKind::Delete, old),
+                Line::new(LineKind::Insert, new),
+            ],
+            ..Hunk::default()
+        };
+        let fp = |op: FileOp, path: &str, hunks: Vec<Hunk<'static>>| FilePatch {
+            op,
+            old_path: (op != FileOp::Add).then(|| path.to_string()),
+            new_path: Some(path.to_string()),
+            old_mode: None,
+            new_mode: None,
+            base: None,
+            blob_ids: None,
+            body: Body::Hunks(hunks),
+            patch_line: 1,
+        };
+        let patch = PatchSet {
+            format: Format::Agent,
+            cd: None,
+            files: vec![
+                fp(
+                    FileOp::Modify,
+                    "a.txt",
+                    vec![hunk(b"two", b"2"), hunk(b"six", b"6"), hunk(b"five", b"5")],
+                ),
+                fp(FileOp::Add, "a.txt", vec![]),
+                fp(FileOp::Modify, "gone.txt", vec![hunk(b"x", b"y")]),
+            ],
+        };
+        let got: Vec<(String, usize, bool)> = assess(dir.path(), &patch, &LocateOptions::default())
+            .into_iter()
+            .map(|h| (h.path, h.hunk, h.applies))
+            .collect();
+        let want = |p: &str, h, a| (p.to_string(), h, a);
+        assert_eq!(
+            got,
+            vec![
+                want("a.txt", 1, true),
+                want("a.txt", 2, false),
+                want("a.txt", 3, true),
+                want("a.txt", 0, false),
+                want("gone.txt", 0, false),
+            ]
+        );
     }
 
     #[test]
