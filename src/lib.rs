@@ -8,13 +8,17 @@
 
 pub mod agent;
 pub mod error;
+pub mod guard;
 pub mod locate;
 pub mod model;
 pub mod parse;
 pub mod render;
+pub mod report;
 pub mod splice;
+pub mod state;
 pub mod text;
 pub mod transform;
+pub mod tree;
 pub mod txn;
 
 pub use error::{Error, ErrorCode};

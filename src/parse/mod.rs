@@ -1,12 +1,22 @@
 //! Stage: parse. Three nom front ends (agent language, unified diffs, JSON edit requests)
 //! turn patch input into the one [`crate::model`]. Format detection (SPEC §1) lives here.
 //! No I/O; nom's error types never leave this module: every failure is a [`ParseError`].
+//!
+//! Every front end has the same shape: `parse(input, start, opts)` reads from byte offset
+//! `start` (a line start found by [`detect`]) and counts lines from the beginning of `input`,
+//! so that error positions are those of the user's input.
 
+pub mod agent;
 pub mod binary;
+mod detect;
+pub mod json;
+mod position;
 pub mod quoted;
 pub mod unified;
 
-use crate::model::Format;
+use crate::model::{Format, PatchSet};
+
+pub use detect::{detect, is_inline_patch_text, Detected};
 
 /// Options that change how a patch is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,4 +45,132 @@ pub struct ParseError {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
+}
+
+impl ParseError {
+    /// An error at byte `offset` of `input`; line, column and line text are computed from it.
+    pub fn at(input: &[u8], offset: usize, message: impl Into<String>) -> Self {
+        let pos = position::Position::of(input, offset);
+        ParseError {
+            line: pos.line,
+            column: pos.column,
+            line_text: pos.line_text,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// The same error with a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The error for humans: the message, the offending line, a caret under the column, and
+    /// the hint.
+    ///
+    /// ```
+    /// use apply_patch::parse::{parse, ParseOptions};
+    /// let err = parse(b"*** Begin Patch\n*** Frobnicate File: a\n", &ParseOptions::default())
+    ///     .unwrap_err();
+    /// let text = err.render();
+    /// assert!(text.contains("2 | *** Frobnicate File: a"));
+    /// assert!(text.contains("  | ^"));
+    /// ```
+    pub fn render(&self) -> String {
+        let number = self.line.to_string();
+        let gutter = " ".repeat(number.len());
+        let caret_at = position::caret_index(self.column, &self.line_text);
+        // The caret line repeats the tabs of the offending line so that it lines up whatever
+        // the terminal's tab width.
+        let pad: String = self
+            .line_text
+            .chars()
+            .take(caret_at)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let mut out = format!(
+            "parse error: line {}, column {}: {}\n{gutter} |\n{number} | {}\n{gutter} | {pad}^\n",
+            self.line, self.column, self.message, self.line_text
+        );
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("hint: {hint}\n"));
+        }
+        out
+    }
+}
+
+impl From<ParseError> for crate::Error {
+    fn from(err: ParseError) -> Self {
+        let details = serde_json::json!({
+            "line": err.line,
+            "column": err.column,
+            "line_text": err.line_text,
+        });
+        let mut out =
+            crate::Error::new(crate::ErrorCode::ParseError, err.to_string()).with_details(details);
+        out.hint = err.hint;
+        out
+    }
+}
+
+/// Read a patch: detect its format (SPEC §1) unless `opts.format` forces one, then run that
+/// format's front end from the patch's first line.
+///
+/// ```
+/// use apply_patch::parse::{parse, ParseOptions};
+/// use apply_patch::{FileOp, Format};
+/// let input = b"*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+/// let set = parse(input, &ParseOptions::default()).unwrap();
+/// assert_eq!(set.format, Format::Agent);
+/// assert_eq!(set.files[0].op, FileOp::Add);
+/// assert_eq!(set.files[0].path(), "hello.txt");
+/// ```
+pub fn parse<'a>(input: &'a [u8], opts: &ParseOptions) -> Result<PatchSet<'a>, ParseError> {
+    let detected = match opts.format {
+        Some(format) => detect::detect_as(input, format),
+        None => detect::detect(input).ok_or_else(|| detect::nothing_found(input))?,
+    };
+    let mut set = match detected.format {
+        Format::Agent => agent::parse(input, detected.start, opts)?,
+        Format::Json => json::parse(input, detected.start, opts)?,
+        Format::Unified => unified::parse(input, detected.start, opts)?,
+    };
+    if set.cd.is_none() {
+        set.cd = detected.cd;
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_puts_the_caret_under_the_column() {
+        let err = ParseError {
+            line: 12,
+            column: 3,
+            line_text: "\tab".into(),
+            message: "bad".into(),
+            hint: Some("fix it".into()),
+        };
+        assert_eq!(
+            err.render(),
+            "parse error: line 12, column 3: bad\n   |\n12 | \tab\n   | \t ^\nhint: fix it\n"
+        );
+    }
+
+    #[test]
+    fn parse_error_becomes_a_parse_error_code_with_position_details() {
+        let err = ParseError::at(b"a\nbcd\n", 4, "oops").with_hint("h");
+        let out: crate::Error = err.into();
+        assert_eq!(out.code, crate::ErrorCode::ParseError);
+        assert_eq!(out.message, "line 2, column 3: oops");
+        assert_eq!(out.hint.as_deref(), Some("h"));
+        let details = out.details.expect("details are set");
+        assert_eq!(details["line"], 2);
+        assert_eq!(details["column"], 3);
+        assert_eq!(details["line_text"], "bcd");
+    }
 }

@@ -2,9 +2,33 @@
 //! beside its target, re-checks every target against the snapshot taken at planning, then
 //! renames into place with backups, under a per-root lock and a journal that makes a crash
 //! recoverable (SPEC §6). Also undo and the audit log.
+//!
+//! The protocol, step by step, is in [`stage`]; recovery's decisions per journal phase in
+//! [`recover`]. Everything before this module is pure; nothing after it writes.
 
-use std::path::PathBuf;
-use std::time::SystemTime;
+#![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
+
+pub mod audit;
+pub mod dirfd;
+pub mod failpoint;
+pub mod journal;
+pub mod lock;
+pub mod recover;
+pub mod stage;
+pub mod undo;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+pub use audit::{AuditFile, AuditRecord};
+pub use failpoint::{Action, Failpoint};
+pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
+pub use stage::commit;
+pub use undo::{undo, undo_with, UndoReport};
+
+use crate::state::StateDir;
+use crate::{Error, ErrorCode};
+use dirfd::{Dir, Kind};
 
 /// What a path held when it was planned: the commit refuses (`stale_file`) when it differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +44,8 @@ pub enum Snapshot {
     Symlink {
         target: Vec<u8>,
     },
+    /// A directory stands at the path (the planner refuses to write there: `is_directory`).
+    Directory,
 }
 
 /// What a path must hold after the commit.
@@ -46,9 +72,119 @@ pub struct Change {
     pub after: NewState,
 }
 
+/// The bytes of a path as [`read_snapshot`] found them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Missing,
+    File(Vec<u8>),
+    /// The link's target (the link is not followed).
+    Symlink(Vec<u8>),
+    Directory,
+}
+
 /// Where a transaction runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnOptions {
     /// The root every change path is relative to.
     pub root: PathBuf,
+    /// The state place; `None` means [`StateDir::for_root`] (tests point it elsewhere).
+    pub state: Option<StateDir>,
+    /// A failpoint; `None` reads `APPLY_PATCH_FAILPOINT` from the environment.
+    pub failpoint: Option<Failpoint>,
+    /// How long to wait for another transaction's lock before `busy`.
+    pub lock_wait: Duration,
+}
+
+impl TxnOptions {
+    /// Options for `root` with the defaults (state place of the root, failpoint from the
+    /// environment, a 2 s lock wait).
+    pub fn new(root: impl Into<PathBuf>) -> TxnOptions {
+        TxnOptions {
+            root: root.into(),
+            state: None,
+            failpoint: None,
+            lock_wait: lock::WAIT,
+        }
+    }
+
+    /// The state place these options name.
+    pub fn state_dir(&self) -> Result<StateDir, Error> {
+        match &self.state {
+            Some(s) => Ok(s.clone()),
+            None => StateDir::for_root(&self.root),
+        }
+    }
+}
+
+/// A warning of the transaction layer (the report turns it into SPEC §8's warning object).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TxnWarning {
+    /// `recovered` for what a recovery did, `cleanup` for a failed step after the commit.
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// A successful commit.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Committed {
+    /// The transaction id (also the undo record's name); empty when nothing had to change.
+    pub id: String,
+    /// What the recovery of a crashed transaction did before this one ran.
+    pub recovered: Vec<TxnWarning>,
+    /// Steps after the commit point that failed (the change itself is in place).
+    pub warnings: Vec<TxnWarning>,
+    /// Paths actually written (changes whose content and mode already matched are skipped).
+    pub written: Vec<String>,
+}
+
+/// Reads `path` (root-relative) once: its snapshot and bytes agree. A final symlink is not
+/// followed (`Content::Symlink`); a symlink among the folders on the way is `path_escape`
+/// (the planner resolves in-root symlinks itself and passes real paths).
+pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Content), Error> {
+    let shown = root.display().to_string();
+    let root_dir = Dir::open(root).map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+    let located = journal::locate(&root_dir, path)?;
+    let Some(parent) = located.parent else {
+        return Ok((Snapshot::Missing, Content::Missing));
+    };
+    let io = |e: std::io::Error| Error::io(path, "cannot read", &e);
+    let Some(st) = parent.stat(&located.name).map_err(io)? else {
+        return Ok((Snapshot::Missing, Content::Missing));
+    };
+    match st.kind {
+        Kind::File => {
+            let (bytes, st) = parent.read_file(&located.name).map_err(io)?;
+            let sha256 = sha256(&bytes);
+            let snap = Snapshot::File {
+                len: bytes.len() as u64,
+                mtime: st.mtime,
+                mode: st.mode,
+                sha256,
+            };
+            Ok((snap, Content::File(bytes)))
+        }
+        Kind::Symlink => {
+            let target = parent.read_link(&located.name).map_err(io)?;
+            Ok((
+                Snapshot::Symlink {
+                    target: target.clone(),
+                },
+                Content::Symlink(target),
+            ))
+        }
+        Kind::Directory => Ok((Snapshot::Directory, Content::Directory)),
+        Kind::Other => Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!("{path} is not a regular file, symlink or folder (a device, socket or fifo)"),
+        )
+        .with_path(path)),
+    }
+}
+
+/// SHA-256 of bytes.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
 }

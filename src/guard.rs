@@ -1,0 +1,367 @@
+//! Stage: plan (guards). The checks a file patch must pass before any hunk is placed (SPEC §6):
+//! paths confined to the root (`path_escape`), protected globs, notebooks, NUL bytes,
+//! `*** Base` hashes and git blob ids.
+//!
+//! Pure apart from asking a [`Tree`] what a path is (to follow symlinks); never reads file
+//! content itself and never writes.
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
+// would buy nothing.
+#![allow(clippy::result_large_err)]
+
+use std::path::Path;
+
+use crate::error::{Error, ErrorCode};
+use crate::tree::{Kind, Tree};
+
+/// How many symlinks one path may pass through before we give up (as the OS does).
+const MAX_LINKS: usize = 40;
+
+/// Turn a patch path into a normalised root-relative path: joins the heredoc `cd` directory,
+/// strips an absolute root prefix, folds `.` and `..`, and refuses anything that leaves the
+/// root or enters `.git/`.
+pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, Error> {
+    let escape = |why: &str| {
+        Error::new(ErrorCode::PathEscape, format!("path {path} {why}"))
+            .with_path(path)
+            .with_hint("patch paths must stay inside the root (--root) and outside .git/")
+    };
+    let relative = if path.starts_with('/') {
+        let Some(root) = root else {
+            return Err(escape("is absolute"));
+        };
+        strip_root(path, root).ok_or_else(|| escape("is absolute and outside the root"))?
+    } else {
+        path.to_string()
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let joined = match cd {
+        Some(dir) if !dir.is_empty() => format!("{dir}/{relative}"),
+        _ => relative,
+    };
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(escape("leads outside the root"));
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Err(escape("names the root itself, not a file"));
+    }
+    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+        return Err(escape("is inside .git/"));
+    }
+    Ok(parts.join("/"))
+}
+
+/// `path` without the root prefix (the canonical root, or the root as given).
+fn strip_root(path: &str, root: &Path) -> Option<String> {
+    let p = Path::new(path);
+    if let Ok(rest) = p.strip_prefix(root) {
+        return Some(rest.to_string_lossy().into_owned());
+    }
+    // The patch may name the root through a symlinked parent (/tmp vs /private/tmp…).
+    let parent = p.parent()?;
+    let canonical = std::fs::canonicalize(parent).ok()?;
+    let rest = canonical.join(p.file_name()?);
+    rest.strip_prefix(root)
+        .ok()
+        .map(|r| r.to_string_lossy().into_owned())
+}
+
+/// Resolve the symlinks on a normalised path: every directory component is followed (it must
+/// stay inside the root), and the last one too when `follow_last` (an Update edits the link's
+/// target; a Delete removes the link itself). A directory holding its own `.git` (a
+/// submodule or nested repository) is refused as well.
+pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String, Error> {
+    let escape = |why: String| {
+        Error::new(ErrorCode::PathEscape, format!("path {path} {why}"))
+            .with_path(path)
+            .with_hint("patch paths must stay inside the root, also through symlinks")
+    };
+    let mut pending: Vec<String> = path.split('/').rev().map(str::to_string).collect();
+    let mut done: Vec<String> = Vec::new();
+    let mut hops = 0;
+    while let Some(part) = pending.pop() {
+        let last = pending.is_empty();
+        done.push(part);
+        let here = done.join("/");
+        match tree.kind(&here)? {
+            Kind::Symlink(target) if !last || follow_last => {
+                hops += 1;
+                if hops > MAX_LINKS {
+                    return Err(escape("passes through too many symlinks".into()));
+                }
+                done.pop();
+                let target = String::from_utf8_lossy(&target).into_owned();
+                let base = if target.starts_with('/') {
+                    let root = tree.root().ok_or_else(|| {
+                        escape(format!(
+                            "passes through a symlink to {target} outside the root"
+                        ))
+                    })?;
+                    strip_root(&target, root).ok_or_else(|| {
+                        escape(format!(
+                            "passes through a symlink ({here} -> {target}) that leads outside the root"
+                        ))
+                    })?
+                } else {
+                    format!("{}/{target}", done.join("/"))
+                };
+                let folded = fold(&base).ok_or_else(|| {
+                    escape(format!(
+                        "passes through a symlink ({here} -> {target}) that leads outside the root"
+                    ))
+                })?;
+                if folded.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+                    return Err(escape(format!("reaches .git/ through the symlink {here}")));
+                }
+                done.clear();
+                for p in folded.into_iter().rev() {
+                    pending.push(p);
+                }
+            }
+            Kind::Directory if !last && tree.kind(&format!("{here}/.git"))? != Kind::Missing => {
+                return Err(escape(format!(
+                    "is inside {here}, a submodule or nested repository"
+                )));
+            }
+            _ => {}
+        }
+    }
+    if done.is_empty() {
+        return Err(escape("resolves to the root itself".into()));
+    }
+    Ok(done.join("/"))
+}
+
+/// Fold `.` and `..` of a relative path; None when it climbs above the root.
+fn fold(path: &str) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p.to_string()),
+        }
+    }
+    Some(parts)
+}
+
+/// `--protect GLOB` patterns. A glob without `/` also matches the file name in any directory.
+#[derive(Debug, Clone)]
+pub struct Globs {
+    patterns: Vec<String>,
+    full: globset::GlobSet,
+    names: globset::GlobSet,
+}
+
+impl Globs {
+    /// Compile patterns; a bad pattern is a usage error.
+    pub fn new(patterns: &[String]) -> Result<Self, Error> {
+        let mut full = globset::GlobSetBuilder::new();
+        let mut names = globset::GlobSetBuilder::new();
+        for p in patterns {
+            let glob = globset::GlobBuilder::new(p)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Error::new(ErrorCode::Usage, format!("bad glob {p:?}: {e}")))?;
+            if !p.contains('/') {
+                names.add(glob.clone());
+            }
+            full.add(glob);
+        }
+        let build = |b: globset::GlobSetBuilder| {
+            b.build()
+                .map_err(|e| Error::new(ErrorCode::Usage, format!("bad glob set: {e}")))
+        };
+        Ok(Globs {
+            patterns: patterns.to_vec(),
+            full: build(full)?,
+            names: build(names)?,
+        })
+    }
+
+    /// The first pattern that matches `path`, if any.
+    pub fn matching(&self, path: &str) -> Option<&str> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let mut hits = self.full.matches(path);
+        if hits.is_empty() {
+            // `names` holds only the slash-free patterns, in order: map back to them.
+            let slashless: Vec<&String> =
+                self.patterns.iter().filter(|p| !p.contains('/')).collect();
+            hits = self
+                .names
+                .matches(name)
+                .into_iter()
+                .filter_map(|i| self.patterns.iter().position(|p| p == slashless[i]))
+                .collect();
+        }
+        hits.first().map(|&i| self.patterns[i].as_str())
+    }
+}
+
+/// `protected_file` when a `--protect` glob matches.
+pub fn check_protected(globs: &Globs, path: &str) -> Result<(), Error> {
+    match globs.matching(path) {
+        Some(glob) => Err(Error::new(
+            ErrorCode::ProtectedFile,
+            format!("{path} is protected by --protect {glob}"),
+        )
+        .with_path(path)
+        .with_hint(
+            "leave this file alone, or drop the --protect pattern if the change is intended",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `unsupported_file` for Jupyter notebooks unless `--allow-notebooks`.
+pub fn check_notebook(path: &str, allow: bool) -> Result<(), Error> {
+    if !allow && path.to_ascii_lowercase().ends_with(".ipynb") {
+        return Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!("{path} is a Jupyter notebook (JSON with embedded outputs)"),
+        )
+        .with_path(path)
+        .with_hint("edit notebooks with a notebook tool, or pass --allow-notebooks"));
+    }
+    Ok(())
+}
+
+/// True when the bytes look binary (hold a NUL byte), as git decides.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0)
+}
+
+/// `*** Base:` / JSON `base`: must be a prefix of the SHA-256 of the file's bytes.
+pub fn check_base(path: &str, base: &str, bytes: &[u8]) -> Result<(), Error> {
+    let actual = crate::report::sha256_hex(bytes);
+    let wanted = base.to_ascii_lowercase();
+    if actual.starts_with(&wanted) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::StaleFile,
+        format!("{path} has changed since the patch was written: its SHA-256 does not start with the base {wanted}"),
+    )
+    .with_path(path)
+    .with_details(serde_json::json!({"expected": wanted, "actual": actual}))
+    .with_hint("re-read the file and write the patch against its current content"))
+}
+
+/// Compare a diff's `index` blob id (maybe abbreviated) with `bytes` hashed as a git blob:
+/// SHA-1 for ids of 40 hex digits or fewer, SHA-256 for longer ones. None when the id does
+/// not name content (all zeros) or is not hex; else whether it matches, and the full id.
+pub fn blob_matches(id: &str, bytes: &[u8]) -> Option<(bool, String)> {
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) || id.bytes().all(|b| b == b'0')
+    {
+        return None;
+    }
+    let kind = if id.len() <= 40 {
+        gix::hash::Kind::Sha1
+    } else {
+        gix::hash::Kind::Sha256
+    };
+    let oid = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes).ok()?;
+    let full = oid.to_hex().to_string();
+    Some((full.starts_with(&id.to_ascii_lowercase()), full))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{MemEntry, MemTree};
+
+    #[test]
+    fn normalize_folds_and_confines() {
+        assert_eq!(normalize("a/./b/../c", None, None).ok(), Some("a/c".into()));
+        assert_eq!(normalize("x", Some("sub"), None).ok(), Some("sub/x".into()));
+        let code = |p: &str| normalize(p, None, None).err().map(|e| e.code);
+        assert_eq!(code("../x"), Some(ErrorCode::PathEscape));
+        assert_eq!(code("a/../../x"), Some(ErrorCode::PathEscape));
+        assert_eq!(code(".git/config"), Some(ErrorCode::PathEscape));
+        assert_eq!(code("/etc/passwd"), Some(ErrorCode::PathEscape));
+        let root = Path::new("/work/root");
+        assert_eq!(
+            normalize("/work/root/a.txt", None, Some(root)).ok(),
+            Some("a.txt".into())
+        );
+    }
+
+    fn link(tree: &mut MemTree, path: &str, target: &str) {
+        tree.insert_entry(
+            path,
+            MemEntry::Symlink {
+                target: target.as_bytes().to_vec(),
+            },
+        );
+    }
+
+    #[test]
+    fn symlinks_inside_are_followed_and_outside_refused() {
+        let mut t = MemTree::new();
+        t.insert("real/f.txt", b"x".to_vec());
+        link(&mut t, "dir", "real");
+        link(&mut t, "f", "real/f.txt");
+        link(&mut t, "out", "../elsewhere");
+        link(&mut t, "abs", "/etc");
+        assert_eq!(
+            resolve(&t, "dir/f.txt", false).ok(),
+            Some("real/f.txt".into())
+        );
+        assert_eq!(resolve(&t, "f", true).ok(), Some("real/f.txt".into()));
+        assert_eq!(resolve(&t, "f", false).ok(), Some("f".into()));
+        for p in ["out/x", "abs/passwd"] {
+            assert_eq!(
+                resolve(&t, p, true).err().map(|e| e.code),
+                Some(ErrorCode::PathEscape)
+            );
+        }
+    }
+
+    #[test]
+    fn nested_repositories_are_refused() {
+        let mut t = MemTree::new();
+        t.insert("sub/.git", b"gitdir: ../.git/modules/sub\n".to_vec());
+        t.insert("sub/a.txt", b"x".to_vec());
+        assert_eq!(
+            resolve(&t, "sub/a.txt", true).err().map(|e| e.code),
+            Some(ErrorCode::PathEscape)
+        );
+    }
+
+    #[test]
+    fn protect_globs_match_names_and_paths() {
+        let g = Globs::new(&["*.lock".into(), "secrets/**".into()]).expect("valid globs");
+        assert_eq!(g.matching("a/Cargo.lock"), Some("*.lock"));
+        assert_eq!(g.matching("secrets/k/x"), Some("secrets/**"));
+        assert_eq!(g.matching("src/main.rs"), None);
+        assert!(Globs::new(&["a[".into()]).is_err());
+    }
+
+    #[test]
+    fn base_is_a_sha256_prefix() {
+        // sha256("") = e3b0c442…
+        assert!(check_base("x", "E3B0C442", b"").is_ok());
+        let e = check_base("x", "deadbeef", b"").expect_err("mismatch");
+        assert_eq!(e.code, ErrorCode::StaleFile);
+    }
+
+    #[test]
+    fn blob_ids_hash_as_git_does() {
+        // `git hash-object` of "hello\n".
+        let (ok, full) = blob_matches("ce01362", b"hello\n").expect("hex id");
+        assert!(ok);
+        assert_eq!(full, "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(blob_matches("0000000", b"x"), None);
+        assert_eq!(blob_matches("ce01362", b"other").map(|r| r.0), Some(false));
+    }
+}

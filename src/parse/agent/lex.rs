@@ -1,0 +1,189 @@
+//! Stage: parse — the line-level lexicon of the agent language: physical lines, blanks,
+//! markers, numbers, and the parser's private error type. Pure; no model building here.
+
+use nom::bytes::complete::{tag, take_till, take_while};
+use nom::character::complete::digit1;
+use nom::combinator::eof;
+use nom::error::ErrorKind;
+use nom::{IResult, Parser};
+
+pub(super) type In<'a> = &'a [u8];
+pub(super) type Res<'a, O> = IResult<In<'a>, O, Fail>;
+
+/// Why a production failed. `addr` is the address of the offending spot: every slice the
+/// parsers see lies inside the input, so the byte offset is recovered from the input's address
+/// (slices of a line's content are not suffixes of the input, so a remaining length would not
+/// do).
+#[derive(Debug)]
+pub(super) struct Fail {
+    pub addr: usize,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl<'a> nom::error::ParseError<In<'a>> for Fail {
+    fn from_error_kind(i: In<'a>, kind: ErrorKind) -> Self {
+        Fail {
+            addr: i.as_ptr() as usize,
+            message: format!("unexpected input ({})", kind.description()),
+            hint: None,
+        }
+    }
+
+    fn append(_: In<'a>, _: ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+/// A hard failure at `at`: no other production can apply.
+pub(super) fn fail<'a, O>(
+    at: In<'a>,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> Res<'a, O> {
+    Err(failure(at, message, hint))
+}
+
+pub(super) fn failure(
+    at: In<'_>,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> nom::Err<Fail> {
+    nom::Err::Failure(Fail {
+        addr: at.as_ptr() as usize,
+        message: message.into(),
+        hint: Some(hint.into()),
+    })
+}
+
+/// Not this production: let the caller try another.
+pub(super) fn miss<O>(at: In<'_>) -> Res<'_, O> {
+    Err(nom::Err::Error(Fail {
+        addr: at.as_ptr() as usize,
+        message: "unexpected input".into(),
+        hint: None,
+    }))
+}
+
+/// grammar: begin_marker
+pub(super) fn begin_marker(i: In<'_>) -> Res<'_, ()> {
+    exact_marker(i, b"*** Begin Patch")
+}
+
+/// grammar: end_marker
+pub(super) fn end_marker(i: In<'_>) -> Res<'_, ()> {
+    exact_marker(i, b"*** End Patch")
+}
+
+/// grammar: end_of_file
+pub(super) fn end_of_file(i: In<'_>) -> Res<'_, ()> {
+    exact_marker(i, b"*** End of File")
+}
+
+/// A line that, trimmed, is exactly `marker`.
+pub(super) fn exact_marker<'a>(i: In<'a>, marker: &[u8]) -> Res<'a, ()> {
+    let (rest, content) = line(i)?;
+    if content.trim_ascii() == marker {
+        Ok((rest, ()))
+    } else {
+        miss(i)
+    }
+}
+
+/// Prefixes (of the trimmed line) that make a line a marker wherever it stands (SPEC §2).
+pub(super) const MARKER_PREFIXES: [&[u8]; 5] = [
+    b"*** Add File:",
+    b"*** Delete File:",
+    b"*** Update File:",
+    b"*** Move to:",
+    b"*** Base:",
+];
+pub(super) const MARKER_LINES: [&[u8]; 3] =
+    [b"*** Begin Patch", b"*** End Patch", b"*** End of File"];
+
+/// A line that, trimmed, starts with `name` (`*** Add File:`…): the bytes after it.
+pub(super) fn marker_with_arg<'a>(i: In<'a>, name: &[u8]) -> Res<'a, In<'a>> {
+    let (rest, content) = line(i)?;
+    match content.trim_ascii().strip_prefix(name) {
+        Some(arg) => Ok((rest, arg)),
+        None => miss(i),
+    }
+}
+
+/// True when the next line is a marker (and so ends any hunk or added file it follows).
+pub(super) fn is_marker_line(i: In<'_>) -> bool {
+    let t = peek(i).trim_ascii();
+    MARKER_LINES.contains(&t) || MARKER_PREFIXES.iter().any(|p| t.starts_with(p))
+}
+
+/// The next line's content (no ending), without consuming it.
+pub(super) fn peek(i: In<'_>) -> &[u8] {
+    line(i).map_or(&[][..], |(_, content)| content)
+}
+
+/// grammar: number
+pub(super) fn number(i: In<'_>) -> Res<'_, usize> {
+    let (rest, digits) = digit1(i)?;
+    match std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse().ok())
+    {
+        Some(n) => Ok((rest, n)),
+        None => fail(
+            i,
+            "line number too large",
+            "use the hunk's real line number",
+        ),
+    }
+}
+
+/// grammar: blank_line
+pub(super) fn blank_line(i: In<'_>) -> Res<'_, ()> {
+    let (rest, content) = line(i)?;
+    if content.trim_ascii().is_empty() {
+        Ok((rest, ()))
+    } else {
+        miss(i)
+    }
+}
+
+/// Skip blank lines.
+pub(super) fn blank_lines(mut i: In<'_>) -> In<'_> {
+    while let Ok((rest, ())) = blank_line(i) {
+        i = rest;
+    }
+    i
+}
+
+/// One physical line: its text (without the ending) — never matches at the end of the input.
+pub(super) fn line(i: In<'_>) -> Res<'_, In<'_>> {
+    if i.is_empty() {
+        return miss(i);
+    }
+    let (i, content) = text(i)?;
+    let (i, _) = eol(i)?;
+    Ok((i, content))
+}
+
+/// grammar: text
+///
+/// The bytes up to the line feed; a CR right before it belongs to the line ending.
+pub(super) fn text(i: In<'_>) -> Res<'_, In<'_>> {
+    let (rest, content) = take_till(|b| b == b'\n').parse(i)?;
+    Ok((rest, content.strip_suffix(b"\r").unwrap_or(content)))
+}
+
+/// grammar: eol
+pub(super) fn eol(i: In<'_>) -> Res<'_, In<'_>> {
+    nom::branch::alt((tag("\n"), eof)).parse(i)
+}
+
+/// grammar: ws
+pub(super) fn ws(i: In<'_>) -> Res<'_, In<'_>> {
+    take_while(|b| b == b' ' || b == b'\t').parse(i)
+}
+
+/// grammar: ws1
+pub(super) fn ws1(i: In<'_>) -> Res<'_, In<'_>> {
+    nom::bytes::complete::take_while1(|b| b == b' ' || b == b'\t').parse(i)
+}

@@ -1,0 +1,361 @@
+//! Stage: parse (detection, SPEC §1). Finds which format a patch input is in and where the
+//! patch starts, skipping a BOM, blank lines, prose and a shell heredoc opener. It only looks
+//! at line starts; it never reads a patch body (the front ends do).
+
+use nom::bytes::complete::{tag, take_while, take_while1};
+use nom::combinator::{eof, opt};
+use nom::sequence::{delimited, terminated};
+use nom::{IResult, Parser};
+
+use super::ParseError;
+use crate::model::Format;
+use crate::text::BOM;
+
+/// Where a patch was found in the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detected {
+    pub format: Format,
+    /// Byte offset of the patch's first line (`*** Begin Patch`, `diff --git`, `---`, `{`).
+    pub start: usize,
+    /// The `DIR` of a heredoc opener `cd DIR && apply_patch <<'EOF'` before the patch.
+    pub cd: Option<String>,
+}
+
+/// A shell heredoc opener before the patch: `[cd DIR &&] apply_patch <<'TAG'`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Heredoc<'a> {
+    pub cd: Option<String>,
+    /// The word that, alone on a line, closes the heredoc.
+    pub tag: &'a [u8],
+}
+
+/// Find the patch in `input` (SPEC §1): the first line that, trimmed, starts with
+/// `*** Begin Patch`, or starts with `diff --git `, or with `--- ` followed by a line starting
+/// with `+++ `, or with `{`. `None` when there is no such line.
+///
+/// ```
+/// use apply_patch::parse::detect;
+/// use apply_patch::Format;
+/// let input = b"Please apply:\n\ncd src && apply_patch <<'EOF'\n*** Begin Patch\n";
+/// let found = detect(input).unwrap();
+/// assert_eq!(found.format, Format::Agent);
+/// assert_eq!(found.start, 45);
+/// assert_eq!(found.cd.as_deref(), Some("src"));
+/// ```
+pub fn detect(input: &[u8]) -> Option<Detected> {
+    scan(input, None)
+}
+
+/// Like [`detect`] but only for `format` (`--format`); when no line starts that format, the
+/// patch is taken to start at the first line that is neither blank nor a heredoc opener, so
+/// that the front end reports what it found there.
+pub(crate) fn detect_as(input: &[u8], format: Format) -> Detected {
+    scan(input, Some(format)).unwrap_or_else(|| {
+        let mut cd = None;
+        let mut start = body_start(input);
+        for (offset, content) in lines(input) {
+            if let Ok((_, heredoc)) = heredoc_open(content) {
+                cd = heredoc.cd;
+                continue;
+            }
+            if !content.iter().all(u8::is_ascii_whitespace) {
+                start = offset;
+                break;
+            }
+        }
+        Detected { format, start, cd }
+    })
+}
+
+/// SPEC §1: an argument is patch text when it holds a newline and starts, after blanks, with
+/// `*** Begin Patch`.
+///
+/// ```
+/// use apply_patch::parse::is_inline_patch_text;
+/// assert!(is_inline_patch_text("  *** Begin Patch\n*** End Patch"));
+/// assert!(!is_inline_patch_text("patch.txt"));
+/// ```
+pub fn is_inline_patch_text(arg: &str) -> bool {
+    arg.contains('\n') && arg.trim_start().starts_with("*** Begin Patch")
+}
+
+/// The error for input in which no format was found.
+pub(crate) fn nothing_found(input: &[u8]) -> ParseError {
+    let start = body_start(input);
+    let empty = input[start..].iter().all(u8::is_ascii_whitespace);
+    let message = if empty {
+        "the patch is empty"
+    } else {
+        "no patch found: expected a line starting with `*** Begin Patch`, `diff --git `, \
+         `--- ` followed by `+++ `, or `{`"
+    };
+    ParseError::at(input, start, message).with_hint(
+        "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff or a JSON \
+         edit request; `--format agent|unified|json` forces a format",
+    )
+}
+
+/// The heredoc opener that stands on the last non-blank line before `start`, if any.
+pub(crate) fn heredoc_before(input: &[u8], start: usize) -> Option<Heredoc<'_>> {
+    let head = &input[..start.min(input.len())];
+    let last = head
+        .split(|&b| b == b'\n')
+        .rev()
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+    heredoc_open(strip_cr(last)).ok().map(|(_, h)| h)
+}
+
+fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
+    let wanted = |f: Format| only.is_none_or(|o| o == f);
+    let mut cd = None;
+    let mut previous: Option<usize> = None;
+    for (offset, content) in lines(input) {
+        // A `---` line is only a unified header when a `+++` line follows it.
+        if let Some(dashes) = previous.take() {
+            if content.starts_with(b"+++ ") && wanted(Format::Unified) {
+                return Some(found(Format::Unified, dashes, cd));
+            }
+        }
+        if let Ok((_, heredoc)) = heredoc_open(content) {
+            cd = heredoc.cd;
+            continue;
+        }
+        let format = if trim(content).starts_with(b"*** Begin Patch") {
+            Some(Format::Agent)
+        } else if content.starts_with(b"diff --git ") {
+            Some(Format::Unified)
+        } else if content.starts_with(b"{") {
+            Some(Format::Json)
+        } else {
+            if content.starts_with(b"--- ") {
+                previous = Some(offset);
+            }
+            None
+        };
+        if let Some(format) = format.filter(|&f| wanted(f)) {
+            return Some(found(format, offset, cd));
+        }
+    }
+    None
+}
+
+fn found(format: Format, start: usize, cd: Option<String>) -> Detected {
+    Detected { format, start, cd }
+}
+
+/// Byte offset after a leading BOM.
+fn body_start(input: &[u8]) -> usize {
+    bom(input).map_or(0, |(_, mark)| mark.len())
+}
+
+/// Every line after the BOM: its byte offset and its content without the line ending.
+fn lines(input: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut rest = &input[body_start(input)..];
+    std::iter::from_fn(move || {
+        let at = input.len() - rest.len();
+        let (next, content) = prose_line(rest).ok()?;
+        rest = next;
+        Some((at, strip_cr(content)))
+    })
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+/// grammar: bom
+pub(crate) fn bom(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    tag(BOM).parse(i)
+}
+
+/// grammar: prose_line
+///
+/// Any line before the patch that detection does not take for the start of a patch.
+pub(crate) fn prose_line(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    if i.is_empty() {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Eof,
+        )));
+    }
+    let (rest, line) = take_while(|b| b != b'\n').parse(i)?;
+    let (rest, _) = opt(tag("\n")).parse(rest)?;
+    Ok((rest, line))
+}
+
+/// grammar: heredoc_open
+///
+/// `[cd DIR &&] apply_patch <<['"]TAG['"]`, the way agents wrap a patch in a shell command;
+/// parses one line's content (no line ending).
+pub(crate) fn heredoc_open(i: &[u8]) -> IResult<&[u8], Heredoc<'_>> {
+    let blanks = || take_while(|b| b == b' ' || b == b'\t');
+    let (i, _) = blanks().parse(i)?;
+    let (i, cd) = opt(delimited(
+        (tag("cd"), take_while1(|b| b == b' ' || b == b'\t')),
+        shell_word,
+        (blanks(), tag("&&"), blanks()),
+    ))
+    .parse(i)?;
+    let (i, _) = (
+        nom::branch::alt((tag("apply_patch"), tag("applypatch"))),
+        blanks(),
+        tag("<<"),
+        blanks(),
+    )
+        .parse(i)?;
+    let (i, tag_word) = heredoc_tag(i)?;
+    let (i, _) = terminated(blanks(), eof).parse(i)?;
+    let cd = cd.map(|dir| String::from_utf8_lossy(dir).into_owned());
+    Ok((i, Heredoc { cd, tag: tag_word }))
+}
+
+/// grammar: heredoc_tag
+///
+/// The heredoc's closing word, bare or in single or double quotes.
+fn heredoc_tag(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    nom::branch::alt((
+        delimited(tag("'"), word, tag("'")),
+        delimited(tag("\""), word, tag("\"")),
+        word,
+    ))
+    .parse(i)
+}
+
+/// grammar: word
+fn word(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    take_while1(|b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-').parse(i)
+}
+
+/// grammar: dir
+///
+/// The directory of `cd DIR`: a shell word, bare or quoted.
+fn shell_word(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    let bare = |b: u8| !b.is_ascii_whitespace() && b != b'\'' && b != b'"' && b != b'&';
+    nom::branch::alt((
+        delimited(tag("'"), take_while1(|b| b != b'\''), tag("'")),
+        delimited(tag("\""), take_while1(|b| b != b'"'), tag("\"")),
+        take_while1(bare),
+    ))
+    .parse(i)
+}
+
+/// grammar: heredoc_close
+///
+/// The line that is exactly the heredoc's tag; returns the input that precedes it (the
+/// heredoc's body) or all of `i` when the tag never stands alone on a line.
+pub(crate) fn heredoc_close<'a>(i: &'a [u8], word: &[u8]) -> &'a [u8] {
+    let mut offset = 0;
+    for raw in i.split_inclusive(|&b| b == b'\n') {
+        let content = strip_cr(raw.strip_suffix(b"\n").unwrap_or(raw));
+        if content == word {
+            return &i[..offset];
+        }
+        offset += raw.len();
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detected(input: &str) -> Option<(Format, usize, Option<String>)> {
+        detect(input.as_bytes()).map(|d| (d.format, d.start, d.cd))
+    }
+
+    #[test]
+    fn finds_each_format_after_prose() {
+        assert_eq!(
+            detected("hi\n*** Begin Patch\n"),
+            Some((Format::Agent, 3, None))
+        );
+        assert_eq!(
+            detected("Subject: x\n\ndiff --git a/x b/x\n"),
+            Some((Format::Unified, 12, None))
+        );
+        assert_eq!(
+            detected("note\n--- a\n+++ b\n"),
+            Some((Format::Unified, 5, None))
+        );
+        assert_eq!(detected("\n{\"edits\": []}"), Some((Format::Json, 1, None)));
+    }
+
+    #[test]
+    fn a_dashed_line_without_plus_line_is_prose() {
+        assert_eq!(detected("--- note\nmore\n"), None);
+        assert_eq!(
+            detected("--- note\n*** Begin Patch\n"),
+            Some((Format::Agent, 9, None))
+        );
+    }
+
+    #[test]
+    fn bom_and_whitespace_padding_are_skipped() {
+        assert_eq!(
+            detected("\u{feff}  *** Begin Patch  \r\n"),
+            Some((Format::Agent, 3, None))
+        );
+    }
+
+    #[test]
+    fn heredoc_opener_gives_the_cd() {
+        let input = "cd 'my dir' && apply_patch <<\"PATCH\"\n*** Begin Patch\n";
+        let (format, _, cd) = detected(input).expect("found");
+        assert_eq!(format, Format::Agent);
+        assert_eq!(cd.as_deref(), Some("my dir"));
+        let here = heredoc_before(input.as_bytes(), 36).expect("opener");
+        assert_eq!(here.tag, b"PATCH");
+    }
+
+    #[test]
+    fn heredoc_opener_forms() {
+        for line in [
+            "apply_patch <<EOF",
+            "apply_patch <<'EOF'",
+            "applypatch << \"EOF\"",
+            "cd src&&apply_patch <<'EOF'",
+        ] {
+            assert!(heredoc_open(line.as_bytes()).is_ok(), "{line}");
+        }
+        for line in [
+            "apply_patch <<'EOF' extra",
+            "cat <<EOF",
+            "cd && apply_patch <<EOF",
+        ] {
+            assert!(heredoc_open(line.as_bytes()).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn heredoc_close_cuts_at_the_tag_line() {
+        assert_eq!(heredoc_close(b"a\nEOF\nb\n", b"EOF"), b"a\n");
+        assert_eq!(heredoc_close(b"a\n EOF\n", b"EOF"), b"a\n EOF\n");
+    }
+
+    #[test]
+    fn forced_format_starts_at_the_first_non_blank_line() {
+        let d = detect_as(b"\n\nhello\n", Format::Agent);
+        assert_eq!((d.format, d.start), (Format::Agent, 2));
+        let d = detect_as(b"x\n{\n", Format::Json);
+        assert_eq!(d.start, 2);
+    }
+
+    #[test]
+    fn inline_patch_text_needs_a_newline() {
+        assert!(is_inline_patch_text("*** Begin Patch\n"));
+        assert!(!is_inline_patch_text("*** Begin Patch"));
+        assert!(!is_inline_patch_text("x\n*** Begin Patch\n"));
+    }
+
+    #[test]
+    fn nothing_found_distinguishes_empty_input() {
+        assert_eq!(nothing_found(b"\n \n").message, "the patch is empty");
+        assert!(nothing_found(b"hello")
+            .message
+            .starts_with("no patch found"));
+    }
+}

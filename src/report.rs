@@ -1,0 +1,510 @@
+//! Stage: report. The outcome of a run as data (the JSON object of SPEC §8) and its renderings
+//! for humans (plain or coloured) and for Codex's `apply_patch` drop-in.
+//!
+//! This module never prints and never touches the disk: the command line decides where the
+//! strings go. Everything here is deterministic (no timestamps, stable order).
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
+// would buy nothing.
+#![allow(clippy::result_large_err)]
+
+use std::fmt::Write as _;
+
+use crate::error::Error;
+use crate::locate::Level;
+use crate::model::{FileOp, Mode};
+
+/// The result of one run: SPEC §8's JSON object.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Report {
+    /// True when the patch applied (or, with `--check`, would apply).
+    pub ok: bool,
+    /// What was touched (on failure: what would have been), in patch order.
+    pub files: Vec<FileReport>,
+    pub warnings: Vec<Warning>,
+    /// The resulting unified diff, with `--diff`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Why the run was refused; `null` on success.
+    pub error: Option<Error>,
+    /// `--check`: nothing was written. Not part of the JSON object.
+    #[serde(skip)]
+    pub checked_only: bool,
+}
+
+/// One file of the report.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FileReport {
+    /// Root-relative path after the operation (the new path of a rename or copy).
+    pub path: String,
+    /// The source of a rename or copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub op: FileOp,
+    /// SHA-256 (hex) of the file's bytes before, when it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_sha256: Option<String>,
+    /// SHA-256 (hex) of the file's bytes after, when it exists afterwards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_sha256: Option<String>,
+    pub hunks: Vec<HunkReport>,
+    /// The edited region with ±3 lines of context, numbered as in the new file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<Snippet>,
+    /// Lines inserted (human summary only).
+    #[serde(skip)]
+    pub added: usize,
+    /// Lines deleted (human summary only).
+    #[serde(skip)]
+    pub removed: usize,
+    /// The new git mode when the patch changes it (human summary only).
+    #[serde(skip)]
+    pub new_mode: Option<Mode>,
+}
+
+impl FileReport {
+    /// A report entry with no hunks, hashes or snippet yet.
+    pub fn new(op: FileOp, path: impl Into<String>) -> Self {
+        FileReport {
+            path: path.into(),
+            old_path: None,
+            op,
+            old_sha256: None,
+            new_sha256: None,
+            hunks: Vec::new(),
+            snippet: None,
+            added: 0,
+            removed: 0,
+            new_mode: None,
+        }
+    }
+}
+
+/// Where one hunk went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HunkReport {
+    /// 1-based hunk (or edit) number within its file patch.
+    pub hunk: usize,
+    /// 1-based first line of the old side in the original file; for a pure insertion the
+    /// line it was inserted after (0: at the top).
+    pub line: usize,
+    pub level: Level,
+    /// Signed distance from the drift-adjusted explicit hint; `null` without one.
+    pub offset: Option<isize>,
+}
+
+/// Lines of the new file around the edits.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Snippet {
+    /// 1-based number (in the new file) of `lines[0]`.
+    pub start_line: usize,
+    pub lines: Vec<String>,
+}
+
+/// Stable warning codes (SPEC §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    FuzzyMatch,
+    Offset,
+    AlreadyApplied,
+    BaseMismatch,
+    UnbalancedEdit,
+    Recovered,
+}
+
+impl WarningCode {
+    /// The stable string code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::FuzzyMatch => "fuzzy_match",
+            WarningCode::Offset => "offset",
+            WarningCode::AlreadyApplied => "already_applied",
+            WarningCode::BaseMismatch => "base_mismatch",
+            WarningCode::UnbalancedEdit => "unbalanced_edit",
+            WarningCode::Recovered => "recovered",
+        }
+    }
+}
+
+/// Something the user should know about a run that still succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Warning {
+    pub code: WarningCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hunk: Option<usize>,
+}
+
+impl Warning {
+    pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
+        Warning {
+            code,
+            message: message.into(),
+            path: None,
+            hunk: None,
+        }
+    }
+
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    pub fn with_hunk(mut self, hunk: usize) -> Self {
+        self.hunk = Some(hunk);
+        self
+    }
+}
+
+impl Report {
+    /// A successful report.
+    pub fn success(files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+        Report {
+            ok: true,
+            files,
+            warnings,
+            diff: None,
+            error: None,
+            checked_only: false,
+        }
+    }
+
+    /// A refusal: `files` lists what would have been touched.
+    pub fn failure(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+        Report {
+            ok: false,
+            files,
+            warnings,
+            diff: None,
+            error: Some(error),
+            checked_only: false,
+        }
+    }
+
+    /// SPEC §8 exit status: 0 applied, else the error code's status.
+    pub fn exit_status(&self) -> u8 {
+        match &self.error {
+            None => 0,
+            Some(e) => e.exit_status(),
+        }
+    }
+
+    /// The JSON object, pretty-printed, ending in a newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self)
+            .expect("a report serialises because every field is plain data");
+        s.push('\n');
+        s
+    }
+
+    /// Human output: (stdout, stderr). Stdout holds one line per file (and the diff with
+    /// `--diff`); stderr the warnings and the error.
+    pub fn render_human(&self, style: Style) -> (String, String) {
+        let mut out = String::new();
+        let mut err = String::new();
+        if self.ok {
+            for f in &self.files {
+                out.push_str(&file_line(f, style));
+                out.push('\n');
+            }
+            if let Some(diff) = &self.diff {
+                out.push_str(diff);
+            }
+        }
+        for w in &self.warnings {
+            err.push_str(&warning_text(w, style));
+        }
+        if let Some(e) = &self.error {
+            err.push_str(&error_text(e, style));
+        } else if self.checked_only {
+            err.push_str("check: the patch applies cleanly; nothing was written\n");
+        }
+        (out, err)
+    }
+
+    /// Output of Codex's `apply_patch` command: (stdout, stderr).
+    pub fn render_codex(&self) -> (String, String) {
+        if let Some(e) = &self.error {
+            return (String::new(), error_text(e, Style::Plain));
+        }
+        let mut out = String::from("Success. Updated the following files:\n");
+        for f in &self.files {
+            let letter = match f.op {
+                FileOp::Add | FileOp::Copy => 'A',
+                FileOp::Delete => 'D',
+                FileOp::Modify | FileOp::Rename | FileOp::Mode => 'M',
+            };
+            let _ = writeln!(out, "{letter} {}", f.path);
+        }
+        let mut err = String::new();
+        for w in &self.warnings {
+            err.push_str(&warning_text(w, Style::Plain));
+        }
+        (out, err)
+    }
+}
+
+/// Whether to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Color,
+}
+
+impl Style {
+    /// Colour only on a terminal, never with `NO_COLOR` set to anything non-empty.
+    pub fn detect(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> Style {
+        let no_color = no_color.is_some_and(|v| !v.is_empty());
+        if is_terminal && !no_color {
+            Style::Color
+        } else {
+            Style::Plain
+        }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        match self {
+            Style::Plain => text.to_string(),
+            Style::Color => format!("\x1b[{code}m{text}\x1b[0m"),
+        }
+    }
+}
+
+fn file_line(f: &FileReport, style: Style) -> String {
+    let counts = format!("+{} -{}", f.added, f.removed);
+    let mode = f
+        .new_mode
+        .map(|m| format!(" (mode {:o})", m.0))
+        .unwrap_or_default();
+    let old = f.old_path.as_deref().unwrap_or("");
+    match f.op {
+        FileOp::Add => format!("{} {}{mode}", style.paint("32", "A"), f.path),
+        FileOp::Delete => format!("{} {}", style.paint("31", "D"), f.path),
+        FileOp::Modify => format!("{} {} {counts}{mode}", style.paint("33", "M"), f.path),
+        FileOp::Mode => format!("{} {}{mode}", style.paint("33", "M"), f.path),
+        FileOp::Rename => format!(
+            "{} {old} -> {} {counts}{mode}",
+            style.paint("36", "R"),
+            f.path
+        ),
+        FileOp::Copy => format!(
+            "{} {old} -> {} {counts}{mode}",
+            style.paint("36", "C"),
+            f.path
+        ),
+    }
+}
+
+fn warning_text(w: &Warning, style: Style) -> String {
+    let mut s = format!("{}[{}]: ", style.paint("33;1", "warning"), w.code.as_str());
+    if let Some(p) = &w.path {
+        let _ = write!(s, "{p}: ");
+    }
+    if let Some(h) = w.hunk {
+        let _ = write!(s, "hunk {h}: ");
+    }
+    s.push_str(&w.message);
+    s.push('\n');
+    s
+}
+
+/// The human rendering of an error: the message, then whatever the error carries (the
+/// offending patch line with a caret, the expected lines, the nearest text, the candidates,
+/// extra details) and the hint.
+pub fn error_text(e: &Error, style: Style) -> String {
+    let mut s = format!("{}[{}]: ", style.paint("31;1", "error"), e.code.as_str());
+    if let Some(p) = &e.path {
+        if !e.message.contains(p.as_str()) {
+            let _ = write!(s, "{p}: ");
+        }
+    }
+    s.push_str(&e.message);
+    s.push('\n');
+    parse_location(e, &mut s);
+    if let Some(expected) = &e.expected {
+        s.push_str("  expected:\n");
+        for line in expected {
+            let _ = writeln!(s, "        | {line}");
+        }
+    }
+    if let Some(n) = &e.nearest {
+        let _ = writeln!(
+            s,
+            "  nearest text (line {}, {:.0}% similar):",
+            n.start_line,
+            n.similarity * 100.0
+        );
+        for l in &n.lines {
+            let _ = writeln!(s, "  {:>5} | {}", l.line, l.text);
+        }
+        if let Some(d) = &n.difference {
+            let _ = writeln!(s, "  difference: {d}");
+        }
+    }
+    if let Some(cands) = &e.candidates {
+        for c in cands {
+            let _ = writeln!(s, "  candidate at line {}:", c.line);
+            for l in &c.context {
+                let _ = writeln!(s, "  {:>5} | {}", l.line, l.text);
+            }
+        }
+    }
+    other_details(e, &mut s);
+    if let Some(h) = &e.hint {
+        let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
+    }
+    s
+}
+
+/// A parse error's details (`line`, `column`, `line_text`) as the offending line and a caret.
+fn parse_location(e: &Error, s: &mut String) {
+    let Some(d) = e.details.as_ref().and_then(|d| d.as_object()) else {
+        return;
+    };
+    let (Some(line), Some(text)) = (
+        d.get("line").and_then(|v| v.as_u64()),
+        d.get("line_text").and_then(|v| v.as_str()),
+    ) else {
+        return;
+    };
+    let column = d.get("column").and_then(|v| v.as_u64()).unwrap_or(1).max(1) as usize;
+    let _ = writeln!(s, "  {line:>5} | {text}");
+    let _ = writeln!(s, "        | {}^", " ".repeat(column - 1));
+}
+
+/// Details other than a parse location, one `key: value` line each (stale hashes, …).
+fn other_details(e: &Error, s: &mut String) {
+    let Some(d) = e.details.as_ref().and_then(|d| d.as_object()) else {
+        return;
+    };
+    if d.contains_key("line_text") {
+        return;
+    }
+    for (k, v) in d {
+        match v {
+            serde_json::Value::String(t) => {
+                let _ = writeln!(s, "  {k}: {t}");
+            }
+            other => {
+                let _ = writeln!(s, "  {k}: {other}");
+            }
+        }
+    }
+}
+
+/// Hex of a SHA-256 digest of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{ErrorCode, Nearest, NumberedLine};
+
+    fn modified() -> FileReport {
+        let mut f = FileReport::new(FileOp::Modify, "src/a.rs");
+        f.added = 2;
+        f.removed = 1;
+        f.hunks.push(HunkReport {
+            hunk: 1,
+            line: 3,
+            level: Level::Exact,
+            offset: None,
+        });
+        f
+    }
+
+    #[test]
+    fn json_has_exactly_the_spec_keys() {
+        let report = Report::success(vec![modified()], vec![]);
+        let v: serde_json::Value = serde_json::from_str(&report.to_json()).expect("valid json");
+        assert_eq!(v["ok"], true);
+        assert!(v["error"].is_null());
+        assert!(v.get("diff").is_none());
+        let file = &v["files"][0];
+        assert_eq!(file["op"], "modify");
+        assert!(file.get("added").is_none());
+        assert_eq!(file["hunks"][0]["level"], "exact");
+        assert!(file["hunks"][0]["offset"].is_null());
+    }
+
+    #[test]
+    fn human_lines_follow_the_summary_format() {
+        let mut r = FileReport::new(FileOp::Rename, "b.txt");
+        r.old_path = Some("a.txt".into());
+        let report = Report::success(
+            vec![
+                FileReport::new(FileOp::Add, "n.txt"),
+                modified(),
+                r,
+                FileReport::new(FileOp::Delete, "d.txt"),
+            ],
+            vec![
+                Warning::new(WarningCode::Offset, "placed 2 lines below its hint")
+                    .with_path("src/a.rs")
+                    .with_hunk(1),
+            ],
+        );
+        let (out, err) = report.render_human(Style::Plain);
+        assert_eq!(
+            out,
+            "A n.txt\nM src/a.rs +2 -1\nR a.txt -> b.txt +0 -0\nD d.txt\n"
+        );
+        assert_eq!(
+            err,
+            "warning[offset]: src/a.rs: hunk 1: placed 2 lines below its hint\n"
+        );
+    }
+
+    #[test]
+    fn errors_show_nearest_text_and_hint() {
+        let mut e = Error::new(ErrorCode::ContextNotFound, "hunk 1: context not found")
+            .with_path("a.txt")
+            .with_hint("re-read the file");
+        e.nearest = Some(Nearest {
+            start_line: 4,
+            lines: vec![NumberedLine {
+                line: 4,
+                text: "\tfoo".into(),
+            }],
+            difference: Some("line 4: tab vs spaces".into()),
+            similarity: 0.9,
+        });
+        let text = error_text(&e, Style::Plain);
+        assert!(text.starts_with("error[context_not_found]: a.txt: hunk 1"));
+        assert!(text.contains("      4 | \tfoo\n"));
+        assert!(text.contains("difference: line 4: tab vs spaces"));
+        assert!(text.ends_with("hint: re-read the file\n"));
+    }
+
+    #[test]
+    fn colour_only_on_terminal_without_no_color() {
+        assert_eq!(Style::detect(true, None), Style::Color);
+        assert_eq!(Style::detect(false, None), Style::Plain);
+        assert_eq!(Style::detect(true, Some("1".as_ref())), Style::Plain);
+        assert_eq!(Style::detect(true, Some("".as_ref())), Style::Color);
+    }
+
+    #[test]
+    fn codex_output_lists_letters() {
+        let report = Report::success(vec![FileReport::new(FileOp::Add, "x")], vec![]);
+        assert_eq!(
+            report.render_codex().0,
+            "Success. Updated the following files:\nA x\n"
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! Stage: plan (input side). The trees a patch applies to: a directory on disk, read through
+//! the transaction module so that what is planned and what the commit re-checks agree, or an
+//! in-memory [`MemTree`] (path → bytes + mode) for callers without a file system.
+//!
+//! Nothing here writes to a directory: the disk tree only reads (writing is `txn::commit`'s
+//! job); the memory tree is changed only by [`MemTree::apply_changes`].
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
+// would buy nothing.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::txn::{Change, NewState, Snapshot};
+
+/// What a root-relative path holds, as the planner sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    Missing,
+    /// A regular file with its permission bits (`0o644`, `0o755`, …).
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    Symlink {
+        target: Vec<u8>,
+    },
+    Directory,
+}
+
+/// What a path is, without reading a file's content (for path resolution).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Missing,
+    File,
+    Symlink(Vec<u8>),
+    Directory,
+}
+
+/// A tree a patch can be planned against.
+pub trait Tree {
+    /// The absolute root, when there is one (absolute paths in a patch must lie inside it).
+    fn root(&self) -> Option<&Path>;
+    /// What `path` is, not following a symlink at its last component. Earlier components are
+    /// real directories (the guards resolve symlinks before asking).
+    fn kind(&self, path: &str) -> Result<Kind, Error>;
+    /// Read `path` once: its content and the snapshot the commit re-checks.
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error>;
+}
+
+/// A directory on disk.
+#[derive(Debug, Clone)]
+pub struct DiskTree {
+    root: PathBuf,
+}
+
+impl DiskTree {
+    /// A tree rooted at `root` (made absolute; it must be a directory).
+    pub fn new(root: &Path) -> Result<Self, Error> {
+        let shown = root.display().to_string();
+        let root = std::fs::canonicalize(root)
+            .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+        if !root.is_dir() {
+            return Err(Error::new(
+                crate::ErrorCode::Usage,
+                format!("the root {shown} is not a directory"),
+            ));
+        }
+        Ok(DiskTree { root })
+    }
+
+    /// The canonical root directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl Tree for DiskTree {
+    fn root(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
+
+    fn kind(&self, path: &str) -> Result<Kind, Error> {
+        let full = self.root.join(path);
+        match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Kind::Missing),
+            // A component that is a file makes everything below it missing.
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(Kind::Missing),
+            Err(e) => Err(Error::io(path, "cannot inspect", &e)),
+            Ok(md) if md.file_type().is_symlink() => {
+                let target = std::fs::read_link(&full)
+                    .map_err(|e| Error::io(path, "cannot read the link", &e))?;
+                Ok(Kind::Symlink(path_bytes(&target)))
+            }
+            Ok(md) if md.is_dir() => Ok(Kind::Directory),
+            Ok(_) => Ok(Kind::File),
+        }
+    }
+
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+        read_disk(&self.root, path)
+    }
+}
+
+/// Read one path under `root` without following a symlink at its last component.
+fn read_disk(root: &Path, path: &str) -> Result<(Snapshot, Node), Error> {
+    let full = root.join(path);
+    let md = match std::fs::symlink_metadata(&full) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Snapshot::Missing, Node::Missing))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Ok((Snapshot::Missing, Node::Missing))
+        }
+        Err(e) => return Err(Error::io(path, "cannot inspect", &e)),
+        Ok(md) => md,
+    };
+    if md.file_type().is_symlink() {
+        let target =
+            std::fs::read_link(&full).map_err(|e| Error::io(path, "cannot read the link", &e))?;
+        let target = path_bytes(&target);
+        return Ok((
+            Snapshot::Symlink {
+                target: target.clone(),
+            },
+            Node::Symlink { target },
+        ));
+    }
+    if md.is_dir() {
+        return Ok((Snapshot::Missing, Node::Directory));
+    }
+    let bytes = std::fs::read(&full).map_err(|e| Error::io(path, "cannot read", &e))?;
+    let mode = permission_bits(&md);
+    let snapshot = Snapshot::File {
+        len: bytes.len() as u64,
+        mtime: md.modified().ok(),
+        mode,
+        sha256: sha256(&bytes),
+    };
+    Ok((snapshot, Node::File { bytes, mode }))
+}
+
+#[cfg(unix)]
+fn permission_bits(md: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    md.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permission_bits(md: &std::fs::Metadata) -> u32 {
+    if md.permissions().readonly() {
+        0o444
+    } else {
+        0o644
+    }
+}
+
+#[cfg(unix)]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    p.to_string_lossy().as_bytes().to_vec()
+}
+
+/// One entry of a [`MemTree`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemEntry {
+    /// A regular file and its permission bits.
+    File { bytes: Vec<u8>, mode: u32 },
+    /// A symbolic link and its target.
+    Symlink { target: Vec<u8> },
+}
+
+/// An in-memory tree: `/`-separated relative path → file or symlink. Directories exist
+/// implicitly (a path is a directory when some entry lies below it).
+///
+/// ```
+/// use apply_patch::tree::MemTree;
+/// let mut tree = MemTree::new();
+/// tree.insert("src/lib.rs", b"fn main() {}\n".to_vec());
+/// assert_eq!(tree.get("src/lib.rs"), Some(&b"fn main() {}\n"[..]));
+/// assert!(tree.is_dir("src"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemTree {
+    entries: BTreeMap<String, MemEntry>,
+}
+
+impl MemTree {
+    pub fn new() -> Self {
+        MemTree::default()
+    }
+
+    /// Add or replace a regular file with mode `0o644`.
+    pub fn insert(&mut self, path: &str, bytes: Vec<u8>) {
+        self.insert_entry(path, MemEntry::File { bytes, mode: 0o644 });
+    }
+
+    /// Add or replace any entry.
+    pub fn insert_entry(&mut self, path: &str, entry: MemEntry) {
+        self.entries.insert(path.to_string(), entry);
+    }
+
+    /// The bytes of a regular file.
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        match self.entries.get(path)? {
+            MemEntry::File { bytes, .. } => Some(bytes),
+            MemEntry::Symlink { .. } => None,
+        }
+    }
+
+    /// Any entry.
+    pub fn entry(&self, path: &str) -> Option<&MemEntry> {
+        self.entries.get(path)
+    }
+
+    /// Every entry, sorted by path.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &MemEntry)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// True when some entry lies below `path`.
+    pub fn is_dir(&self, path: &str) -> bool {
+        let prefix = format!("{path}/");
+        self.entries
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
+    /// Apply a committed plan's changes.
+    pub fn apply_changes(&mut self, changes: &[Change]) {
+        for c in changes {
+            match &c.after {
+                NewState::File { bytes, mode } => {
+                    self.entries.insert(
+                        c.path.clone(),
+                        MemEntry::File {
+                            bytes: bytes.clone(),
+                            mode: *mode,
+                        },
+                    );
+                }
+                NewState::Symlink { target } => {
+                    self.entries.insert(
+                        c.path.clone(),
+                        MemEntry::Symlink {
+                            target: target.clone(),
+                        },
+                    );
+                }
+                NewState::Absent => {
+                    self.entries.remove(&c.path);
+                }
+            }
+        }
+    }
+}
+
+impl Tree for MemTree {
+    fn root(&self) -> Option<&Path> {
+        None
+    }
+
+    fn kind(&self, path: &str) -> Result<Kind, Error> {
+        Ok(match self.entries.get(path) {
+            Some(MemEntry::File { .. }) => Kind::File,
+            Some(MemEntry::Symlink { target }) => Kind::Symlink(target.clone()),
+            None if path.is_empty() || self.is_dir(path) => Kind::Directory,
+            None => Kind::Missing,
+        })
+    }
+
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+        Ok(match self.entries.get(path) {
+            Some(MemEntry::File { bytes, mode }) => (
+                Snapshot::File {
+                    len: bytes.len() as u64,
+                    mtime: None,
+                    mode: *mode,
+                    sha256: sha256(bytes),
+                },
+                Node::File {
+                    bytes: bytes.clone(),
+                    mode: *mode,
+                },
+            ),
+            Some(MemEntry::Symlink { target }) => (
+                Snapshot::Symlink {
+                    target: target.clone(),
+                },
+                Node::Symlink {
+                    target: target.clone(),
+                },
+            ),
+            None if path.is_empty() || self.is_dir(path) => (Snapshot::Missing, Node::Directory),
+            None => (Snapshot::Missing, Node::Missing),
+        })
+    }
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_tree_kinds() {
+        let mut t = MemTree::new();
+        t.insert("a/b.txt", b"x".to_vec());
+        t.insert_entry(
+            "l",
+            MemEntry::Symlink {
+                target: b"a/b.txt".to_vec(),
+            },
+        );
+        assert_eq!(t.kind("a").ok(), Some(Kind::Directory));
+        assert_eq!(t.kind("a/b.txt").ok(), Some(Kind::File));
+        assert_eq!(t.kind("ab").ok(), Some(Kind::Missing));
+        assert_eq!(t.kind("l").ok(), Some(Kind::Symlink(b"a/b.txt".to_vec())));
+        let (_, node) = t.read("a/b.txt").expect("memory reads do not fail");
+        assert_eq!(
+            node,
+            Node::File {
+                bytes: b"x".to_vec(),
+                mode: 0o644
+            }
+        );
+    }
+
+    #[test]
+    fn mem_tree_applies_changes() {
+        let mut t = MemTree::new();
+        t.insert("gone", b"x".to_vec());
+        t.apply_changes(&[
+            Change {
+                path: "gone".into(),
+                before: Snapshot::Missing,
+                after: NewState::Absent,
+            },
+            Change {
+                path: "new".into(),
+                before: Snapshot::Missing,
+                after: NewState::File {
+                    bytes: b"y".to_vec(),
+                    mode: 0o755,
+                },
+            },
+        ]);
+        assert!(t.get("gone").is_none());
+        assert_eq!(
+            t.entry("new"),
+            Some(&MemEntry::File {
+                bytes: b"y".to_vec(),
+                mode: 0o755
+            })
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Stage: commit. Directory handles: every write of the transaction goes through a directory
+//! file descriptor opened component by component with `O_NOFOLLOW | O_DIRECTORY`, so a
+//! symlink swapped into a directory of the path after planning cannot redirect a write out of
+//! the root (`path_escape`). Thin, safe wrappers over the `*at` system calls; no policy here.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::{Error, ErrorCode};
+
+/// What `lstat` says about one name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Symlink,
+    Directory,
+    Other,
+}
+
+/// The parts of `struct stat` the transaction compares.
+#[derive(Debug, Clone, Copy)]
+pub struct Stat {
+    pub kind: Kind,
+    pub len: u64,
+    pub mode: u32,
+    pub mtime: Option<SystemTime>,
+    pub uid: u32,
+    pub gid: u32,
+    /// Device and inode: the identity of the file.
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Stat {
+    fn from_raw(st: &libc::stat) -> Stat {
+        let kind = match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => Kind::File,
+            libc::S_IFLNK => Kind::Symlink,
+            libc::S_IFDIR => Kind::Directory,
+            _ => Kind::Other,
+        };
+        let mtime = if st.st_mtime >= 0 {
+            let nanos = u32::try_from(st.st_mtime_nsec).unwrap_or(0);
+            UNIX_EPOCH.checked_add(Duration::new(st.st_mtime as u64, nanos))
+        } else {
+            None
+        };
+        Stat {
+            kind,
+            len: st.st_size as u64,
+            mode: st.st_mode & 0o7777,
+            mtime,
+            uid: st.st_uid,
+            gid: st.st_gid,
+            dev: st.st_dev,
+            ino: st.st_ino,
+        }
+    }
+}
+
+/// An open directory.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+fn cstr(name: &[u8]) -> io::Result<CString> {
+    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte in name"))
+}
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Runs a system call again while it is interrupted by a signal.
+fn retry<F: FnMut() -> libc::c_int>(mut f: F) -> io::Result<libc::c_int> {
+    loop {
+        match check(f()) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Outcome of walking down a relative directory path.
+pub enum Walk {
+    /// Every component exists and is a real directory.
+    Found(Dir),
+    /// `existing` components exist (the last opened is `dir`); the rest are missing.
+    Partial { dir: Dir, existing: usize },
+}
+
+impl Dir {
+    /// Opens an absolute (trusted) directory; symlinks in it are followed.
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = cstr(path.as_os_str().as_bytes())?;
+        // SAFETY: `c` is a valid NUL-terminated string; the fd returned is owned below.
+        let fd = retry(|| unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: `fd` was just returned by open and is owned by nobody else.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Opens the child directory `name`, refusing a symlink (`ELOOP`/`ENOTDIR`).
+    pub fn open_child(&self, name: &[u8]) -> io::Result<Dir> {
+        let c = cstr(name)?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: valid dirfd and C string; the returned fd is owned below.
+        let fd = retry(|| unsafe { libc::openat(self.raw(), c.as_ptr(), flags) })?;
+        // SAFETY: `fd` was just returned by openat.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Walks down `components`, stopping at the first missing one. A component that is a
+    /// symlink or not a directory is an error (`path_escape` / `io_error` by the caller).
+    pub fn walk(self, components: &[&[u8]]) -> io::Result<Walk> {
+        let mut dir = self;
+        for (i, comp) in components.iter().enumerate() {
+            match dir.open_child(comp) {
+                Ok(child) => dir = child,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                    return Ok(Walk::Partial { dir, existing: i });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Walk::Found(dir))
+    }
+
+    /// `lstat` of `name`; `None` when it does not exist.
+    pub fn stat(&self, name: &[u8]) -> io::Result<Option<Stat>> {
+        let c = cstr(name)?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: valid dirfd, C string and out-pointer.
+        let r = retry(|| unsafe {
+            libc::fstatat(
+                self.raw(),
+                c.as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        });
+        match r {
+            // SAFETY: fstatat succeeded, so it filled `st`.
+            Ok(_) => Ok(Some(Stat::from_raw(unsafe { &st.assume_init() }))),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens the regular file `name` for reading without following a symlink.
+    pub fn open_file(&self, name: &[u8]) -> io::Result<std::fs::File> {
+        let c = cstr(name)?;
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        // SAFETY: valid dirfd and C string.
+        let fd = retry(|| unsafe { libc::openat(self.raw(), c.as_ptr(), flags) })?;
+        // SAFETY: `fd` was just returned by openat and is owned by the File.
+        Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+    }
+
+    /// Reads the whole regular file `name` and its `fstat` (of the same open file).
+    pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
+        use std::io::Read;
+        let mut f = self.open_file(name)?;
+        let st = fstat(f.as_raw_fd())?;
+        if st.kind != Kind::File {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let mut bytes = Vec::with_capacity(st.len as usize);
+        f.read_to_end(&mut bytes)?;
+        Ok((bytes, st))
+    }
+
+    /// The target of the symlink `name`.
+    pub fn read_link(&self, name: &[u8]) -> io::Result<Vec<u8>> {
+        let c = cstr(name)?;
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: valid dirfd, C string and buffer of the given length.
+        let n =
+            unsafe { libc::readlinkat(self.raw(), c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        buf.truncate(n as usize);
+        Ok(buf)
+    }
+
+    /// Creates `name` exclusively (`O_EXCL`, never through a symlink) with `mode`.
+    pub fn create_file(&self, name: &[u8], mode: u32) -> io::Result<std::fs::File> {
+        let c = cstr(name)?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: valid dirfd and C string.
+        let fd =
+            retry(|| unsafe { libc::openat(self.raw(), c.as_ptr(), flags, mode as libc::c_uint) })?;
+        // SAFETY: `fd` was just returned by openat.
+        Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+    }
+
+    /// Creates the directory `name`.
+    pub fn mkdir(&self, name: &[u8]) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: valid dirfd and C string.
+        retry(|| unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o777) }).map(|_| ())
+    }
+
+    /// Creates a symlink `name` pointing at `target`.
+    pub fn symlink(&self, target: &[u8], name: &[u8]) -> io::Result<()> {
+        let t = cstr(target)?;
+        let c = cstr(name)?;
+        // SAFETY: valid dirfd and C strings.
+        retry(|| unsafe { libc::symlinkat(t.as_ptr(), self.raw(), c.as_ptr()) }).map(|_| ())
+    }
+
+    /// Renames `from` (in this directory) to `to` in `dest` (atomic replace).
+    pub fn rename(&self, from: &[u8], dest: &Dir, to: &[u8]) -> io::Result<()> {
+        let f = cstr(from)?;
+        let t = cstr(to)?;
+        // SAFETY: valid dirfds and C strings.
+        retry(|| unsafe { libc::renameat(self.raw(), f.as_ptr(), dest.raw(), t.as_ptr()) })
+            .map(|_| ())
+    }
+
+    /// Hard-links `from` (in this directory, the link itself when a symlink) to `to` in `dest`.
+    pub fn link(&self, from: &[u8], dest: &Dir, to: &[u8]) -> io::Result<()> {
+        let f = cstr(from)?;
+        let t = cstr(to)?;
+        // SAFETY: valid dirfds and C strings.
+        retry(|| unsafe { libc::linkat(self.raw(), f.as_ptr(), dest.raw(), t.as_ptr(), 0) })
+            .map(|_| ())
+    }
+
+    /// Removes the file or symlink `name`.
+    pub fn unlink(&self, name: &[u8]) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: valid dirfd and C string.
+        retry(|| unsafe { libc::unlinkat(self.raw(), c.as_ptr(), 0) }).map(|_| ())
+    }
+
+    /// Removes the empty directory `name`.
+    pub fn rmdir(&self, name: &[u8]) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: valid dirfd and C string.
+        retry(|| unsafe { libc::unlinkat(self.raw(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(|_| ())
+    }
+
+    /// `fstat` of the directory itself.
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
+        fstat(self.raw()).map(|st| (st.dev, st.ino))
+    }
+
+    /// Flushes the directory's entries (a rename is durable only after this).
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: valid fd.
+        retry(|| unsafe { libc::fsync(self.raw()) }).map(|_| ())
+    }
+}
+
+/// `fstat` of an open descriptor.
+pub fn fstat(fd: RawFd) -> io::Result<Stat> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: valid fd and out-pointer.
+    retry(|| unsafe { libc::fstat(fd, st.as_mut_ptr()) })?;
+    // SAFETY: fstat succeeded, so it filled `st`.
+    Ok(Stat::from_raw(unsafe { &st.assume_init() }))
+}
+
+/// Sets the permission bits of an open file (not subject to the umask, unlike `open`).
+pub fn fchmod(file: &std::fs::File, mode: u32) -> io::Result<()> {
+    // SAFETY: valid fd.
+    retry(|| unsafe { libc::fchmod(file.as_raw_fd(), mode as libc::mode_t) }).map(|_| ())
+}
+
+/// Gives an open file the owner and group of the file it replaces; only root or the owner
+/// may, so a refusal (`EPERM`) is ignored as SPEC §6 says "where permitted".
+pub fn fchown_if_permitted(file: &std::fs::File, uid: u32, gid: u32) -> io::Result<()> {
+    // SAFETY: valid fd.
+    match retry(|| unsafe { libc::fchown(file.as_raw_fd(), uid, gid) }) {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Splits a root-relative `/`-separated path into its components, refusing `.`/`..`/empty
+/// components and absolute paths (the planner normalises; this is the last guard).
+pub fn components(path: &str) -> Result<Vec<&[u8]>, Error> {
+    let mut out = Vec::new();
+    for comp in path.split('/') {
+        if comp.is_empty() || comp == "." || comp == ".." {
+            return Err(Error::new(
+                ErrorCode::PathEscape,
+                format!("path {path} is not a normalised path inside the root"),
+            )
+            .with_path(path));
+        }
+        out.push(comp.as_bytes());
+    }
+    Ok(out)
+}
+
+/// The display form of a name for messages.
+pub fn show(name: &[u8]) -> String {
+    Path::new(OsStr::from_bytes(name)).display().to_string()
+}
+
+/// Is this I/O error what `O_NOFOLLOW | O_DIRECTORY` returns for a symlink or a non-directory?
+pub fn is_not_a_real_dir(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR))
+}

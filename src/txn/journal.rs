@@ -1,0 +1,321 @@
+//! Stage: commit. The journal: one JSON file that records a running transaction (its root,
+//! phase, every path's old and new state, backup and staged names, the directories it
+//! creates) so that a crash at any point can be rolled back or completed by the next run.
+//! Written atomically (temporary file, fsync, rename, fsync of its folder). Also the path
+//! walking shared by commit, rollback and recovery. Must not decide policy.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use sha2::{Digest, Sha256};
+
+use super::dirfd::{self, Dir, Kind, Walk};
+use super::AuditRecord;
+use crate::{Error, ErrorCode};
+
+/// File name of the journal inside the journal folder.
+pub const FILE: &str = "journal.json";
+
+/// How far a transaction got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Written before the first change to the tree: a crash here is rolled back.
+    Prepared,
+    /// Written after every rename was done, synced and verified: a crash here is completed.
+    Committed,
+}
+
+/// A path's state as the journal records and compares it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum State {
+    Missing,
+    File { sha256: String, mode: u32 },
+    Symlink { target: Vec<u8> },
+    Directory,
+    Other,
+}
+
+/// One path of the transaction.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Entry {
+    pub path: String,
+    pub before: State,
+    pub after: State,
+    /// Name of the old file's backup inside the journal folder (replaced and deleted files).
+    pub backup: Option<String>,
+    /// Name of the staged new content in the target's folder.
+    pub stage: Option<String>,
+}
+
+/// The whole journal.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Journal {
+    pub version: u32,
+    pub id: String,
+    /// Canonical root the entry paths are relative to.
+    pub root: PathBuf,
+    pub phase: Phase,
+    /// `apply` or `undo` (for the audit line).
+    pub operation: String,
+    /// For an undo: the id of the transaction it reverts.
+    #[serde(default)]
+    pub undoes: Option<String>,
+    pub entries: Vec<Entry>,
+    /// Folders the transaction creates, parents first (removed again on rollback).
+    pub created_dirs: Vec<String>,
+    /// What the planner said about the change, for the audit line written by recovery.
+    pub audit: AuditRecord,
+}
+
+/// Lowercase hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of any bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Journal {
+    /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder.
+    pub fn write(&self, dir: &Dir, dir_path: &Path) -> Result<(), Error> {
+        let shown = dir_path.join(FILE).display().to_string();
+        let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
+        let json = serde_json::to_vec_pretty(self).map_err(|e| {
+            Error::new(
+                ErrorCode::IoError,
+                format!("cannot encode the journal: {e}"),
+            )
+        })?;
+        let tmp = b"journal.json.tmp";
+        match dir.unlink(tmp) {
+            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
+            _ => {}
+        }
+        let mut file = dir.create_file(tmp, 0o600).map_err(io)?;
+        file.write_all(&json).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        dir.rename(tmp, dir, FILE.as_bytes()).map_err(io)?;
+        dir.sync().map_err(io)
+    }
+
+    /// Reads the journal of a journal folder; `None` when the folder holds none.
+    pub fn read(dir_path: &Path) -> Result<Option<Journal>, Error> {
+        let path = dir_path.join(FILE);
+        let shown = path.display().to_string();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&shown, "cannot read the journal", &e)),
+        };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            Error::new(ErrorCode::IoError, format!("the journal {shown} is damaged: {e}"))
+                .with_path(shown)
+                .with_hint("inspect the journal folder, restore any file by hand from its backups, then remove the folder")
+        })
+    }
+}
+
+/// A path's parent folder, opened without following symlinks, and its final name.
+pub struct Located {
+    /// `None` when a parent folder is missing (the path is then missing too).
+    /// Shared: many targets of one folder use one handle (a big patch must not run out of
+    /// file descriptors).
+    pub parent: Option<Rc<Dir>>,
+    pub name: Vec<u8>,
+    /// Components of the parent that exist (the rest must be created).
+    pub existing: usize,
+    pub components: Vec<Vec<u8>>,
+}
+
+/// Folder handles already opened by one transaction, by root-relative folder path.
+pub type DirCache = HashMap<Vec<u8>, Rc<Dir>>;
+
+/// Opens the parent of `path` under `root` component by component (`O_NOFOLLOW`). A symlink
+/// on the way is `path_escape`.
+pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
+    locate_in(root, path, &mut DirCache::new())
+}
+
+/// [`locate`], reusing and filling `cache` (only folders found whole are cached).
+pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, Error> {
+    let comps = dirfd::components(path)?;
+    if comps.iter().any(|c| *c == b".git")
+        || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
+    {
+        return Err(Error::new(
+            ErrorCode::PathEscape,
+            format!("{path} is inside apply-patch's or git's own folder"),
+        )
+        .with_path(path));
+    }
+    let (name, parents) = comps
+        .split_last()
+        .expect("split('/') yields at least one component because it always does");
+    let key = parents.join(&b'/');
+    if let Some(dir) = cache.get(&key) {
+        return Ok(Located {
+            parent: Some(Rc::clone(dir)),
+            name: name.to_vec(),
+            existing: parents.len(),
+            components: comps.iter().map(|c| c.to_vec()).collect(),
+        });
+    }
+    let start =
+        Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
+    let walked = start
+        .walk(parents)
+        .map_err(|e| walk_error(root, path, parents, &e))?;
+    let (parent, existing) = match walked {
+        Walk::Found(d) => {
+            let d = Rc::new(d);
+            cache.insert(key, Rc::clone(&d));
+            (Some(d), parents.len())
+        }
+        Walk::Partial { existing, .. } => (None, existing),
+    };
+    Ok(Located {
+        parent,
+        name: name.to_vec(),
+        existing,
+        components: comps.iter().map(|c| c.to_vec()).collect(),
+    })
+}
+
+/// Names the component that is a symlink (`path_escape`) or not a folder (`io_error`).
+fn walk_error(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -> Error {
+    if !dirfd::is_not_a_real_dir(err) {
+        return Error::io(path, "cannot open a folder on the path of", err);
+    }
+    let mut dir = match Dir::open_child(root, b".") {
+        Ok(d) => d,
+        Err(e) => return Error::io(path, "cannot open the root for", &e),
+    };
+    for (i, comp) in parents.iter().enumerate() {
+        let so_far = parents[..=i]
+            .iter()
+            .map(|c| dirfd::show(c))
+            .collect::<Vec<_>>()
+            .join("/");
+        match dir.stat(comp) {
+            Ok(Some(st)) if st.kind == Kind::Symlink => {
+                return Error::new(
+                    ErrorCode::PathEscape,
+                    format!("{so_far} on the path of {path} is a symbolic link; refusing to write through it"),
+                )
+                .with_path(path)
+                .with_details(serde_json::json!({ "symlink": so_far }));
+            }
+            Ok(Some(st)) if st.kind != Kind::Directory => {
+                return Error::new(
+                    ErrorCode::IoError,
+                    format!("{so_far} on the path of {path} is not a folder"),
+                )
+                .with_path(path);
+            }
+            _ => {}
+        }
+        match dir.open_child(comp) {
+            Ok(d) => dir = d,
+            Err(_) => break,
+        }
+    }
+    Error::io(path, "cannot open a folder on the path of", err)
+}
+
+/// The state of `name` in `parent` (`Missing` when the parent is missing).
+pub fn current_state(parent: Option<&Dir>, name: &[u8]) -> std::io::Result<State> {
+    let Some(dir) = parent else {
+        return Ok(State::Missing);
+    };
+    let Some(st) = dir.stat(name)? else {
+        return Ok(State::Missing);
+    };
+    Ok(match st.kind {
+        Kind::File => {
+            let (bytes, st) = dir.read_file(name)?;
+            State::File {
+                sha256: sha256_hex(&bytes),
+                mode: st.mode,
+            }
+        }
+        Kind::Symlink => State::Symlink {
+            target: dir.read_link(name)?,
+        },
+        Kind::Directory => State::Directory,
+        Kind::Other => State::Other,
+    })
+}
+
+/// The state of `path` under `root`, for rollback, recovery, verification and undo.
+pub fn state_of(root: &Dir, path: &str) -> Result<(Located, State), Error> {
+    let located = locate(root, path)?;
+    let state = current_state(located.parent.as_deref(), &located.name)
+        .map_err(|e| Error::io(path, "cannot read", &e))?;
+    Ok((located, state))
+}
+
+/// Opens the parent of a located path, creating missing folders (for restoring a deleted
+/// file whose folder was removed).
+pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Result<Dir, Error> {
+    let mut dir =
+        Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
+    let parents = &located.components[..located.components.len() - 1];
+    for comp in parents {
+        dir = match dir.open_child(comp) {
+            Ok(d) => d,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                dir.mkdir(comp)
+                    .map_err(|e| Error::io(path, "cannot create a folder for", &e))?;
+                dir.open_child(comp)
+                    .map_err(|e| Error::io(path, "cannot open a folder of", &e))?
+            }
+            Err(e) => {
+                let refs: Vec<&[u8]> = parents.iter().map(|c| c.as_slice()).collect();
+                return Err(walk_error(root, path, &refs, &e));
+            }
+        };
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_in_one_folder_share_one_handle() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(tmp.path().join("a/b")).expect("mkdir");
+        let root = Dir::open(tmp.path()).expect("root");
+        let mut cache = DirCache::new();
+        let one = locate_in(&root, "a/b/one.txt", &mut cache).expect("one");
+        let two = locate_in(&root, "a/b/two.txt", &mut cache).expect("two");
+        let (one, two) = (one.parent.expect("found"), two.parent.expect("found"));
+        assert!(Rc::ptr_eq(&one, &two));
+        let missing = locate_in(&root, "a/c/three.txt", &mut cache).expect("three");
+        assert!(missing.parent.is_none());
+        assert_eq!(missing.existing, 1);
+    }
+
+    #[test]
+    fn git_and_journal_folders_are_refused() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = Dir::open(tmp.path()).expect("root");
+        for path in [
+            ".git/config",
+            "sub/.git/HEAD",
+            ".apply-patch-txn/journal.json",
+            "a//b",
+            "a/../b",
+        ] {
+            let err = locate(&root, path).err().map(|e| e.code);
+            assert_eq!(err, Some(ErrorCode::PathEscape), "{path}");
+        }
+    }
+}

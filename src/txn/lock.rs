@@ -1,0 +1,85 @@
+//! Stage: commit. One transaction at a time per root: an exclusive `flock` on a lock file in
+//! the state place. The kernel drops the lock when the holder dies (even by SIGKILL), so a
+//! crash never leaves a stale lock; the crash's journal is what the next run recovers. A
+//! second run waits about 2 s with backoff, then fails with `busy`. Must not touch the work
+//! tree.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::{Error, ErrorCode};
+
+/// How long a second run waits for the lock before `busy`.
+pub const WAIT: Duration = Duration::from_secs(2);
+
+/// A held lock; dropping it (or the process dying) releases it.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    /// Takes the lock at `path`, waiting up to `wait` with exponential backoff.
+    pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
+        let shown = path.display().to_string();
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            // SAFETY: valid fd of an open file.
+            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if r == 0 {
+                return Ok(Lock { _file: file });
+            }
+            let err = std::io::Error::last_os_error();
+            let contended = matches!(
+                err.raw_os_error(),
+                Some(libc::EWOULDBLOCK) | Some(libc::EINTR)
+            );
+            if !contended {
+                return Err(Error::io(&shown, "cannot lock", &err));
+            }
+            let waited = start.elapsed();
+            if waited >= wait {
+                return Err(busy(&shown, waited));
+            }
+            std::thread::sleep(pause.min(wait - waited));
+            pause = (pause * 2).min(Duration::from_millis(250));
+        }
+    }
+}
+
+fn busy(lock: &str, waited: Duration) -> Error {
+    Error::new(
+        ErrorCode::Busy,
+        format!(
+            "another apply-patch transaction holds this root (waited {:.1} s for {lock})",
+            waited.as_secs_f32()
+        ),
+    )
+    .with_hint("wait for the other run to finish, then try again")
+    .with_details(serde_json::json!({ "lock": lock }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_busy_until_the_first_is_dropped() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let path = tmp.path().join("lock");
+        let first = Lock::acquire(&path, WAIT).expect("first lock");
+        let err = Lock::acquire(&path, Duration::from_millis(50)).expect_err("busy");
+        assert_eq!(err.code, ErrorCode::Busy);
+        drop(first);
+        Lock::acquire(&path, Duration::from_millis(50)).expect("free again");
+    }
+}

@@ -1,0 +1,533 @@
+//! Stage: rollback and recovery. Puts a tree back to a transaction's old state after a
+//! failure (in process) or a crash (the next run, or `apply-patch recover`), and finishes a
+//! committed transaction (clean-up, audit line, undo record).
+//!
+//! Decisions per journal phase:
+//! - `prepared` (the commit point was not reached): **roll back**. Some renames may have
+//!   happened, none is known to be durable as a whole, and the user asked for all or nothing:
+//!   the old state is the only one known complete.
+//! - `committed` (every rename was done, synced and verified before the mark was written):
+//!   **complete**: the new state is wholly in place; only clean-up remains.
+//!
+//! Rollback is decided per path from what the disk holds now, so it is idempotent and safe to
+//! run again after an interrupted rollback: the old state → nothing to do; the new state →
+//! restore the backup (or remove an added file); anything else was changed by someone after
+//! the crash → left as found and reported (its backup is kept under `recovered/<id>/`).
+//! Must not plan or write anything but the journal's own old states.
+
+use std::path::{Path, PathBuf};
+
+use std::io::Write;
+
+use super::dirfd::{self, Dir};
+use super::failpoint::Failpoints;
+use super::journal::{self, current_state, Entry, Journal, Phase, State};
+use super::lock::{self, Lock};
+use super::{audit, TxnWarning};
+use crate::state::StateDir;
+use crate::{Error, ErrorCode};
+
+/// How many committed transactions the undo history keeps.
+pub const UNDO_HISTORY: usize = 20;
+
+/// What a recovery did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoverAction {
+    /// The crashed transaction had not reached its commit point: the old state is back.
+    RolledBack,
+    /// The crashed transaction had committed: its clean-up was finished.
+    Completed,
+}
+
+/// The result of [`recover`]; empty (`action: None`) when there was nothing to recover.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RecoverReport {
+    /// The recovered transaction's id.
+    pub id: Option<String>,
+    pub action: Option<RecoverAction>,
+    /// Paths put back to their old content.
+    pub restored: Vec<String>,
+    /// Paths changed by someone after the crash: left exactly as found.
+    pub conflicts: Vec<String>,
+    /// Where the journal and backups were kept because of conflicts.
+    pub kept: Option<PathBuf>,
+    /// Clean-up steps that failed (the tree itself is consistent).
+    pub warnings: Vec<TxnWarning>,
+}
+
+impl RecoverReport {
+    /// Nothing was recovered.
+    pub fn is_empty(&self) -> bool {
+        self.action.is_none()
+    }
+
+    /// The report as `recovered` warnings (what `commit` returns in `Committed::recovered`).
+    pub fn warnings(&self) -> Vec<TxnWarning> {
+        let (Some(id), Some(action)) = (&self.id, self.action) else {
+            return vec![];
+        };
+        let what = match action {
+            RecoverAction::RolledBack => format!("rolled back {} file(s)", self.restored.len()),
+            RecoverAction::Completed => "completed its clean-up".to_string(),
+        };
+        let mut out = vec![TxnWarning {
+            code: "recovered".into(),
+            message: format!("an interrupted transaction ({id}) was recovered first: {what}"),
+            path: None,
+        }];
+        let kept = self
+            .kept
+            .as_ref()
+            .map(|k| format!("; its backup is kept in {}", k.display()))
+            .unwrap_or_default();
+        out.extend(self.conflicts.iter().map(|p| TxnWarning {
+            code: "recovered".into(),
+            message: format!("{p} was changed after the interruption and was left as found{kept}"),
+            path: Some(p.clone()),
+        }));
+        out.extend(self.warnings.iter().cloned());
+        out
+    }
+}
+
+/// Recovers a transaction a crash left under `root`'s state place (see the module docs).
+pub fn recover(root: &Path) -> Result<RecoverReport, Error> {
+    recover_with(&StateDir::for_root(root)?)
+}
+
+/// [`recover`] with an explicit state place.
+pub fn recover_with(state: &StateDir) -> Result<RecoverReport, Error> {
+    state.ensure()?;
+    let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
+    recover_locked(state)
+}
+
+/// Recovery with the lock held (the first thing every transaction does).
+pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
+    let jpath = state.journal_dir();
+    let shown = jpath.display().to_string();
+    match std::fs::symlink_metadata(&jpath) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RecoverReport::default()),
+        Err(e) => return Err(Error::io(&shown, "cannot look at the journal folder", &e)),
+        Ok(m) if !m.is_dir() => {
+            return Err(
+                Error::new(ErrorCode::IoError, format!("{shown} is not a folder")).with_path(shown),
+            )
+        }
+        Ok(_) => {}
+    }
+    let Some(journal) = Journal::read(&jpath)? else {
+        // The journal is written before anything else: without it nothing was touched.
+        remove_dir(&jpath)?;
+        return Ok(RecoverReport::default());
+    };
+    let root_shown = journal.root.display().to_string();
+    let root =
+        Dir::open(&journal.root).map_err(|e| Error::io(&root_shown, "cannot open the root", &e))?;
+    let jdir =
+        Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
+    match journal.phase {
+        Phase::Prepared => recover_roll_back(state, &root, &jdir, &jpath, &journal),
+        Phase::Committed => recover_complete(state, &root, &jpath, &journal),
+    }
+}
+
+fn recover_roll_back(
+    state: &StateDir,
+    root: &Dir,
+    jdir: &Dir,
+    jpath: &Path,
+    journal: &Journal,
+) -> Result<RecoverReport, Error> {
+    let rb = roll_back(root, Some(jdir), journal);
+    if !rb.failures.is_empty() {
+        let _ = audit::append(
+            &state.audit_log(),
+            &audit::line(journal, audit::ROLLBACK_FAILED),
+        );
+        return Err(rollback_failed(
+            format!(
+                "recovering transaction {} could not restore every file",
+                journal.id
+            ),
+            &rb,
+            jpath,
+        ));
+    }
+    let mut warnings = vec![];
+    if let Err(e) = audit::append(
+        &state.audit_log(),
+        &audit::line(journal, audit::RECOVERED_ROLLED_BACK),
+    ) {
+        warnings.push(cleanup_warning(e));
+    }
+    let kept = if rb.conflicts.is_empty() {
+        remove_dir(jpath)?;
+        None
+    } else {
+        let to = state.sub("recovered")?.join(&journal.id);
+        move_dir(jpath, &to)?;
+        Some(to)
+    };
+    Ok(RecoverReport {
+        id: Some(journal.id.clone()),
+        action: Some(RecoverAction::RolledBack),
+        restored: rb.restored,
+        conflicts: rb.conflicts,
+        kept,
+        warnings,
+    })
+}
+
+fn recover_complete(
+    state: &StateDir,
+    root: &Dir,
+    jpath: &Path,
+    journal: &Journal,
+) -> Result<RecoverReport, Error> {
+    let mut conflicts = vec![];
+    for entry in &journal.entries {
+        let (_, now) = journal::state_of(root, &entry.path)?;
+        if now != entry.after {
+            conflicts.push(entry.path.clone());
+        }
+    }
+    let warnings = finish(
+        state,
+        root,
+        journal,
+        jpath,
+        &mut Failpoints::new(None),
+        audit::RECOVERED_COMPLETED,
+    );
+    Ok(RecoverReport {
+        id: Some(journal.id.clone()),
+        action: Some(RecoverAction::Completed),
+        restored: vec![],
+        conflicts,
+        kept: None,
+        warnings,
+    })
+}
+
+/// What a rollback did.
+#[derive(Debug, Default)]
+pub(crate) struct RolledBack {
+    pub restored: Vec<String>,
+    pub conflicts: Vec<String>,
+    pub failures: Vec<Error>,
+}
+
+/// Puts every path of `journal` back to its old state where it holds the new one.
+pub(crate) fn roll_back(root: &Dir, jdir: Option<&Dir>, journal: &Journal) -> RolledBack {
+    let mut out = RolledBack::default();
+    for entry in journal.entries.iter().rev() {
+        match roll_back_entry(root, jdir, entry) {
+            Ok(Outcome::Unchanged) => {}
+            Ok(Outcome::Restored) => out.restored.push(entry.path.clone()),
+            Ok(Outcome::Conflict) => out.conflicts.push(entry.path.clone()),
+            Err(e) => out.failures.push(e),
+        }
+    }
+    out.restored.reverse();
+    out.conflicts.reverse();
+    for dir in journal.created_dirs.iter().rev() {
+        // A folder someone filled meanwhile stays; an empty one left behind holds no data.
+        if let Ok(located) = journal::locate(root, dir) {
+            if let Some(parent) = located.parent {
+                let _ = parent.rmdir(&located.name);
+            }
+        }
+    }
+    out
+}
+
+enum Outcome {
+    Unchanged,
+    Restored,
+    Conflict,
+}
+
+fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outcome, Error> {
+    let path = entry.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let located = journal::locate(root, path)?;
+    if let (Some(dir), Some(stage)) = (&located.parent, &entry.stage) {
+        match dir.unlink(stage.as_bytes()) {
+            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
+            _ => {}
+        }
+    }
+    let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
+    if now == entry.before {
+        return Ok(Outcome::Unchanged);
+    }
+    if now != entry.after {
+        return Ok(Outcome::Conflict);
+    }
+    match &entry.before {
+        State::Missing => {
+            let dir = located
+                .parent
+                .as_ref()
+                .expect("the path holds the new content, so its folder exists");
+            dir.unlink(&located.name).map_err(io)?;
+            dir.sync().map_err(io)?;
+        }
+        State::File { sha256, .. } => {
+            let (jdir, backup) = jdir.zip(entry.backup.as_ref()).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("the backup of {path} is missing"),
+                )
+                .with_path(path)
+            })?;
+            let dir = journal::open_or_create_parent(root, &located, path)?;
+            restore_backup(jdir, backup, sha256, &dir, &located.name, path)?;
+            dir.sync().map_err(io)?;
+        }
+        State::Symlink { target } => {
+            let dir = journal::open_or_create_parent(root, &located, path)?;
+            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
+            let _ = dir.unlink(tmp.as_bytes());
+            dir.symlink(target, tmp.as_bytes()).map_err(io)?;
+            dir.rename(tmp.as_bytes(), &dir, &located.name)
+                .map_err(io)?;
+            dir.sync().map_err(io)?;
+        }
+        State::Directory | State::Other => {
+            return Err(Error::new(
+                ErrorCode::IoError,
+                format!("{path} was not a file; cannot restore it"),
+            )
+            .with_path(path))
+        }
+    }
+    Ok(Outcome::Restored)
+}
+
+/// Puts the backup `backup` (checked against `sha256`) back as `name` in `dir`: a rename, or
+/// a copy when the journal is on another file system (a git dir elsewhere).
+fn restore_backup(
+    jdir: &Dir,
+    backup: &str,
+    sha256: &str,
+    dir: &Dir,
+    name: &[u8],
+    path: &str,
+) -> Result<(), Error> {
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let (bytes, st) = jdir.read_file(backup.as_bytes()).map_err(io)?;
+    if journal::sha256_hex(&bytes) != sha256 {
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!("the backup of {path} does not hold its old content"),
+        )
+        .with_path(path));
+    }
+    match jdir.rename(backup.as_bytes(), dir, name) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
+            let _ = dir.unlink(tmp.as_bytes());
+            let mut file = dir.create_file(tmp.as_bytes(), 0o600).map_err(io)?;
+            file.write_all(&bytes).map_err(io)?;
+            dirfd::fchmod(&file, st.mode).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            dir.rename(tmp.as_bytes(), dir, name).map_err(io)
+        }
+        other => other.map_err(io),
+    }
+}
+
+/// In-process rollback after a failure before the commit point; returns the error to report.
+pub(crate) fn roll_back_failed_commit(
+    state: &StateDir,
+    root: &Dir,
+    journal: &mut Journal,
+    jdir: &Dir,
+    jpath: &Path,
+    err: Error,
+) -> Error {
+    if journal.phase == Phase::Committed {
+        // The mark may be on disk although its folder sync failed: say "prepared" again so
+        // that a crash during this rollback is rolled back, not completed.
+        journal.phase = Phase::Prepared;
+        let _ = journal.write(jdir, jpath);
+    }
+    let rb = roll_back(root, Some(jdir), journal);
+    if rb.failures.is_empty() && rb.conflicts.is_empty() {
+        let _ = audit::append(
+            &state.audit_log(),
+            &audit::line(journal, audit::ROLLED_BACK),
+        );
+        // Left behind, the journal would only be rolled back again (every path is old).
+        let _ = remove_dir(jpath);
+        return err;
+    }
+    let _ = audit::append(
+        &state.audit_log(),
+        &audit::line(journal, audit::ROLLBACK_FAILED),
+    );
+    let mut failed = rollback_failed(
+        format!("{} — and restoring the old state failed", err.message),
+        &rb,
+        jpath,
+    );
+    if let Some(details) = failed.details.as_mut() {
+        details["cause"] =
+            serde_json::json!({ "code": err.code, "message": err.message, "path": err.path });
+    }
+    failed
+}
+
+fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {
+    let mut text = message;
+    for f in &rb.failures {
+        text.push_str(&format!("; {}", f.message));
+    }
+    for c in &rb.conflicts {
+        text.push_str(&format!("; {c} holds neither its old nor its new content"));
+    }
+    let failures: Vec<_> = rb
+        .failures
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
+        .collect();
+    Error::new(ErrorCode::RollbackFailed, text)
+        .with_hint("run `apply-patch recover` to finish restoring the old state (the journal and backups are kept)")
+        .with_details(serde_json::json!({
+            "journal": jpath.display().to_string(),
+            "failures": failures,
+            "conflicts": rb.conflicts,
+        }))
+}
+
+fn cleanup_warning(e: Error) -> TxnWarning {
+    TxnWarning {
+        code: "cleanup".into(),
+        message: e.message,
+        path: e.path,
+    }
+}
+
+/// Step 8 of a commit (and the end of recovering a committed one): remove folders emptied by
+/// deletes, append the audit line, keep the journal folder as the undo record. Failures here
+/// are warnings: the change is already wholly in place.
+pub(crate) fn finish(
+    state: &StateDir,
+    root: &Dir,
+    journal: &Journal,
+    jpath: &Path,
+    fp: &mut Failpoints,
+    outcome: &str,
+) -> Vec<TxnWarning> {
+    let jshown = jpath.display().to_string();
+    let step =
+        |fp: &mut Failpoints, what: &str| fp.step(what).map_err(|e| Error::io(&jshown, what, &e));
+    let mut warnings = vec![];
+    if let Err(e) = step(fp, "prune folders").and_then(|_| prune_dirs(root, journal)) {
+        warnings.push(cleanup_warning(e));
+    }
+    let line = audit::line(journal, outcome);
+    if let Err(e) = step(fp, "audit").and_then(|_| audit::append(&state.audit_log(), &line)) {
+        warnings.push(cleanup_warning(e));
+    }
+    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath)) {
+        warnings.push(cleanup_warning(e));
+        if let Err(e) = remove_dir(jpath) {
+            warnings.push(cleanup_warning(e));
+        }
+    }
+    warnings
+}
+
+/// Removes the folders above deleted paths that are empty now (never the root).
+fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
+    for entry in journal.entries.iter().filter(|e| e.after == State::Missing) {
+        let comps: Vec<&str> = entry.path.split('/').collect();
+        for depth in (1..comps.len()).rev() {
+            let dir = comps[..depth].join("/");
+            let Some(parent) = journal::locate(root, &dir)?.parent else {
+                break;
+            };
+            match parent.rmdir(comps[depth - 1].as_bytes()) {
+                Ok(()) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ENOTEMPTY) | Some(libc::EEXIST) | Some(libc::ENOENT)
+                    ) =>
+                {
+                    break
+                }
+                Err(e) => return Err(Error::io(&dir, "cannot remove the emptied folder", &e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Moves the journal folder into the undo history (or, for an undo, drops the record it
+/// reverted) and prunes the history to [`UNDO_HISTORY`] entries.
+fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), Error> {
+    let undo = state.undo_dir();
+    if let Some(undone) = &journal.undoes {
+        remove_dir(&undo.join(undone))?;
+        return remove_dir(jpath);
+    }
+    crate::state::create_dir_all(&undo)?;
+    move_dir(jpath, &undo.join(&journal.id))?;
+    let mut records = list_dirs(&undo)?;
+    records.sort();
+    let excess = records.len().saturating_sub(UNDO_HISTORY);
+    for old in &records[..excess] {
+        remove_dir(&undo.join(old))?;
+    }
+    Ok(())
+}
+
+/// The folder names in `dir`.
+pub(crate) fn list_dirs(dir: &Path) -> Result<Vec<String>, Error> {
+    let shown = dir.display().to_string();
+    let read = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(&shown, "cannot list", &e)),
+    };
+    let mut out = vec![];
+    for item in read {
+        let item = item.map_err(|e| Error::io(&shown, "cannot list", &e))?;
+        if item.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            out.push(item.file_name().to_string_lossy().into_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Renames a flat folder (journal + backups); copies it when it must cross file systems.
+fn move_dir(from: &Path, to: &Path) -> Result<(), Error> {
+    let shown = to.display().to_string();
+    let io = |e: std::io::Error| Error::io(&shown, "cannot move the journal folder to", &e);
+    match std::fs::rename(from, to) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            std::fs::create_dir(to).map_err(io)?;
+            for item in std::fs::read_dir(from).map_err(io)? {
+                let item = item.map_err(io)?;
+                std::fs::copy(item.path(), to.join(item.file_name())).map_err(io)?;
+            }
+            remove_dir(from)
+        }
+        other => other.map_err(io),
+    }
+}
+
+/// Removes one of our own folders with everything in it; a missing one is fine.
+pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::io(&dir.display().to_string(), "cannot remove", &e))
+        }
+        _ => Ok(()),
+    }
+}

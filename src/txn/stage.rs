@@ -1,0 +1,504 @@
+//! Stage: commit. The commit protocol (prepare, then commit; any failure before the commit
+//! point rolls back):
+//!
+//! 1. lock the root (`busy` after ~2 s); recover a journal a crash left behind;
+//! 2. open every target's folder component by component without following symlinks
+//!    (`path_escape`), re-check every target against its `before` snapshot (`stale_file`,
+//!    nothing written), drop changes that would not change content or mode;
+//! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
+//!    folders to create), fsync it and its folder — before anything in the tree changes;
+//! 4. create missing folders; stage each new content in a temporary file beside its target
+//!    (owner/group of the old file where permitted, mode, fsync); hard-link each replaced or
+//!    deleted file into the journal folder as its backup (a copy only across file systems);
+//!    fsync the journal folder;
+//! 5. rename every staged file over its target (unlink for a delete); fsync the folders;
+//! 6. re-read every written path and compare its SHA-256 and mode with the plan;
+//! 7. the commit point: rewrite the journal with phase `committed`;
+//! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
+//!    folder into the undo history (its backups are what undo restores).
+//!
+//! Must not plan, parse or decide what the new bytes are: it writes what it is given.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::dirfd::{self, Dir, Kind};
+use super::failpoint::Failpoints;
+use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
+use super::lock::Lock;
+use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
+use crate::state::{StateDir, ROOT_JOURNAL_DIR};
+use crate::{Error, ErrorCode};
+
+/// Commits `changes` atomically under `opts.root` (see the module docs for the protocol).
+pub fn commit(
+    opts: &TxnOptions,
+    changes: Vec<Change>,
+    audit: &AuditRecord,
+) -> Result<Committed, Error> {
+    let state = opts.state_dir()?;
+    state.ensure()?;
+    let _lock = Lock::acquire(&state.lock_path(), opts.lock_wait)?;
+    let recovered = recover::recover_locked(&state)?.warnings();
+    let mut fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
+    let tx = Txn {
+        state: &state,
+        root: state.root(),
+        operation: "apply",
+        undoes: None,
+    };
+    let mut done = tx.run(changes, audit, &mut fp)?;
+    done.recovered = recovered;
+    Ok(done)
+}
+
+/// One transaction's fixed parameters.
+pub(crate) struct Txn<'a> {
+    pub state: &'a StateDir,
+    /// The root the paths are relative to (the state place's root, or an undo record's).
+    pub root: &'a Path,
+    /// `apply` or `undo`.
+    pub operation: &'a str,
+    /// For an undo: the id of the transaction it reverts (its record is dropped at the end).
+    pub undoes: Option<String>,
+}
+
+/// A change that survived the staleness check and will be written.
+struct Planned {
+    change: Change,
+    located: Located,
+    /// Owner and group of the file it replaces.
+    owner: Option<(u32, u32)>,
+}
+
+impl Txn<'_> {
+    /// Runs the transaction with the lock held and any old journal recovered.
+    pub fn run(
+        &self,
+        changes: Vec<Change>,
+        audit: &AuditRecord,
+        fp: &mut Failpoints,
+    ) -> Result<Committed, Error> {
+        let root_path = self.root;
+        let root = Dir::open(root_path)
+            .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
+        let mut planned = check_all(&root, changes)?;
+        if planned.is_empty() {
+            return Ok(Committed {
+                id: String::new(),
+                recovered: vec![],
+                warnings: vec![],
+                written: vec![],
+            });
+        }
+        let id = new_id();
+        let mut journal = self.journal(&id, &planned, audit)?;
+        let (jdir, jpath) = open_journal_dir(self.state, &root)?;
+        match execute(&root, &jdir, &jpath, &mut journal, &mut planned, fp) {
+            Ok(()) => {
+                let warnings = recover::finish(
+                    self.state,
+                    &root,
+                    &journal,
+                    &jpath,
+                    fp,
+                    super::audit::COMMITTED,
+                );
+                let written = journal.entries.iter().map(|e| e.path.clone()).collect();
+                Ok(Committed {
+                    id,
+                    recovered: vec![],
+                    warnings,
+                    written,
+                })
+            }
+            Err(err) => Err(recover::roll_back_failed_commit(
+                self.state,
+                &root,
+                &mut journal,
+                &jdir,
+                &jpath,
+                err,
+            )),
+        }
+    }
+
+    fn journal(
+        &self,
+        id: &str,
+        planned: &[Planned],
+        audit: &AuditRecord,
+    ) -> Result<Journal, Error> {
+        let mut created: Vec<String> = Vec::new();
+        let mut entries = Vec::new();
+        for (i, p) in planned.iter().enumerate() {
+            let comps = &p.located.components;
+            if p.located.parent.is_none() {
+                for depth in p.located.existing + 1..comps.len() {
+                    let dir = path_of(&comps[..depth])?;
+                    if !created.contains(&dir) {
+                        created.push(dir);
+                    }
+                }
+            }
+            let before = State::from_snapshot(&p.change.before);
+            let after = State::from_new(&p.change.after);
+            entries.push(Entry {
+                path: p.change.path.clone(),
+                backup: matches!(before, State::File { .. }).then(|| format!("b{i}")),
+                stage: (after != State::Missing).then(|| format!(".apply-patch-{id}-{i}.tmp")),
+                before,
+                after,
+            });
+        }
+        Ok(Journal {
+            version: 1,
+            id: id.to_string(),
+            root: self.root.to_path_buf(),
+            phase: Phase::Prepared,
+            operation: self.operation.to_string(),
+            undoes: self.undoes.clone(),
+            entries,
+            created_dirs: created,
+            audit: audit.clone(),
+        })
+    }
+}
+
+fn path_of(comps: &[Vec<u8>]) -> Result<String, Error> {
+    let parts: Result<Vec<&str>, _> = comps.iter().map(|c| std::str::from_utf8(c)).collect();
+    parts
+        .map(|p| p.join("/"))
+        .map_err(|_| Error::new(ErrorCode::IoError, "a path of the transaction is not UTF-8"))
+}
+
+impl State {
+    /// The journal form of a planning snapshot.
+    pub fn from_snapshot(snap: &Snapshot) -> State {
+        match snap {
+            Snapshot::Missing => State::Missing,
+            Snapshot::File { mode, sha256, .. } => State::File {
+                sha256: journal::hex(sha256),
+                mode: *mode,
+            },
+            Snapshot::Symlink { target } => State::Symlink {
+                target: target.clone(),
+            },
+            Snapshot::Directory => State::Directory,
+        }
+    }
+
+    /// The journal form of a planned new state.
+    pub fn from_new(new: &NewState) -> State {
+        match new {
+            NewState::Absent => State::Missing,
+            NewState::File { bytes, mode } => State::File {
+                sha256: journal::sha256_hex(bytes),
+                mode: *mode,
+            },
+            NewState::Symlink { target } => State::Symlink {
+                target: target.clone(),
+            },
+        }
+    }
+}
+
+/// Step 2: locate every target and check it against its snapshot; drop no-op changes.
+fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
+    let mut cache = journal::DirCache::new();
+    let mut seen = HashSet::new();
+    let mut planned = Vec::new();
+    for change in changes {
+        if !seen.insert(change.path.clone()) {
+            return Err(Error::new(
+                ErrorCode::IoError,
+                format!("{} appears twice in one transaction", change.path),
+            )
+            .with_path(change.path));
+        }
+        let located = journal::locate_in(root, &change.path, &mut cache)?;
+        let owner = check_fresh(&located, &change)?;
+        if State::from_snapshot(&change.before) == State::from_new(&change.after) {
+            continue;
+        }
+        planned.push(Planned {
+            change,
+            located,
+            owner,
+        });
+    }
+    Ok(planned)
+}
+
+/// Is the target still what was planned? Size and mode first, then the modification time;
+/// when that differs or is too recent to trust (git's "racy" rule), the content's SHA-256.
+fn check_fresh(located: &Located, change: &Change) -> Result<Option<(u32, u32)>, Error> {
+    let path = change.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
+    let stat = match &located.parent {
+        Some(dir) => dir.stat(&located.name).map_err(io)?,
+        None => None,
+    };
+    let found = |what: &str| stale(path, format!("{path} changed since it was read: {what}"));
+    match (&change.before, stat) {
+        (Snapshot::Missing, None) => Ok(None),
+        (Snapshot::Missing, Some(_)) => Err(found("it exists now")),
+        (_, None) => Err(found("it was removed")),
+        (
+            Snapshot::File {
+                len,
+                mtime,
+                mode,
+                sha256,
+            },
+            Some(st),
+        ) if st.kind == Kind::File => {
+            if st.len != *len {
+                return Err(found(&format!("its size is {} bytes, was {len}", st.len)));
+            }
+            if st.mode != *mode {
+                return Err(found(&format!("its mode is {:o}, was {mode:o}", st.mode)));
+            }
+            if st.mtime != *mtime || racy(st.mtime) {
+                let dir = located
+                    .parent
+                    .as_ref()
+                    .expect("stat found the file, so its folder is open");
+                let (bytes, _) = dir.read_file(&located.name).map_err(io)?;
+                let now = super::sha256(&bytes);
+                if now != *sha256 {
+                    return Err(found("its content differs").with_details(serde_json::json!({
+                        "path": path, "expected_sha256": journal::hex(sha256), "actual_sha256": journal::hex(&now),
+                    })));
+                }
+            }
+            Ok(Some((st.uid, st.gid)))
+        }
+        (Snapshot::Symlink { target }, Some(st)) if st.kind == Kind::Symlink => {
+            let dir = located
+                .parent
+                .as_ref()
+                .expect("stat found the link, so its folder is open");
+            let now = dir.read_link(&located.name).map_err(io)?;
+            if now != *target {
+                return Err(found("the symlink points elsewhere"));
+            }
+            Ok(None)
+        }
+        (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok(None),
+        _ => Err(found("it is a different kind of file")),
+    }
+}
+
+fn stale(path: &str, message: String) -> Error {
+    Error::new(ErrorCode::StaleFile, message)
+        .with_path(path)
+        .with_hint("read the file again and make the patch against its current content")
+}
+
+/// A modification time within 2 s of now may hide a same-tick edit: hash to be sure.
+fn racy(mtime: Option<SystemTime>) -> bool {
+    match mtime {
+        None => true,
+        Some(t) => SystemTime::now()
+            .duration_since(t)
+            .map_or(true, |age| age < Duration::from_secs(2)),
+    }
+}
+
+/// A sortable, unique transaction id: seconds and nanoseconds since the epoch, and the pid.
+fn new_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{:010}{:09}-{}",
+        now.as_secs(),
+        now.subsec_nanos(),
+        std::process::id()
+    )
+}
+
+/// Creates (or opens) the journal folder and makes its entry durable.
+fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Error> {
+    let path = state.journal_dir();
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
+    if state.git_dir().is_some() {
+        crate::state::create_dir_all(&path)?;
+        let dir = Dir::open(&path).map_err(io)?;
+        Dir::open(state.base()).and_then(|b| b.sync()).map_err(io)?;
+        return Ok((dir, path));
+    }
+    match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
+        Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(io(e)),
+        _ => {}
+    }
+    let dir = root.open_child(ROOT_JOURNAL_DIR.as_bytes()).map_err(io)?;
+    root.sync().map_err(io)?;
+    Ok((dir, path))
+}
+
+/// Steps 3–7. Any error returned means the commit point was not reached.
+fn execute(
+    root: &Dir,
+    jdir: &Dir,
+    jpath: &Path,
+    journal: &mut Journal,
+    planned: &mut [Planned],
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
+    let jshown = jpath.display().to_string();
+    fp.step("journal write")
+        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+    journal.write(jdir, jpath)?;
+    create_dirs(root, &journal.created_dirs, fp)?;
+    let mut cache = journal::DirCache::new();
+    for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
+        p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
+    }
+    for (p, e) in planned.iter().zip(&journal.entries) {
+        stage_one(p, e, fp)?;
+    }
+    for (p, e) in planned.iter().zip(&journal.entries) {
+        backup_one(p, e, jdir, fp)?;
+    }
+    jdir.sync()
+        .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
+    for (p, e) in planned.iter().zip(&journal.entries) {
+        replace_one(p, e, fp)?;
+    }
+    fp.step("folder sync")
+        .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
+    sync_parents(root, planned, &journal.created_dirs)?;
+    for (p, e) in planned.iter().zip(&journal.entries) {
+        verify_one(p, e, fp)?;
+    }
+    fp.step("commit mark")
+        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+    journal.phase = Phase::Committed;
+    journal.write(jdir, jpath)
+}
+
+fn parent_of(p: &Planned) -> Result<&Dir, Error> {
+    p.located.parent.as_deref().ok_or_else(|| {
+        Error::new(
+            ErrorCode::IoError,
+            format!("the folder of {} could not be created", p.change.path),
+        )
+        .with_path(&p.change.path)
+    })
+}
+
+fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), Error> {
+    for dir in dirs {
+        let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
+        fp.step(&format!("mkdir {dir}")).map_err(io)?;
+        let located = journal::locate(root, dir)?;
+        let parent = located
+            .parent
+            .as_ref()
+            .ok_or_else(|| io(std::io::Error::from_raw_os_error(libc::ENOENT)))?;
+        parent.mkdir(&located.name).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Step 4a: the new content in a temporary file beside the target, synced.
+fn stage_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+    let Some(stage) = &entry.stage else {
+        return Ok(());
+    };
+    let path = p.change.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
+    fp.step(&format!("stage {path}")).map_err(io)?;
+    let dir = parent_of(p)?;
+    match &p.change.after {
+        NewState::File { bytes, mode } => {
+            let mut file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
+            file.write_all(bytes).map_err(io)?;
+            // Owner first: chown clears set-id bits, which the mode then sets again.
+            if let Some((uid, gid)) = p.owner {
+                dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
+            }
+            dirfd::fchmod(&file, *mode).map_err(io)?;
+            file.sync_all().map_err(io)
+        }
+        NewState::Symlink { target } => dir.symlink(target, stage.as_bytes()).map_err(io),
+        NewState::Absent => Ok(()),
+    }
+}
+
+/// Step 4b: the old file hard-linked into the journal folder (copied across file systems).
+fn backup_one(p: &Planned, entry: &Entry, jdir: &Dir, fp: &mut Failpoints) -> Result<(), Error> {
+    let Some(backup) = &entry.backup else {
+        return Ok(());
+    };
+    let path = p.change.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot back up", &e);
+    fp.step(&format!("backup {path}")).map_err(io)?;
+    let dir = parent_of(p)?;
+    match dir.link(&p.located.name, jdir, backup.as_bytes()) {
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let (bytes, st) = dir.read_file(&p.located.name).map_err(io)?;
+            let mut file = jdir.create_file(backup.as_bytes(), 0o600).map_err(io)?;
+            file.write_all(&bytes).map_err(io)?;
+            dirfd::fchmod(&file, st.mode).map_err(io)?;
+            file.sync_all().map_err(io)
+        }
+        other => other.map_err(io),
+    }
+}
+
+/// Step 5: the rename (or unlink) that makes the change visible.
+fn replace_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+    let path = p.change.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot replace", &e);
+    fp.step(&format!("rename {path}")).map_err(io)?;
+    let dir = parent_of(p)?;
+    match &entry.stage {
+        Some(stage) => dir
+            .rename(stage.as_bytes(), dir, &p.located.name)
+            .map_err(io),
+        None => dir.unlink(&p.located.name).map_err(io),
+    }
+}
+
+fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(), Error> {
+    // Many targets share a folder: sync each folder once.
+    let mut synced = HashSet::new();
+    let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
+        let io = |e: std::io::Error| Error::io(path, "cannot sync the folder of", &e);
+        if synced.insert(dir.identity().map_err(io)?) {
+            dir.sync().map_err(io)?;
+        }
+        Ok(())
+    };
+    for p in planned {
+        sync(parent_of(p)?, &p.change.path)?;
+    }
+    for dir in created {
+        if let Some(parent) = journal::locate(root, dir)?.parent {
+            sync(&parent, dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Step 6: what is on disk now is what was planned.
+fn verify_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+    let path = p.change.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
+    fp.step(&format!("verify {path}")).map_err(io)?;
+    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
+    if now != entry.after {
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!("{path} does not hold the planned content after the rename"),
+        )
+        .with_path(path));
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! Stage: undo. Reverts the last committed transaction of a root from its undo record (the
+//! journal folder it left: old and new states and hard-linked backups), but only when every
+//! file it wrote still holds what it wrote (`stale_file` names those changed since). The
+//! revert is itself an ordinary transaction (lock, journal, rename, verify, audit line);
+//! its end drops the undone record. Must not touch anything the record does not name.
+
+use std::path::Path;
+
+use super::dirfd::Dir;
+use super::failpoint::Failpoints;
+use super::journal::{self, Journal, State};
+use super::lock::{self, Lock};
+use super::recover::{self, list_dirs};
+use super::stage::Txn;
+use super::{AuditRecord, Change, NewState, TxnWarning};
+use crate::state::StateDir;
+use crate::{Error, ErrorCode};
+
+/// The result of [`undo`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UndoReport {
+    /// The id of the transaction reverted; `None` when the history was empty.
+    pub undone: Option<String>,
+    /// The paths put back, in the transaction's order.
+    pub files: Vec<String>,
+    /// What recovering an interrupted transaction did first.
+    pub recovered: Vec<TxnWarning>,
+    /// Clean-up steps that failed (the revert itself is in place).
+    pub warnings: Vec<TxnWarning>,
+}
+
+/// Reverts the last committed transaction of `root` (see the module docs).
+pub fn undo(root: &Path) -> Result<UndoReport, Error> {
+    undo_with(&StateDir::for_root(root)?, None)
+}
+
+/// [`undo`] with an explicit state place and failpoint (`None`: from the environment).
+pub fn undo_with(
+    state: &StateDir,
+    failpoint: Option<super::Failpoint>,
+) -> Result<UndoReport, Error> {
+    state.ensure()?;
+    let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
+    let recovered = recover::recover_locked(state)?.warnings();
+    let mut records = list_dirs(&state.undo_dir())?;
+    records.sort();
+    let Some(id) = records.pop() else {
+        return Ok(UndoReport {
+            recovered,
+            ..UndoReport::default()
+        });
+    };
+    let dir = state.undo_dir().join(&id);
+    let journal = Journal::read(&dir)?.ok_or_else(|| {
+        Error::new(
+            ErrorCode::IoError,
+            format!("the undo record {} has no journal", dir.display()),
+        )
+    })?;
+    let changes = reverse_changes(&journal, &dir)?;
+    let files = changes.iter().map(|c| c.path.clone()).collect();
+    // The revert runs against the recorded root: the record belongs to that tree.
+    let tx = Txn {
+        state,
+        root: &journal.root,
+        operation: "undo",
+        undoes: Some(id.clone()),
+    };
+    let mut fp = Failpoints::new(failpoint.or_else(super::Failpoint::from_env));
+    let done = tx.run(changes, &AuditRecord::default(), &mut fp)?;
+    Ok(UndoReport {
+        undone: Some(id),
+        files,
+        recovered,
+        warnings: done.warnings,
+    })
+}
+
+/// The changes that put the record's old states back, each checked to still hold the new
+/// state; `stale_file` lists every path changed since.
+fn reverse_changes(journal: &Journal, record: &Path) -> Result<Vec<Change>, Error> {
+    let root_shown = journal.root.display().to_string();
+    let root =
+        Dir::open(&journal.root).map_err(|e| Error::io(&root_shown, "cannot open the root", &e))?;
+    let mut changed = vec![];
+    for entry in &journal.entries {
+        let (_, now) = journal::state_of(&root, &entry.path)?;
+        if now != entry.after {
+            changed.push(entry.path.clone());
+        }
+    }
+    if !changed.is_empty() {
+        return Err(Error::new(
+            ErrorCode::StaleFile,
+            format!(
+                "cannot undo transaction {}: changed since it was applied: {}",
+                journal.id,
+                changed.join(", ")
+            ),
+        )
+        .with_path(changed[0].clone())
+        .with_hint("revert those files by hand, or apply a reverse patch instead")
+        .with_details(serde_json::json!({ "changed": changed })));
+    }
+    let backups = Dir::open(record)
+        .map_err(|e| Error::io(&record.display().to_string(), "cannot open", &e))?;
+    let mut changes = vec![];
+    for entry in &journal.entries {
+        let (before, _) = super::read_snapshot(&journal.root, &entry.path)?;
+        let after = match &entry.before {
+            State::Missing => NewState::Absent,
+            State::Symlink { target } => NewState::Symlink {
+                target: target.clone(),
+            },
+            State::File { sha256, mode } => {
+                let name = entry.backup.as_deref().unwrap_or_default();
+                let (bytes, _) = backups
+                    .read_file(name.as_bytes())
+                    .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
+                if journal::sha256_hex(&bytes) != *sha256 {
+                    return Err(Error::new(
+                        ErrorCode::IoError,
+                        format!("the backup of {} no longer holds its old content (a hard link of it was edited)", entry.path),
+                    )
+                    .with_path(&entry.path));
+                }
+                NewState::File { bytes, mode: *mode }
+            }
+            State::Directory | State::Other => {
+                return Err(Error::new(
+                    ErrorCode::IoError,
+                    format!("{} was not a file; cannot undo it", entry.path),
+                )
+                .with_path(&entry.path))
+            }
+        };
+        changes.push(Change {
+            path: entry.path.clone(),
+            before,
+            after,
+        });
+    }
+    Ok(changes)
+}

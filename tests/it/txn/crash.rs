@@ -1,0 +1,330 @@
+//! Crash tests: the test binary runs itself as a child that crashes (failpoint `abort`) or
+//! is SIGKILLed (failpoint `pause`) mid-commit; then recovery must leave the tree wholly old
+//! or wholly new. Also the journal and audit formats, snapshotted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use apply_patch::txn::{self, AuditRecord, Change, NewState, Snapshot, TxnOptions};
+use apply_patch::ErrorCode;
+
+use super::{audit_lines, expected_new, file, multi_change, opts, repo, snap, tree, write};
+
+// ---- crash tests: the test binary runs itself as a child that crashes mid-commit ----
+
+const CHILD_ENV: &str = "APPLY_PATCH_TXN_CHILD_ROOT";
+
+/// Child mode: commit the multi-file change under the root the parent names (the failpoint
+/// comes from `APPLY_PATCH_FAILPOINT`). Does nothing in an ordinary test run.
+#[test]
+#[ignore = "child process of the crash tests"]
+fn crash_child() {
+    let Some(root) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let root = PathBuf::from(root);
+    let changes = if std::env::var_os(MANY_ENV).is_some() {
+        many_change(&root)
+    } else {
+        multi_change(&root)
+    };
+    txn::commit(&TxnOptions::new(&root), changes, &AuditRecord::default()).expect("child commit");
+}
+
+const MANY_ENV: &str = "APPLY_PATCH_TXN_CHILD_MANY";
+const MANY: usize = 300;
+
+/// A tree of `MANY` files in 10 folders.
+fn many_repo() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mkdir .git");
+    for i in 0..MANY {
+        write(
+            &root,
+            &format!("d{}/f{i}.txt", i % 10),
+            format!("old {i}\n").as_bytes(),
+        );
+    }
+    (tmp, root)
+}
+
+/// Rewrites every file of [`many_repo`].
+fn many_change(root: &Path) -> Vec<Change> {
+    (0..MANY)
+        .map(|i| {
+            let path = format!("d{}/f{i}.txt", i % 10);
+            Change {
+                before: snap(root, &path),
+                after: file(format!("new {i}\n").as_bytes()),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Starts the child on the many-file tree with `commit:<k>:pause`, waits until it reports the
+/// pause, and SIGKILLs it there.
+fn kill_during_pause(root: &Path, k: usize) {
+    use std::io::{BufRead, BufReader};
+    let exe = std::env::current_exe().expect("test binary");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "txn::crash::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, root)
+        .env(MANY_ENV, "1")
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:pause"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let paused = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains(":pause at "));
+    assert!(paused, "the child reached the failpoint");
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+}
+
+/// Runs the child on `root` with `commit:<k>:abort`; true when it crashed.
+fn crash_at(root: &Path, k: usize) -> bool {
+    let exe = std::env::current_exe().expect("test binary");
+    let status = Command::new(exe)
+        .args([
+            "--exact",
+            "txn::crash::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, root)
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("spawn the child");
+    !status.success()
+}
+
+#[test]
+fn a_crash_at_every_step_recovers_to_wholly_old_or_wholly_new() {
+    let new = expected_new();
+    let (mut saw_old, mut saw_new) = (false, false);
+    let mut k = 1;
+    loop {
+        let (_tmp, root) = repo();
+        let old = tree(&root);
+        if !crash_at(&root, k) {
+            assert_eq!(tree(&root), new, "the child ran to the end at step {k}");
+            break;
+        }
+        let report = txn::recover(&root).expect("recover");
+        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
+        let t = tree(&root);
+        if t == old {
+            saw_old = true;
+        } else {
+            assert_eq!(t, new, "step {k}: mixed tree after recovery");
+            saw_new = true;
+        }
+        assert!(!root.join(".git/apply-patch/journal").exists(), "step {k}");
+        k += 1;
+        assert!(k < 100, "the child never finished");
+    }
+    assert!(
+        saw_old && saw_new,
+        "crashes before and after the commit point were both seen"
+    );
+}
+
+#[test]
+fn sigkill_in_the_middle_of_300_renames_recovers_to_old_and_after_the_mark_to_new() {
+    let (_tmp, root) = many_repo();
+    let old = tree(&root);
+    // Steps: journal 1, stages 300, backups 300, then the renames: stop after 150 of them.
+    kill_during_pause(&root, 1 + 2 * MANY + 151);
+    let renamed = (0..MANY)
+        .filter(|i| {
+            std::fs::read(root.join(format!("d{}/f{i}.txt", i % 10))).ok()
+                == Some(format!("new {i}\n").into_bytes())
+        })
+        .count();
+    assert_eq!(
+        renamed, 150,
+        "precondition: the tree is half new before recovery"
+    );
+    let report = txn::recover(&root).expect("recover");
+    assert_eq!(report.restored.len(), 150);
+    assert_eq!(tree(&root), old);
+
+    // After the commit mark (renames, sync, 300 verifications, mark): completed as new.
+    let (_tmp2, root2) = many_repo();
+    kill_during_pause(&root2, 1 + 3 * MANY + 1 + MANY + 1 + 1);
+    let report = txn::recover(&root2).expect("recover");
+    assert_eq!(report.action, Some(txn::RecoverAction::Completed));
+    assert!((0..MANY).all(
+        |i| std::fs::read(root2.join(format!("d{}/f{i}.txt", i % 10))).ok()
+            == Some(format!("new {i}\n").into_bytes())
+    ));
+}
+
+#[test]
+fn the_next_commit_recovers_a_crash_first_and_says_so() {
+    let (_tmp, root) = repo();
+    let old = tree(&root);
+    assert!(crash_at(&root, 12), "crashed mid-commit");
+    let change = Change {
+        path: "keep/k.txt".into(),
+        before: snap(&root, "keep/k.txt"),
+        after: file(b"K\n"),
+    };
+    let done =
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect("commit");
+    assert_eq!(
+        done.recovered.first().map(|w| w.code.as_str()),
+        Some("recovered")
+    );
+    let mut expected = old;
+    expected.insert("keep/k.txt".into(), "644 K\n".into());
+    assert_eq!(tree(&root), expected);
+}
+
+#[test]
+fn recovery_never_overwrites_a_file_edited_after_the_crash() {
+    let (_tmp, root) = repo();
+    // Step 15 is the folder sync: every rename is done, the commit point is not reached.
+    assert!(crash_at(&root, 15), "crashed mid-commit");
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\nTWO\n",
+        "precondition: renamed"
+    );
+    write(&root, "a.txt", b"edited after the crash\n");
+    let report = txn::recover(&root).expect("recover");
+    assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
+    assert_eq!(report.conflicts, vec!["a.txt".to_string()]);
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"edited after the crash\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("gone/d.txt")).expect("restored"),
+        b"dee\n"
+    );
+    assert!(!root.join("added.txt").exists());
+    let kept = report.kept.expect("the backups are kept");
+    assert_eq!(
+        std::fs::read(kept.join("b0")).expect("backup of a.txt"),
+        b"one\ntwo\n"
+    );
+}
+
+// ---- formats: the journal and the audit line, snapshotted with volatile fields redacted ----
+
+fn redact(value: &mut serde_json::Value, root: &Path) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match key.as_str() {
+                    "id" | "time" => *v = serde_json::Value::String(format!("[{key}]")),
+                    _ => redact(v, root),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact(v, root)),
+        serde_json::Value::String(s) => {
+            let id = regex_free_id(s);
+            *s = s
+                .replace(&root.display().to_string(), "[root]")
+                .replace(&id, "[id]");
+        }
+        _ => {}
+    }
+}
+
+/// The transaction id inside a staged name `.apply-patch-<id>-<n>.tmp`, if any.
+fn regex_free_id(s: &str) -> String {
+    s.strip_prefix(".apply-patch-")
+        .and_then(|rest| rest.rsplit_once('-'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| "\u{0}".into())
+}
+
+#[test]
+fn journal_format_of_a_crashed_commit() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed before the commit point");
+    let text = std::fs::read_to_string(root.join(".git/apply-patch/journal/journal.json"))
+        .expect("journal");
+    let mut journal: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    redact(&mut journal, &root);
+    insta::with_settings!({snapshot_path => "../../../snapshots/txn", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("journal_prepared", journal);
+    });
+}
+
+#[test]
+fn audit_line_uses_the_planners_record() {
+    let (_tmp, root) = repo();
+    let changes = vec![
+        Change {
+            path: "old/c.txt".into(),
+            before: snap(&root, "old/c.txt"),
+            after: NewState::Absent,
+        },
+        Change {
+            path: "new/c.txt".into(),
+            before: Snapshot::Missing,
+            after: file(b"sea\nshore\n"),
+        },
+    ];
+    let record = AuditRecord {
+        files: vec![txn::AuditFile {
+            path: "new/c.txt".into(),
+            old_path: Some("old/c.txt".into()),
+            op: "rename".into(),
+            lines_added: 1,
+            lines_removed: 0,
+        }],
+    };
+    txn::commit(&opts(&root, None), changes, &record).expect("commit");
+    let mut line = audit_lines(&root).pop().expect("one line");
+    redact(&mut line, &root);
+    insta::with_settings!({snapshot_path => "../../../snapshots/txn", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("audit_rename", line);
+    });
+}
+
+#[test]
+fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journal() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed after the renames");
+    let journal = root.join(".git/apply-patch/journal");
+    std::fs::remove_file(journal.join("b0")).expect("lose the backup of a.txt");
+    let err = txn::recover(&root).expect_err("cannot restore a.txt");
+    assert_eq!(err.code, ErrorCode::RollbackFailed);
+    assert_eq!(err.exit_status(), 3);
+    assert!(err.message.contains("a.txt"), "{}", err.message);
+    assert!(err
+        .hint
+        .as_deref()
+        .unwrap_or_default()
+        .contains("apply-patch recover"));
+    assert!(
+        journal.join("journal.json").is_file(),
+        "the journal stays for another try"
+    );
+    // Every other path was restored; only a.txt still holds the new content.
+    assert!(!root.join("added.txt").exists());
+    assert_eq!(
+        std::fs::read(root.join("gone/d.txt")).expect("restored"),
+        b"dee\n"
+    );
+}
