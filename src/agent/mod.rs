@@ -23,6 +23,36 @@ pub mod tools;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::Error;
+use crate::state::StateDir;
+
+/// The agent features' folders in the state place of a root (never in the work tree).
+#[derive(Debug, Clone)]
+pub struct AgentState {
+    pub state: StateDir,
+    pub snapshots: snapshots::SnapshotStore,
+    pub previews: preview::PreviewStore,
+    pub chips: chips::ChipStore,
+}
+
+impl AgentState {
+    /// The state of `root` (`.git/apply-patch/` in a git work tree, else the user's state
+    /// directory).
+    pub fn for_root(root: &std::path::Path) -> Result<AgentState, Error> {
+        AgentState::in_state_dir(StateDir::for_root(root)?)
+    }
+
+    /// The agent folders of an explicit state place.
+    pub fn in_state_dir(state: StateDir) -> Result<AgentState, Error> {
+        Ok(AgentState {
+            snapshots: snapshots::SnapshotStore::new(state.sub("snapshots")?),
+            previews: preview::PreviewStore::new(state.sub("previews")?),
+            chips: chips::ChipStore::new(state.sub("chips")?),
+            state,
+        })
+    }
+}
+
 /// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;
 /// 16 keeps collisions out of reach while staying short enough to copy).
 pub const VERSION_DIGITS: usize = 16;

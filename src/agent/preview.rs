@@ -15,7 +15,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::txn::{NewState, Snapshot};
+use crate::state::StateDir;
+use crate::txn::{self, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
 
 /// How long a preview can be confirmed: one hour.
 pub const PREVIEW_TTL: Duration = Duration::from_secs(3600);
@@ -27,6 +28,7 @@ pub enum Before {
     Missing,
     File { sha256: String },
     Symlink { target: Vec<u8> },
+    Directory,
 }
 
 impl Before {
@@ -40,6 +42,7 @@ impl Before {
             Snapshot::Symlink { target } => Before::Symlink {
                 target: target.clone(),
             },
+            Snapshot::Directory => Before::Directory,
         }
     }
 }
@@ -203,6 +206,36 @@ impl PreviewStore {
     }
 }
 
+/// `apply-patch confirm ID`: claim preview `id` (once), check that every path still holds
+/// what it held at the preview (`stale_file` otherwise), and commit exactly the kept plan.
+pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Committed), Error> {
+    let store = PreviewStore::new(state.sub("previews")?);
+    let claimed = store.claim(id)?;
+    let mut changes = Vec::with_capacity(claimed.changes.len());
+    for (path, before, after) in claimed.changes {
+        let (snapshot, _) = txn::read_snapshot(root, &path)?;
+        if Before::of(&snapshot) != before {
+            return Err(Error::new(
+                ErrorCode::StaleFile,
+                format!("{path} changed since preview {id}: the previewed change no longer fits"),
+            )
+            .with_path(&path)
+            .with_hint("read the file again and preview the change again"));
+        }
+        changes.push(Change {
+            path,
+            before: snapshot,
+            after,
+        });
+    }
+    let opts = TxnOptions {
+        state: Some(state.clone()),
+        ..TxnOptions::new(root)
+    };
+    let committed = txn::commit(&opts, changes, &AuditRecord::default())?;
+    Ok((claimed.preview, committed))
+}
+
 fn load(folder: &Path) -> Result<Claimed, String> {
     let json = fs::read(folder.join("preview.json")).map_err(|e| e.to_string())?;
     let preview: Preview = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
@@ -303,6 +336,54 @@ mod tests {
         let e = store.claim(&id).expect_err("expired");
         assert_eq!(e.code, ErrorCode::UnknownPreview);
         assert!(e.message.contains("expired"), "{}", e.message);
+    }
+
+    #[test]
+    fn confirm_commits_the_kept_plan_once_and_refuses_a_changed_target() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let state_base = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(root.path(), state_base.path().to_path_buf())
+            .expect("state place");
+        let write =
+            |name: &str, text: &str| fs::write(root.path().join(name), text).expect("write");
+        write("a.txt", "old\n");
+        write("b.txt", "b\n");
+        let snap = |p: &str| txn::read_snapshot(root.path(), p).expect("snapshot").0;
+        let store = PreviewStore::new(state.sub("previews").expect("sub"));
+        let plan = |p: &str, text: &str| {
+            vec![(
+                p.to_string(),
+                snap(p),
+                NewState::File {
+                    bytes: text.as_bytes().to_vec(),
+                    mode: 0o644,
+                },
+            )]
+        };
+        let id = store
+            .save(&plan("a.txt", "new\n"), serde_json::json!({"ok": true}))
+            .expect("kept");
+        let stale = store
+            .save(&plan("b.txt", "B\n"), serde_json::Value::Null)
+            .expect("kept");
+        write("b.txt", "changed meanwhile\n");
+
+        let (preview, committed) = confirm(root.path(), &state, &id).expect("confirms");
+        assert_eq!(preview.report["ok"], true);
+        assert_eq!(committed.written, vec!["a.txt".to_string()]);
+        assert_eq!(
+            fs::read_to_string(root.path().join("a.txt")).expect("read"),
+            "new\n"
+        );
+        let again = confirm(root.path(), &state, &id).expect_err("only once");
+        assert_eq!(again.code, ErrorCode::UnknownPreview);
+
+        let e = confirm(root.path(), &state, &stale).expect_err("b.txt changed");
+        assert_eq!(e.code, ErrorCode::StaleFile);
+        assert_eq!(
+            fs::read_to_string(root.path().join("b.txt")).expect("read"),
+            "changed meanwhile\n"
+        );
     }
 
     #[test]
