@@ -1,0 +1,61 @@
+//! Stage: the agent interface around the applier — what an agent pipeline needs besides
+//! "apply this patch": numbered reads that hand out a file version (`read`), the content those
+//! reads served (`snapshots`), a risk score (`risk`), post-commit checks (`postcheck`) and the
+//! MCP server (`mcp`).
+//!
+//! Nothing here places hunks or writes the work tree itself: placing is the locator's job and
+//! writing the transaction's. This module only reads files, keeps its own records in the
+//! state place (never in the work tree) and calls the public entry points of the other stages.
+
+// `crate::Error` is the shared, deliberately rich error shape (expected lines, nearest text,
+// candidates); it is returned once per request, so its size does not matter here.
+#![allow(clippy::result_large_err)]
+
+pub mod chips;
+pub mod mcp;
+pub mod permit;
+pub mod postcheck;
+pub mod preview;
+pub mod read;
+pub mod risk;
+pub mod snapshots;
+pub mod tools;
+
+use sha2::{Digest, Sha256};
+
+/// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;
+/// 16 keeps collisions out of reach while staying short enough to copy).
+pub const VERSION_DIGITS: usize = 16;
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The version of a file's bytes as `read` hands it out and `*** Base:` takes it back: the
+/// first [`VERSION_DIGITS`] hex digits of its SHA-256.
+pub fn version_of(bytes: &[u8]) -> String {
+    let mut hex = sha256_hex(bytes);
+    hex.truncate(VERSION_DIGITS);
+    hex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_is_a_prefix_of_the_sha256() {
+        let full = sha256_hex(b"hello\n");
+        assert_eq!(
+            full,
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+        );
+        assert_eq!(version_of(b"hello\n"), &full[..VERSION_DIGITS]);
+    }
+}
