@@ -8,8 +8,10 @@
 
 pub mod agent;
 pub mod error;
+pub mod git;
 pub mod guard;
 pub mod locate;
+pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod render;

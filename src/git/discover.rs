@@ -1,0 +1,205 @@
+//! Finding the repository of the root, repo-relative paths, and the write guard (no `.git`, no
+//! submodule). Reads only.
+
+use super::gix_error;
+use crate::error::{Error, ErrorCode};
+use gix::bstr::{BStr, ByteSlice};
+use std::path::{Path, PathBuf};
+
+/// The git work tree that contains the root, opened through gix.
+pub struct Repo {
+    pub(crate) repo: gix::Repository,
+    /// The work tree, canonical.
+    workdir: PathBuf,
+    /// The root relative to the work tree, `/`-separated: "" or "dir/sub".
+    prefix: String,
+    /// The index as it was when the repository was opened (read-only checks).
+    pub(crate) index: gix::worktree::Index,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("workdir", &self.workdir)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+impl Repo {
+    /// The work tree containing `root` (a directory), also from a subdirectory, in a linked
+    /// worktree or a submodule, and in a repository without commits. `GIT_DIR`,
+    /// `GIT_WORK_TREE` and `GIT_INDEX_FILE` are honoured (git sets them for hooks).
+    ///
+    /// `Ok(None)` when the root is in no work tree (no repository, or a bare one): git
+    /// features are then skipped. A root inside a `.git` directory is `path_escape`.
+    pub fn discover(root: &Path) -> Result<Option<Repo>, Error> {
+        let root_canon = std::fs::canonicalize(root)
+            .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
+        let repo = match gix::discover_with_environment_overrides(&root_canon) {
+            Ok(repo) => repo,
+            Err(err) if is_not_found(&err) => return Ok(None),
+            Err(err) => return Err(gix_error("cannot open the git repository", &err)),
+        };
+        let git_dir = canonical_or_same(repo.git_dir());
+        let common_dir = canonical_or_same(repo.common_dir());
+        if root_canon.starts_with(&git_dir) || root_canon.starts_with(&common_dir) {
+            return Err(Error::new(
+                ErrorCode::PathEscape,
+                format!(
+                    "the root {} is inside the git directory: apply-patch never writes git's own files",
+                    root.display()
+                ),
+            )
+            .with_hint("run apply-patch from the work tree (--root DIR)"));
+        }
+        let Some(workdir) = repo.workdir().map(canonical_or_same) else {
+            return Ok(None);
+        };
+        let Ok(rest) = root_canon.strip_prefix(&workdir) else {
+            // GIT_WORK_TREE points elsewhere: the root is not part of that work tree.
+            return Ok(None);
+        };
+        let prefix = slash_path(rest)?;
+        let index = repo
+            .index_or_empty()
+            .map_err(|e| gix_error("cannot read the git index", &e))?;
+        Ok(Some(Repo {
+            repo,
+            workdir,
+            prefix,
+            index,
+        }))
+    }
+
+    /// The work tree directory (canonical).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The root relative to the work tree ("" when the root is the top of the work tree).
+    pub fn root_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The object format of the repository (SHA-1 or SHA-256).
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
+    /// The gix repository, for callers that need more than this module offers.
+    pub fn gix(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    /// The repo-relative, `/`-separated path of a root-relative path (`.` and `..`
+    /// resolved; leaving the work tree is `path_escape`).
+    pub fn repo_path(&self, rel: &str) -> Result<String, Error> {
+        let mut parts: Vec<&str> = self.prefix.split('/').filter(|p| !p.is_empty()).collect();
+        for part in rel.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    if parts.pop().is_none() {
+                        return Err(Error::new(
+                            ErrorCode::PathEscape,
+                            format!("{rel} leaves the git work tree"),
+                        )
+                        .with_path(rel));
+                    }
+                }
+                other => parts.push(other),
+            }
+        }
+        Ok(parts.join("/"))
+    }
+
+    /// The absolute work-tree path of a repo-relative path.
+    pub fn worktree_file(&self, repo_path: &str) -> PathBuf {
+        let mut path = self.workdir.clone();
+        path.extend(repo_path.split('/'));
+        path
+    }
+
+    /// Refuse (`path_escape`, saying why) a root-relative path that lies in `.git` or inside a
+    /// submodule (a gitlink of the index, or a nested repository in the work tree).
+    pub fn check_path(&self, rel: &str) -> Result<(), Error> {
+        let repo_path = self.repo_path(rel)?;
+        let parts: Vec<&str> = repo_path.split('/').collect();
+        if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+            return Err(Error::new(
+                ErrorCode::PathEscape,
+                format!("{rel} is inside .git: apply-patch never writes git's own files"),
+            )
+            .with_path(rel)
+            .with_hint("patch files of the work tree only"));
+        }
+        for end in 1..=parts.len() {
+            let dir = parts[..end].join("/");
+            let gitlink = self
+                .index
+                .entry_by_path(BStr::new(dir.as_bytes()))
+                .is_some_and(|e| e.mode.is_submodule());
+            let nested = end < parts.len() && self.worktree_file(&dir).join(".git").exists();
+            if gitlink || nested {
+                let what = if gitlink {
+                    "the submodule"
+                } else {
+                    "the nested repository"
+                };
+                return Err(Error::new(
+                    ErrorCode::PathEscape,
+                    format!("{rel} is inside {what} {dir}: its files belong to another repository"),
+                )
+                .with_path(rel)
+                .with_hint(format!(
+                    "apply the part of the patch for {dir} from inside it (--root {dir})"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The index as read when the repository was opened.
+    pub fn index_state(&self) -> &gix::index::State {
+        &self.index
+    }
+
+    /// A repo-relative path as the index spells it.
+    pub(crate) fn bstr(path: &str) -> &BStr {
+        path.as_bytes().as_bstr()
+    }
+}
+
+fn is_not_found(err: &gix::Error) -> bool {
+    use gix::discover::upwards::Error as Up;
+    err.iter_errors().any(|cause| {
+        matches!(
+            cause.downcast_ref::<Up>(),
+            Some(
+                Up::NoGitRepository { .. }
+                    | Up::NoGitRepositoryWithinCeiling { .. }
+                    | Up::NoGitRepositoryWithinFs { .. }
+            )
+        )
+    })
+}
+
+fn canonical_or_same(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A relative path as a `/`-separated string (paths of patches are UTF-8).
+fn slash_path(path: &Path) -> Result<String, Error> {
+    let mut parts = Vec::new();
+    for component in path.components() {
+        let text = component.as_os_str().to_str().ok_or_else(|| {
+            Error::new(
+                ErrorCode::IoError,
+                format!("the path {} is not valid UTF-8", path.display()),
+            )
+        })?;
+        parts.push(text);
+    }
+    Ok(parts.join("/"))
+}

@@ -1,0 +1,58 @@
+//! Stage: check and commit, the git side (SPEC §7). Everything here goes through `gix`; the
+//! `git` program is never run.
+//!
+//! - [`Repo::discover`]: the work tree that contains the root (or none: then every git
+//!   feature is skipped quietly), repo-relative paths, and the guard that refuses writes into
+//!   `.git` or a submodule.
+//! - blob ids as `git add` would store them, compared with a diff's `index OLD..NEW` line
+//!   ([`Repo::check_blob_ids`]).
+//! - index entries, "does the work tree still match the index" ([`Repo::check_index_matches`]),
+//!   and the locked read-modify-write of the index that `--index`, `--cached` and
+//!   `--conflict-markers` use ([`LockedIndex`]).
+//! - base blobs for `--3way` ([`Repo::find_blob_by_prefix`], [`Repo::three_way`]).
+//! - `check-patches`: patch series checked against the staged tree ([`series`]).
+//!
+//! Nothing here decides where a hunk goes or writes the work tree: the planner and the
+//! transaction call in at fixed points.
+
+// The crate's one error type is wide (it carries the report's optional fields); it is built
+// only on refusal paths, so its size never matters for speed here.
+#![allow(clippy::result_large_err)]
+
+mod blob;
+mod discover;
+mod hooks;
+mod index;
+pub mod series;
+mod stage;
+mod threeway;
+
+pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
+pub use discover::Repo;
+pub use hooks::PlanHooks;
+pub use index::{IndexEntry, IndexRequirement};
+pub use stage::{IndexChange, LockedIndex};
+pub use threeway::ThreeWay;
+
+use crate::error::{Error, ErrorCode};
+
+/// A gix error as one of ours: `what` first, then the chain of causes (gix errors are
+/// type-erased; their sources carry the useful part).
+pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
+    let mut message = what.to_string();
+    let mut last = String::new();
+    for cause in err.iter_errors() {
+        let text = cause.to_string();
+        if text != last && !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        last = text;
+    }
+    let code = if err.classify().is_permission_denied() {
+        ErrorCode::PermissionDenied
+    } else {
+        ErrorCode::IoError
+    };
+    Error::new(code, message)
+}

@@ -1,0 +1,276 @@
+//! Stage: commit (the index). The locked read-modify-write of the git index: the lock is taken
+//! before the index is read and held until the new index is committed, so the check, the edit
+//! and the write see one index and no other git process can interleave.
+//!
+//! Writes new blobs to the object database (harmless when the transaction is later refused:
+//! unreferenced objects are garbage-collected) and the index through `index.lock`. Never
+//! touches the work tree.
+
+use super::index::{check_against, entry_of, IndexEntry, IndexRequirement};
+use super::{gix_error, Repo};
+use crate::error::{Error, ErrorCode};
+use crate::model::Mode;
+use crate::txn::{Change, NewState};
+use gix::index::entry::{Flags, Mode as EntryMode, Stage, Stat};
+use gix::ObjectId;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One edit of the index; paths are root-relative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexChange {
+    /// Stage `content` (as stored in git: already through the clean filters) with `mode`.
+    Put {
+        path: String,
+        content: Vec<u8>,
+        mode: Mode,
+    },
+    /// Remove every entry of `path`.
+    Remove { path: String },
+    /// Record `path` as unmerged, as git does after a conflicted merge: stage 1 (base),
+    /// 2 (ours), 3 (theirs); a side that is None has no entry.
+    Conflict {
+        path: String,
+        base: Option<(Vec<u8>, Mode)>,
+        ours: Option<(Vec<u8>, Mode)>,
+        theirs: Option<(Vec<u8>, Mode)>,
+    },
+}
+
+impl IndexChange {
+    fn path(&self) -> &str {
+        match self {
+            IndexChange::Put { path, .. }
+            | IndexChange::Remove { path }
+            | IndexChange::Conflict { path, .. } => path,
+        }
+    }
+}
+
+/// The index, locked (`index.lock` held) and read under the lock, being edited in memory.
+/// Dropping it without [`LockedIndex::commit`] leaves the index untouched and removes the lock.
+pub struct LockedIndex {
+    lock: gix::lock::File,
+    file: gix::index::File,
+    /// Repo-relative paths whose stat is taken from the work tree at commit (`--index`).
+    stat_from_worktree: Vec<String>,
+    workdir: PathBuf,
+}
+
+impl std::fmt::Debug for LockedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockedIndex")
+            .field("lock", &self.lock.lock_path())
+            .finish()
+    }
+}
+
+impl Repo {
+    /// Take the index lock (`busy` when another process holds it), then read the index.
+    /// A repository without an index file yet (no commits, nothing staged) gets an empty one.
+    pub fn lock_index(&self) -> Result<LockedIndex, Error> {
+        let path = self.repo.index_path();
+        let lock = gix::lock::File::acquire_to_update_resource(
+            &path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(Duration::from_millis(500)),
+            None,
+            0,
+        )
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Busy,
+                format!("the git index is locked ({}.lock exists)", path.display()),
+            )
+            .with_hint(format!(
+                "another git process is running; if none is, a crashed one left the lock: remove {}.lock",
+                path.display()
+            ))
+            .with_details(serde_json::json!({ "cause": gix_error("", &e).message }))
+        })?;
+        let file = gix::index::File::at_or_default(
+            &path,
+            self.object_hash(),
+            false,
+            gix::index::decode::Options::default(),
+        )
+        .map_err(|e| gix_error("cannot read the git index", &e))?;
+        Ok(LockedIndex {
+            lock,
+            file,
+            stat_from_worktree: Vec::new(),
+            workdir: self.workdir().to_path_buf(),
+        })
+    }
+
+    /// The index edits that mirror a transaction's work-tree changes (`--index`): new
+    /// contents go through the clean filters, as `git add` would store them.
+    pub fn index_changes_for(&self, changes: &[Change]) -> Result<Vec<IndexChange>, Error> {
+        changes
+            .iter()
+            .map(|change| {
+                let path = change.path.clone();
+                Ok(match &change.after {
+                    NewState::File { bytes, mode } => IndexChange::Put {
+                        content: self.clean(&change.path, bytes)?,
+                        mode: if mode & 0o111 != 0 {
+                            Mode::EXECUTABLE
+                        } else {
+                            Mode::FILE
+                        },
+                        path,
+                    },
+                    NewState::Symlink { target } => IndexChange::Put {
+                        content: target.clone(),
+                        mode: Mode::SYMLINK,
+                        path,
+                    },
+                    NewState::Absent => IndexChange::Remove { path },
+                })
+            })
+            .collect()
+    }
+}
+
+impl LockedIndex {
+    /// The entry of root-relative `rel` in the locked index.
+    pub fn entry(&self, repo: &Repo, rel: &str) -> Result<Option<IndexEntry>, Error> {
+        Ok(entry_of(&self.file, &repo.repo_path(rel)?))
+    }
+
+    /// [`Repo::check_index_matches`] against the locked index.
+    pub fn check_matches(
+        &self,
+        repo: &Repo,
+        requirements: &[IndexRequirement],
+    ) -> Result<(), Error> {
+        check_against(repo, &self.file, requirements)
+    }
+
+    /// Write the new blobs to the object database and edit the entries in memory. With
+    /// `stat_from_worktree` (`--index`) the entries' stat is read from the work tree at
+    /// [`LockedIndex::commit`], after the transaction wrote the files; otherwise (`--cached`)
+    /// it is left empty, so git compares contents the next time it looks.
+    pub fn stage(
+        &mut self,
+        repo: &Repo,
+        changes: &[IndexChange],
+        stat_from_worktree: bool,
+    ) -> Result<(), Error> {
+        let mut replaced = BTreeSet::new();
+        for change in changes {
+            replaced.insert(repo.repo_path(change.path())?);
+        }
+        remove_paths(&mut self.file, &replaced);
+        for change in changes {
+            let repo_path = repo.repo_path(change.path())?;
+            let mut push = |content: &[u8], mode: Mode, stage: Stage| -> Result<(), Error> {
+                let id = write_blob(repo, content, change.path())?;
+                self.file.dangerously_push_entry(
+                    Stat::default(),
+                    id,
+                    Flags::from_stage(stage),
+                    entry_mode(mode),
+                    Repo::bstr(&repo_path),
+                );
+                Ok(())
+            };
+            match change {
+                IndexChange::Put { content, mode, .. } => {
+                    push(content, *mode, Stage::Unconflicted)?;
+                    if stat_from_worktree {
+                        self.stat_from_worktree.push(repo_path.clone());
+                    }
+                }
+                IndexChange::Remove { .. } => {}
+                IndexChange::Conflict {
+                    base, ours, theirs, ..
+                } => {
+                    for (side, stage) in [
+                        (base, Stage::Base),
+                        (ours, Stage::Ours),
+                        (theirs, Stage::Theirs),
+                    ] {
+                        if let Some((content, mode)) = side {
+                            push(content, *mode, stage)?;
+                        }
+                    }
+                }
+            }
+        }
+        self.file.sort_entries();
+        Ok(())
+    }
+
+    /// Take the stat of staged files from the work tree, drop the cached tree extension
+    /// (it would still describe the old entries), write the index into its lock file and
+    /// commit it by rename. On failure the old index stays.
+    pub fn commit(mut self) -> Result<(), Error> {
+        for repo_path in std::mem::take(&mut self.stat_from_worktree) {
+            let mut file = self.workdir.clone();
+            file.extend(repo_path.split('/'));
+            let stat = gix::index::fs::Metadata::from_path_no_follow(&file)
+                .ok()
+                .and_then(|m| Stat::from_fs(&m).ok());
+            if let (Some(stat), Some(entry)) = (
+                stat,
+                self.file
+                    .entry_mut_by_path_and_stage(Repo::bstr(&repo_path), Stage::Unconflicted),
+            ) {
+                entry.stat = stat;
+            }
+        }
+        self.file.remove_tree();
+        let options = gix::index::write::Options::default();
+        self.file
+            .write_to(&mut self.lock, options)
+            .map_err(|e| gix_error("cannot write the git index", &e))?;
+        self.lock.commit().map_err(|e| {
+            Error::io(
+                "index",
+                "cannot replace the git index",
+                &std::io::Error::new(e.error.kind(), e.error.to_string()),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The index being edited (for checks and tests).
+    pub fn state(&self) -> &gix::index::State {
+        &self.file
+    }
+}
+
+/// Remove every entry of each path, of each directory above it (a file replacing a
+/// directory or the reverse), and below it.
+fn remove_paths(file: &mut gix::index::File, paths: &BTreeSet<String>) {
+    file.remove_entries(|_, path, _| {
+        let Ok(path) = std::str::from_utf8(path) else {
+            return false;
+        };
+        paths.iter().any(|p| {
+            path == p
+                || (path.len() > p.len()
+                    && path.starts_with(p.as_str())
+                    && path.as_bytes()[p.len()] == b'/')
+                || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
+        })
+    });
+}
+
+fn write_blob(repo: &Repo, content: &[u8], rel: &str) -> Result<ObjectId, Error> {
+    repo.repo
+        .write_blob(content)
+        .map(|id| id.detach())
+        .map_err(|e| gix_error(&format!("cannot write the blob of {rel}"), &e).with_path(rel))
+}
+
+fn entry_mode(mode: Mode) -> EntryMode {
+    if mode.is_symlink() {
+        EntryMode::SYMLINK
+    } else if mode.is_executable() {
+        EntryMode::FILE_EXECUTABLE
+    } else {
+        EntryMode::FILE
+    }
+}
