@@ -17,6 +17,7 @@ pub mod permit;
 pub mod postcheck;
 pub mod preview;
 pub mod read;
+pub mod rebase;
 pub mod risk;
 pub mod snapshots;
 pub mod tools;
