@@ -103,11 +103,19 @@ fn agent_input(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
 fn patch(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
     let (mut i, ()) = match begin_marker(i) {
         Ok(ok) => ok,
-        Err(nom::Err::Error(_)) => return fail(
-            i,
-            "expected `*** Begin Patch`",
-            "an agent patch starts with the line `*** Begin Patch` and ends with `*** End Patch`",
-        ),
+        Err(nom::Err::Error(_)) => {
+            let found = if i.is_empty() {
+                "the end of the input".to_string()
+            } else {
+                format!("`{}`", shown(peek(i)))
+            };
+            return fail(
+                i,
+                format!("expected `*** Begin Patch`, found {found}"),
+                "an agent patch starts with the line `*** Begin Patch` and ends with `*** End \
+                 Patch`",
+            );
+        }
         Err(e) => return Err(e),
     };
     let mut files = Vec::new();
@@ -183,35 +191,45 @@ fn file_op(i: In<'_>) -> Res<'_, FilePatch<'_>> {
 
 /// grammar: add_header
 fn add_header(i: In<'_>) -> Res<'_, String> {
-    let (rest, arg) = marker_with_arg(i, b"*** Add File:")?;
+    let Some((rest, arg)) = marker_with_arg(i, b"*** Add File:") else {
+        return miss(i);
+    };
     let (_, p) = path(arg)?;
     Ok((rest, p))
 }
 
 /// grammar: delete_header
 fn delete_header(i: In<'_>) -> Res<'_, String> {
-    let (rest, arg) = marker_with_arg(i, b"*** Delete File:")?;
+    let Some((rest, arg)) = marker_with_arg(i, b"*** Delete File:") else {
+        return miss(i);
+    };
     let (_, p) = path(arg)?;
     Ok((rest, p))
 }
 
 /// grammar: update_header
 fn update_header(i: In<'_>) -> Res<'_, String> {
-    let (rest, arg) = marker_with_arg(i, b"*** Update File:")?;
+    let Some((rest, arg)) = marker_with_arg(i, b"*** Update File:") else {
+        return miss(i);
+    };
     let (_, p) = path(arg)?;
     Ok((rest, p))
 }
 
 /// grammar: move_line
 fn move_line(i: In<'_>) -> Res<'_, String> {
-    let (rest, arg) = marker_with_arg(i, b"*** Move to:")?;
+    let Some((rest, arg)) = marker_with_arg(i, b"*** Move to:") else {
+        return miss(i);
+    };
     let (_, p) = path(arg)?;
     Ok((rest, p))
 }
 
 /// grammar: base_line
 fn base_line(i: In<'_>) -> Res<'_, String> {
-    let (rest, arg) = marker_with_arg(i, b"*** Base:")?;
+    let Some((rest, arg)) = marker_with_arg(i, b"*** Base:") else {
+        return miss(i);
+    };
     let (arg, _) = ws(arg)?;
     let (tail, digits) = hex(arg)?;
     if !tail.trim_ascii().is_empty() {
@@ -393,6 +411,8 @@ fn update_file(i: In<'_>) -> Res<'_, FilePatch<'_>> {
 
 type Meta = (Option<String>, Option<String>);
 
+/// grammar: update_meta
+///
 /// The optional `*** Move to:` and `*** Base:` lines after `*** Update File:`, in either
 /// order, each at most once.
 fn update_meta(mut i: In<'_>) -> Res<'_, Meta> {

@@ -14,6 +14,7 @@ use crate::text::BOM;
 /// Where a patch was found in the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detected {
+    /// The format of the patch.
     pub format: Format,
     /// Byte offset of the patch's first line (`*** Begin Patch`, `diff --git`, `---`, `{`).
     pub start: usize,
@@ -51,19 +52,12 @@ pub fn detect(input: &[u8]) -> Option<Detected> {
 /// that the front end reports what it found there.
 pub(crate) fn detect_as(input: &[u8], format: Format) -> Detected {
     scan(input, Some(format)).unwrap_or_else(|| {
-        let mut cd = None;
-        let mut start = body_start(input);
-        for (offset, content) in lines(input) {
-            if let Ok((_, heredoc)) = heredoc_open(content) {
-                cd = heredoc.cd;
-                continue;
-            }
-            if !content.iter().all(u8::is_ascii_whitespace) {
-                start = offset;
-                break;
-            }
-        }
-        Detected { format, start, cd }
+        let start = lines(input)
+            .find(|(_, content)| {
+                heredoc_open(content).is_err() && !content.iter().all(u8::is_ascii_whitespace)
+            })
+            .map_or(input.len(), |(offset, _)| offset);
+        found(input, format, start)
     })
 }
 
@@ -95,30 +89,32 @@ pub(crate) fn nothing_found(input: &[u8]) -> ParseError {
     )
 }
 
-/// The heredoc opener that stands on the last non-blank line before `start`, if any.
+/// The heredoc that is still open at byte `start`: the last opener before it whose closing
+/// word does not stand alone on a line in between (as the shell reads it, everything up to
+/// that word, prose included, is the input of `apply_patch`).
 pub(crate) fn heredoc_before(input: &[u8], start: usize) -> Option<Heredoc<'_>> {
     let head = &input[..start.min(input.len())];
-    let last = head
-        .split(|&b| b == b'\n')
-        .rev()
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
-    heredoc_open(strip_cr(last)).ok().map(|(_, h)| h)
+    let mut open = None;
+    for (_, content) in lines(head) {
+        match heredoc_open(content) {
+            Ok((_, heredoc)) => open = Some(heredoc),
+            Err(_) if open.as_ref().is_some_and(|h| h.tag == content) => open = None,
+            Err(_) => {}
+        }
+    }
+    open
 }
 
 fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
     let wanted = |f: Format| only.is_none_or(|o| o == f);
-    let mut cd = None;
+    // The offset of a `---` line seen on the previous line.
     let mut previous: Option<usize> = None;
     for (offset, content) in lines(input) {
         // A `---` line is only a unified header when a `+++` line follows it.
         if let Some(dashes) = previous.take() {
             if content.starts_with(b"+++ ") && wanted(Format::Unified) {
-                return Some(found(Format::Unified, dashes, cd));
+                return Some(found(input, Format::Unified, dashes));
             }
-        }
-        if let Ok((_, heredoc)) = heredoc_open(content) {
-            cd = heredoc.cd;
-            continue;
         }
         let format = if trim(content).starts_with(b"*** Begin Patch") {
             Some(Format::Agent)
@@ -133,13 +129,14 @@ fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
             None
         };
         if let Some(format) = format.filter(|&f| wanted(f)) {
-            return Some(found(format, offset, cd));
+            return Some(found(input, format, offset));
         }
     }
     None
 }
 
-fn found(format: Format, start: usize, cd: Option<String>) -> Detected {
+fn found(input: &[u8], format: Format, start: usize) -> Detected {
+    let cd = heredoc_before(input, start).and_then(|h| h.cd);
     Detected { format, start, cd }
 }
 
@@ -328,6 +325,17 @@ mod tests {
         ] {
             assert!(heredoc_open(line.as_bytes()).is_err(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_closed_heredoc_gives_no_cd() {
+        let input = "cd x && apply_patch <<EOF\nold\nEOF\nprose\n*** Begin Patch\n";
+        let (_, _, cd) = detected(input).expect("found");
+        assert_eq!(cd, None);
+        let input = "cd x && apply_patch <<EOF\nprose\n\n*** Begin Patch\n";
+        assert_eq!(detected(input).expect("found").2.as_deref(), Some("x"));
+        let input = "cd y && apply_patch <<EOF\n--- a/f\n+++ b/f\n";
+        assert_eq!(detected(input).expect("found").2.as_deref(), Some("y"));
     }
 
     #[test]

@@ -147,6 +147,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn detection_routes_each_format_to_its_front_end() {
+        let opts = ParseOptions::default();
+        let unified = b"cd sub && apply_patch <<'EOF'\nSubject: x\n\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\nEOF\n";
+        let set = parse(unified, &opts).expect("unified parses");
+        assert_eq!(set.format, Format::Unified);
+        assert_eq!(set.cd.as_deref(), Some("sub"));
+        assert_eq!(set.files[0].path(), "x");
+        let json = b"{\"edits\": [{\"op\": \"delete\", \"path\": \"a\"}]}";
+        assert_eq!(parse(json, &opts).expect("json").format, Format::Json);
+        let agent = b"*** Begin Patch\n*** Delete File: a\n*** End Patch\n";
+        assert_eq!(parse(agent, &opts).expect("agent").format, Format::Agent);
+    }
+
+    #[test]
+    fn forced_format_overrides_detection() {
+        let opts = ParseOptions {
+            format: Some(Format::Agent),
+            ..ParseOptions::default()
+        };
+        let err = parse(b"{\"edits\": []}\n", &opts).expect_err("not an agent patch");
+        assert_eq!(
+            err.message,
+            "expected `*** Begin Patch`, found `{\"edits\": []}`"
+        );
+        assert_eq!((err.line, err.column), (1, 1));
+    }
+
+    #[test]
+    fn input_without_any_format_is_refused_with_a_hint() {
+        let err = parse(b"just words\n", &ParseOptions::default()).expect_err("no patch");
+        assert!(err.message.starts_with("no patch found"));
+        assert!(err.hint.is_some());
+    }
+
+    #[test]
     fn render_puts_the_caret_under_the_column() {
         let err = ParseError {
             line: 12,

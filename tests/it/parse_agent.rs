@@ -386,13 +386,25 @@ fn parse_every_way(bytes: &[u8]) {
             ..ParseOptions::default()
         };
         if let Err(e) = parse::parse(bytes, &opts) {
+            // Every refusal says what was expected; nom's internal errors never leak out.
+            assert!(!e.message.starts_with("unexpected input"), "{}", e.render());
+            assert!(e.line >= 1 && e.column >= 1);
             let _ = e.render();
         }
     }
 }
 
+/// 1024 cases per property, unless `PROPTEST_CASES` asks for another number (for longer
+/// local runs).
+fn never_panic_config() -> ProptestConfig {
+    match std::env::var_os("PROPTEST_CASES") {
+        Some(_) => ProptestConfig::default(),
+        None => ProptestConfig::with_cases(1024),
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(never_panic_config())]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
@@ -406,5 +418,178 @@ proptest! {
     ) {
         let bytes = mutate(SEEDS[seed].as_bytes().to_vec(), &mutations);
         parse_every_way(&bytes);
+    }
+}
+
+/// One edit of a generated JSON request: (path index, op index, text).
+fn json_edit() -> impl Strategy<Value = (usize, usize, String)> {
+    (0usize..4, 0usize..4, "[a-z \\n\"\\\\é]{1,12}")
+}
+
+fn json_edit_text(path: usize, op: usize, text: &str) -> String {
+    let path = format!("dir/file{path}.txt");
+    let text = serde_json::to_string(text).expect("a string serialises");
+    match op {
+        0 => format!(r#"{{"op": "replace", "path": "{path}", "old": {text}, "new": "x"}}"#),
+        1 => format!(r#"{{"op": "insert", "path": "{path}", "after_line": 2, "content": {text}}}"#),
+        2 => format!(r#"{{"op": "append", "path": "{path}", "content": {text}}}"#),
+        _ => format!(
+            r#"{{"op": "line_range", "path": "{path}", "start_line": 1, "end_line": 3, "expected": {text}, "new_content": ""}}"#
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(never_panic_config())]
+
+    /// Edits of one path gather into one file patch, paths in order of first appearance, each
+    /// path's edits in request order, with their text decoded.
+    #[test]
+    fn json_edits_gather_per_path(edits in proptest::collection::vec(json_edit(), 1..12)) {
+        let body: Vec<String> = edits.iter().map(|(p, o, t)| json_edit_text(*p, *o, t)).collect();
+        let input = format!("{{\"edits\": [\n{}\n]}}", body.join(",\n"));
+        let set = parse::parse(input.as_bytes(), &ParseOptions::default())
+            .map_err(|e| TestCaseError::fail(e.render()))?;
+        let mut order: Vec<usize> = Vec::new();
+        for (p, _, _) in &edits {
+            if !order.contains(p) {
+                order.push(*p);
+            }
+        }
+        prop_assert_eq!(set.files.len(), order.len());
+        for (file, p) in set.files.iter().zip(&order) {
+            prop_assert_eq!(file.path(), format!("dir/file{p}.txt"));
+            let Body::Edits(list) = &file.body else {
+                return Err(TestCaseError::fail("edits expected"));
+            };
+            let texts: Vec<&str> = edits.iter().filter(|e| e.0 == *p).map(|e| e.2.as_str()).collect();
+            prop_assert_eq!(list.len(), texts.len());
+            for (edit, text) in list.iter().zip(texts) {
+                let got = match edit {
+                    Edit::Replace { old, .. } => old,
+                    Edit::Insert { content, .. } | Edit::Append { content } => content,
+                    Edit::LineRange { expected, .. } => expected,
+                };
+                prop_assert_eq!(got.as_ref(), text);
+            }
+        }
+    }
+}
+
+/// A generated hunk: anchors, line-number hint, (kind 0/1/2 = context/delete/insert, text)
+/// lines, and `*** End of File`.
+type GenHunk = (Vec<String>, Option<usize>, Vec<(u8, String)>, bool);
+
+/// A generated agent file operation: the text to write and what the parser must return.
+#[derive(Debug, Clone)]
+enum GenOp {
+    Add(Vec<String>),
+    Delete,
+    Update { move_to: bool, hunks: Vec<GenHunk> },
+}
+
+fn gen_hunk() -> impl Strategy<Value = GenHunk> {
+    (
+        proptest::collection::vec("[a-z][a-z ]{0,6}[a-z]", 0..3),
+        proptest::option::of(1usize..500),
+        proptest::collection::vec((0u8..3, "[a-z ]{0,8}"), 1..6),
+        any::<bool>(),
+    )
+}
+
+fn gen_op() -> impl Strategy<Value = GenOp> {
+    prop_oneof![
+        proptest::collection::vec("[a-z ]{0,8}", 0..4).prop_map(GenOp::Add),
+        Just(GenOp::Delete),
+        (any::<bool>(), proptest::collection::vec(gen_hunk(), 1..4))
+            .prop_map(|(move_to, hunks)| GenOp::Update { move_to, hunks }),
+    ]
+}
+
+fn render_gen(ops: &[GenOp], crlf: bool) -> String {
+    let mut out = vec!["*** Begin Patch".to_string()];
+    for (n, op) in ops.iter().enumerate() {
+        match op {
+            GenOp::Add(lines) => {
+                out.push(format!("*** Add File: f{n}.txt"));
+                out.extend(lines.iter().map(|l| format!("+{l}")));
+            }
+            GenOp::Delete => out.push(format!("*** Delete File: f{n}.txt")),
+            GenOp::Update { move_to, hunks } => {
+                out.push(format!("*** Update File: f{n}.txt"));
+                if *move_to {
+                    out.push(format!("*** Move to: g{n}.txt"));
+                }
+                for (anchors, hint, lines, eof) in hunks {
+                    out.extend(anchors.iter().map(|a| format!("@@ {a}")));
+                    match hint {
+                        Some(h) => out.push(format!("@@ -{h},3 +{h},4 @@")),
+                        None if anchors.is_empty() => out.push("@@".to_string()),
+                        None => {}
+                    }
+                    for (kind, text) in lines {
+                        let mark = [' ', '-', '+'][usize::from(*kind)];
+                        out.push(format!("{mark}{text}"));
+                    }
+                    if *eof {
+                        out.push("*** End of File".to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.push("*** End Patch".to_string());
+    let eol = if crlf { "\r\n" } else { "\n" };
+    out.join(eol) + eol
+}
+
+proptest! {
+    #![proptest_config(never_panic_config())]
+
+    /// Generated agent patches parse back into exactly the operations, anchors, hints and
+    /// lines they were written from, with LF or CRLF endings.
+    #[test]
+    fn generated_agent_patches_parse_back(
+        ops in proptest::collection::vec(gen_op(), 1..5),
+        crlf in any::<bool>(),
+    ) {
+        let text = render_gen(&ops, crlf);
+        let set = parse::parse(text.as_bytes(), &ParseOptions::default())
+            .map_err(|e| TestCaseError::fail(e.render()))?;
+        prop_assert_eq!(set.files.len(), ops.len());
+        for (n, (file, op)) in set.files.iter().zip(&ops).enumerate() {
+            match op {
+                GenOp::Add(lines) => {
+                    prop_assert_eq!(file.op, apply_patch::FileOp::Add);
+                    let got: Vec<String> = file.body.hunks().iter()
+                        .flat_map(|h| h.lines.iter())
+                        .map(|l| String::from_utf8_lossy(&l.text).into_owned())
+                        .collect();
+                    prop_assert_eq!(&got, lines);
+                }
+                GenOp::Delete => {
+                    prop_assert_eq!(file.op, apply_patch::FileOp::Delete);
+                    prop_assert_eq!(file.old_path.clone(), Some(format!("f{n}.txt")));
+                }
+                GenOp::Update { move_to, hunks } => {
+                    let new = if *move_to { format!("g{n}.txt") } else { format!("f{n}.txt") };
+                    prop_assert_eq!(file.new_path.clone(), Some(new));
+                    let got = file.body.hunks();
+                    prop_assert_eq!(got.len(), hunks.len());
+                    for (h, (anchors, hint, lines, eof)) in got.iter().zip(hunks) {
+                        let a: Vec<String> = h.anchors.iter()
+                            .map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+                        prop_assert_eq!(&a, anchors);
+                        prop_assert_eq!(h.old_start, *hint);
+                        prop_assert_eq!(h.end_of_file, *eof);
+                        let l: Vec<(u8, String)> = h.lines.iter().map(|l| {
+                            let k = match l.kind { LineKind::Context => 0, LineKind::Delete => 1, LineKind::Insert => 2 };
+                            (k, String::from_utf8_lossy(&l.text).into_owned())
+                        }).collect();
+                        prop_assert_eq!(&l, lines);
+                    }
+                }
+            }
+        }
     }
 }

@@ -9,8 +9,8 @@ use nom::sequence::preceded;
 use nom::Parser;
 
 use super::lex::{
-    blank_lines, end_of_file, fail, is_marker_line, line, miss, number, peek, text, ws, ws1, In,
-    Res,
+    blank_lines, end_of_file, fail, is_marker_line, line, miss, not_here, number, peek, text, ws,
+    ws1, In, Res,
 };
 use crate::model::{Hunk, Line, LineKind};
 
@@ -214,24 +214,26 @@ pub(super) fn hunk_line(i: In<'_>) -> Res<'_, (Line<'_>, bool)> {
 
 /// grammar: context_line
 pub(super) fn context_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b' ', LineKind::Context)
+    prefixed_line(i, b' ', LineKind::Context).ok_or_else(|| not_here(i))
 }
 
 /// grammar: removed_line
 pub(super) fn removed_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b'-', LineKind::Delete)
+    prefixed_line(i, b'-', LineKind::Delete).ok_or_else(|| not_here(i))
 }
 
 /// grammar: inserted_line
 pub(super) fn inserted_line(i: In<'_>) -> Res<'_, Line<'_>> {
-    prefixed_line(i, b'+', LineKind::Insert)
+    prefixed_line(i, b'+', LineKind::Insert).ok_or_else(|| not_here(i))
 }
 
-pub(super) fn prefixed_line(i: In<'_>, prefix: u8, kind: LineKind) -> Res<'_, Line<'_>> {
-    let (rest, content) = line(i)?;
+/// The next line as a hunk line of `kind` when it starts with `prefix` (a helper of the three
+/// hunk-line productions, not one itself).
+fn prefixed_line(i: In<'_>, prefix: u8, kind: LineKind) -> Option<(In<'_>, Line<'_>)> {
+    let (rest, content) = line(i).ok()?;
     match content.split_first() {
-        Some((&first, text)) if first == prefix => Ok((rest, Line::new(kind, text))),
-        _ => miss(i),
+        Some((&first, text)) if first == prefix => Some((rest, Line::new(kind, text))),
+        _ => None,
     }
 }
 

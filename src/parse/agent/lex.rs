@@ -58,36 +58,47 @@ pub(super) fn failure(
 
 /// Not this production: let the caller try another.
 pub(super) fn miss<O>(at: In<'_>) -> Res<'_, O> {
-    Err(nom::Err::Error(Fail {
+    Err(not_here(at))
+}
+
+/// The error of [`miss`], as a value.
+pub(super) fn not_here(at: In<'_>) -> nom::Err<Fail> {
+    nom::Err::Error(Fail {
         addr: at.as_ptr() as usize,
         message: "unexpected input".into(),
         hint: None,
-    }))
+    })
 }
 
 /// grammar: begin_marker
 pub(super) fn begin_marker(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** Begin Patch")
+    match exact_marker(i, b"*** Begin Patch") {
+        Some(rest) => Ok((rest, ())),
+        None => miss(i),
+    }
 }
 
 /// grammar: end_marker
 pub(super) fn end_marker(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** End Patch")
+    match exact_marker(i, b"*** End Patch") {
+        Some(rest) => Ok((rest, ())),
+        None => miss(i),
+    }
 }
 
 /// grammar: end_of_file
 pub(super) fn end_of_file(i: In<'_>) -> Res<'_, ()> {
-    exact_marker(i, b"*** End of File")
+    match exact_marker(i, b"*** End of File") {
+        Some(rest) => Ok((rest, ())),
+        None => miss(i),
+    }
 }
 
-/// A line that, trimmed, is exactly `marker`.
-pub(super) fn exact_marker<'a>(i: In<'a>, marker: &[u8]) -> Res<'a, ()> {
-    let (rest, content) = line(i)?;
-    if content.trim_ascii() == marker {
-        Ok((rest, ()))
-    } else {
-        miss(i)
-    }
+/// The input after the next line when that line, trimmed, is exactly `marker` (a helper of
+/// the marker productions, not one itself).
+fn exact_marker<'a>(i: In<'a>, marker: &[u8]) -> Option<In<'a>> {
+    let (rest, content) = line(i).ok()?;
+    (content.trim_ascii() == marker).then_some(rest)
 }
 
 /// Prefixes (of the trimmed line) that make a line a marker wherever it stands (SPEC §2).
@@ -101,13 +112,12 @@ pub(super) const MARKER_PREFIXES: [&[u8]; 5] = [
 pub(super) const MARKER_LINES: [&[u8]; 3] =
     [b"*** Begin Patch", b"*** End Patch", b"*** End of File"];
 
-/// A line that, trimmed, starts with `name` (`*** Add File:`…): the bytes after it.
-pub(super) fn marker_with_arg<'a>(i: In<'a>, name: &[u8]) -> Res<'a, In<'a>> {
-    let (rest, content) = line(i)?;
-    match content.trim_ascii().strip_prefix(name) {
-        Some(arg) => Ok((rest, arg)),
-        None => miss(i),
-    }
+/// When the next line, trimmed, starts with `name` (`*** Add File:`…): the input after the
+/// line and the bytes after `name` (a helper of the header productions, not one itself).
+pub(super) fn marker_with_arg<'a>(i: In<'a>, name: &[u8]) -> Option<(In<'a>, In<'a>)> {
+    let (rest, content) = line(i).ok()?;
+    let arg = content.trim_ascii().strip_prefix(name)?;
+    Some((rest, arg))
 }
 
 /// True when the next line is a marker (and so ends any hunk or added file it follows).
@@ -155,6 +165,8 @@ pub(super) fn blank_lines(mut i: In<'_>) -> In<'_> {
     i
 }
 
+/// grammar: line
+///
 /// One physical line: its text (without the ending) — never matches at the end of the input.
 pub(super) fn line(i: In<'_>) -> Res<'_, In<'_>> {
     if i.is_empty() {

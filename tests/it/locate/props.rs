@@ -1,1 +1,302 @@
-//! One test per rule of SPEC §5 that the table cannot express.
+//! Property tests: (a) the diff `similar` makes from a to b applies to a and gives b, also
+//! after unrelated lines are inserted above when each hunk's old side is unique; (b) every
+//! placement and refusal is the one a deliberately simple, brute-force reading of SPEC §5
+//! calls for; (c) applying and then reverse-applying gives the original back.
+
+use apply_patch::locate::{Level, LocateError, LocateOptions};
+use apply_patch::{Format, Hunk, Line, LineKind};
+use proptest::prelude::*;
+use similar::{capture_diff_slices, group_diff_ops, Algorithm, DiffTag};
+
+use super::run;
+
+/// Lines as the diff sees them: with their `\n`, except a last line without one.
+fn tokens(lines: &[String], newline: bool) -> Vec<String> {
+    let n = lines.len();
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 < n || newline {
+                format!("{l}\n")
+            } else {
+                l.clone()
+            }
+        })
+        .collect()
+}
+
+fn bytes(lines: &[String], newline: bool) -> Vec<u8> {
+    tokens(lines, newline).concat().into_bytes()
+}
+
+fn line(kind: LineKind, token: &str) -> Line<'static> {
+    Line::new(kind, token.trim_end_matches('\n').as_bytes().to_vec())
+}
+
+/// The unified diff of a → b as hunks, built from similar's grouped ops (3 lines of context).
+fn diff(a: &[String], a_nl: bool, b: &[String], b_nl: bool) -> Vec<Hunk<'static>> {
+    let (ta, tb) = (tokens(a, a_nl), tokens(b, b_nl));
+    let ops = capture_diff_slices(Algorithm::Myers, &ta, &tb);
+    let mut hunks = Vec::new();
+    for group in group_diff_ops(ops, 3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old = first.old_range().start..last.old_range().end;
+        let new = first.new_range().start..last.new_range().end;
+        let mut h = Hunk::default();
+        for op in &group {
+            let (tag, o, n) = op.as_tag_tuple();
+            match tag {
+                DiffTag::Equal => h
+                    .lines
+                    .extend(ta[o].iter().map(|t| line(LineKind::Context, t))),
+                DiffTag::Delete => h
+                    .lines
+                    .extend(ta[o].iter().map(|t| line(LineKind::Delete, t))),
+                DiffTag::Insert => h
+                    .lines
+                    .extend(tb[n].iter().map(|t| line(LineKind::Insert, t))),
+                DiffTag::Replace => {
+                    h.lines
+                        .extend(ta[o].iter().map(|t| line(LineKind::Delete, t)));
+                    h.lines
+                        .extend(tb[n].iter().map(|t| line(LineKind::Insert, t)));
+                }
+            }
+        }
+        let start = |r: &std::ops::Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
+        h.old_start = Some(start(&old));
+        h.old_count = Some(old.len());
+        h.new_start = Some(start(&new));
+        h.new_count = Some(new.len());
+        h.old_no_newline = !a_nl && !a.is_empty() && old.end == a.len();
+        h.new_no_newline = !b_nl && !b.is_empty() && new.end == b.len();
+        hunks.push(h);
+    }
+    hunks
+}
+
+/// The same hunks applied backwards.
+fn reverse(hunks: &[Hunk<'static>]) -> Vec<Hunk<'static>> {
+    hunks
+        .iter()
+        .map(|h| {
+            let mut r = h.clone();
+            for l in &mut r.lines {
+                l.kind = match l.kind {
+                    LineKind::Insert => LineKind::Delete,
+                    LineKind::Delete => LineKind::Insert,
+                    LineKind::Context => LineKind::Context,
+                };
+            }
+            // Within a change block, deletions come first again.
+            sort_blocks(&mut r.lines);
+            (r.old_start, r.new_start) = (h.new_start, h.old_start);
+            (r.old_count, r.new_count) = (h.new_count, h.old_count);
+            (r.old_no_newline, r.new_no_newline) = (h.new_no_newline, h.old_no_newline);
+            r
+        })
+        .collect()
+}
+
+fn sort_blocks(lines: &mut [Line<'static>]) {
+    for block in lines.split_mut(|l| l.kind == LineKind::Context) {
+        block.sort_by_key(|l| l.kind == LineKind::Insert);
+    }
+}
+
+fn apply(file: &[u8], hunks: &[Hunk<'_>]) -> Result<Vec<u8>, LocateError> {
+    run(file, hunks, Format::Unified, &LocateOptions::default()).map(|(b, _)| b)
+}
+
+fn text() -> impl Strategy<Value = (Vec<String>, bool)> {
+    let words = prop::sample::select(vec!["a", "b", "c", "d", "e", "", "}"]);
+    (
+        prop::collection::vec(words.prop_map(String::from), 0..24),
+        any::<bool>(),
+    )
+        .prop_map(
+            // An empty last line without a newline is no line at all: keep texts representable.
+            |(lines, nl)| {
+                let nl = nl || lines.last().is_some_and(String::is_empty);
+                (lines, nl)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn diff_applies_and_reverses((a, a_nl) in text(), (b, b_nl) in text()) {
+        let hunks = diff(&a, a_nl, &b, b_nl);
+        let (old, new) = (bytes(&a, a_nl), bytes(&b, b_nl));
+        prop_assert_eq!(apply(&old, &hunks).map_err(|e| TestCaseError::fail(e.to_string()))?, new.clone());
+        prop_assert_eq!(apply(&new, &reverse(&hunks)).map_err(|e| TestCaseError::fail(e.to_string()))?, old);
+    }
+
+    #[test]
+    fn diff_applies_after_lines_are_added_above(
+        (a, a_nl) in text(),
+        (b, b_nl) in text(),
+        above in 1usize..60,
+    ) {
+        let hunks = diff(&a, a_nl, &b, b_nl);
+        let extra: Vec<String> = (0..above).map(|i| format!("unrelated {i}")).collect();
+        // Lines above an emptied text keep their newline.
+        let b2_nl = b_nl || b.is_empty();
+        let (a2, b2) = ([extra.clone(), a].concat(), [extra, b].concat());
+        let file: Vec<&str> = a2.iter().map(String::as_str).collect();
+        let unique = hunks.iter().all(|h| {
+            let old: Vec<&str> = h.old_lines().map(|l| std::str::from_utf8(l).unwrap_or("\u{0}")).collect();
+            !old.is_empty() && file.windows(old.len()).filter(|w| *w == &old[..]).count() == 1
+        });
+        prop_assume!(unique && !hunks.is_empty());
+        let got = apply(&bytes(&a2, a_nl), &hunks).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(got, bytes(&b2, b2_nl));
+    }
+}
+
+// ---- (b): the rules, brute force ----
+
+const WS: [char; 5] = [' ', '\t', '\r', '\x0c', '\x0b'];
+
+fn fold(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '‘' | '’' | '‚' | '‛' | '′' => out.push('\''),
+            '“' | '”' | '„' | '‟' | '″' => out.push('"'),
+            '‐' | '‑' | '‒' | '–' | '—' | '―' | '−' => out.push('-'),
+            '…' => out.push_str("..."),
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+                out.push(' ')
+            }
+            '\u{200B}'..='\u{200D}' | '\u{FEFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn same(level: usize, a: &str, b: &str) -> bool {
+    match level {
+        1 => a == b,
+        2 => a.trim_end_matches(WS) == b.trim_end_matches(WS),
+        3 => a.trim_matches(WS) == b.trim_matches(WS),
+        _ => fold(a).trim_matches(WS) == fold(b).trim_matches(WS),
+    }
+}
+
+fn starts(level: usize, file: &[&str], pat: &[&str]) -> Vec<usize> {
+    if pat.len() > file.len() {
+        return Vec::new();
+    }
+    (0..=file.len() - pat.len())
+        .filter(|&s| {
+            pat.iter()
+                .enumerate()
+                .all(|(j, p)| same(level, file[s + j], p))
+        })
+        .collect()
+}
+
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Placed(usize, Level),
+    Applied(usize),
+    Ambiguous,
+    NotFound,
+}
+
+/// SPEC §5 for one hunk, read as plainly as possible.
+fn reference(
+    file: &[&str],
+    old: &[&str],
+    new: &[&str],
+    hint: Option<usize>,
+    window: usize,
+) -> Verdict {
+    for (level, name) in (1..=4).zip(Level::ALL) {
+        let all = starts(level, file, old);
+        if let Some(h) = hint {
+            if level == 1 && all.contains(&h) {
+                return Verdict::Placed(h, name);
+            }
+            let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= window).collect();
+            if near.len() == 1 {
+                return Verdict::Placed(*near[0], name);
+            }
+        }
+        match all.len() {
+            0 => {}
+            1 => return Verdict::Placed(all[0], name),
+            _ => return Verdict::Ambiguous,
+        }
+        if level == 1 {
+            if let [s] = starts(1, file, new)[..] {
+                return Verdict::Applied(s);
+            }
+        }
+    }
+    Verdict::NotFound
+}
+
+fn variant() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "x",
+        "x ",
+        " x",
+        "\tx\t",
+        "x\u{2019}",
+        "x'",
+        "y",
+        "y\u{00A0}",
+        "y ",
+        "n",
+        "",
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn placements_follow_the_rules(
+        file in prop::collection::vec(variant(), 0..14),
+        old in prop::collection::vec(variant(), 1..4),
+        hint in prop::option::of(0usize..16),
+        window in 0usize..5,
+    ) {
+        let hint = hint.map(|h| h.min(file.len()));
+        // Context lines, the last old line deleted, "n" inserted in its place.
+        let mut h = Hunk::default();
+        for (j, l) in old.iter().enumerate() {
+            let kind = if j + 1 == old.len() { LineKind::Delete } else { LineKind::Context };
+            h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
+        }
+        h.lines.push(Line::new(LineKind::Insert, b"n".to_vec()));
+        let format = match hint {
+            Some(s) => {
+                h.old_start = Some(s + 1);
+                h.old_count = Some(old.len());
+                Format::Unified
+            }
+            None => Format::Agent,
+        };
+        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain(["n"]).collect();
+        let want = reference(&file, &old, &new, hint, window);
+        let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let opts = LocateOptions { window, ..LocateOptions::default() };
+        let got = match run(text.as_bytes(), &[h], format, &opts) {
+            Ok((_, p)) if p[0].already_applied => Verdict::Applied(p[0].start),
+            Ok((_, p)) => Verdict::Placed(p[0].start, p[0].level),
+            Err(LocateError::AmbiguousMatch { .. }) => Verdict::Ambiguous,
+            Err(LocateError::ContextNotFound { .. }) => Verdict::NotFound,
+            Err(e) => return Err(TestCaseError::fail(format!("unexpected refusal: {e}"))),
+        };
+        prop_assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,26 @@
+//! Fuzz the JSON edit-request front end: any bytes must give a patch set or a parse error
+//! with a sane position — never a panic.
+#![no_main]
+
+use apply_patch::parse::{self, ParseOptions};
+use apply_patch::Format;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let opts = ParseOptions {
+        format: Some(Format::Json),
+        ..ParseOptions::default()
+    };
+    match parse::parse(data, &opts) {
+        Ok(set) => {
+            for file in &set.files {
+                assert!(!file.path().is_empty(), "a file patch without a path");
+            }
+            let _ = set.into_owned();
+        }
+        Err(err) => {
+            assert!(err.line >= 1 && err.column >= 1, "positions are 1-based");
+            let _ = err.render();
+        }
+    }
+});
