@@ -180,7 +180,13 @@ mod tests {
         old: Option<&'a [u8]>,
         new: Option<&'a [u8]>,
     ) -> FileChange<'a> {
-        FileChange { path, op, old, new }
+        let (inserted, deleted) = count_lines(old, new);
+        FileChange {
+            path,
+            op,
+            inserted,
+            deleted,
+        }
     }
 
     #[test]
