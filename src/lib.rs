@@ -7,6 +7,7 @@
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
 pub mod agent;
+pub mod apply;
 pub mod error;
 pub mod git;
 pub mod guard;
@@ -14,6 +15,7 @@ pub mod locate;
 pub mod merge;
 pub mod model;
 pub mod parse;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod splice;

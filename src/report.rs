@@ -111,6 +111,8 @@ pub enum WarningCode {
     BaseMismatch,
     UnbalancedEdit,
     Recovered,
+    /// A clean-up step after the commit point failed (the change itself is in place).
+    Cleanup,
 }
 
 impl WarningCode {
@@ -123,6 +125,7 @@ impl WarningCode {
             WarningCode::BaseMismatch => "base_mismatch",
             WarningCode::UnbalancedEdit => "unbalanced_edit",
             WarningCode::Recovered => "recovered",
+            WarningCode::Cleanup => "cleanup",
         }
     }
 }
@@ -321,9 +324,28 @@ pub fn error_text(e: &Error, style: Style) -> String {
             let _ = write!(s, "{p}: ");
         }
     }
-    s.push_str(&e.message);
+    // A message of several lines (the locator's) already shows the comparison with the
+    // nearest text: print it indented and do not repeat the structured fields.
+    let mut lines = e.message.lines();
+    s.push_str(lines.next().unwrap_or(""));
     s.push('\n');
+    let self_rendered = e.message.contains('\n');
+    for line in lines {
+        let _ = writeln!(s, "  {line}");
+    }
     parse_location(e, &mut s);
+    if !self_rendered {
+        structured_context(e, &mut s);
+    }
+    other_details(e, &mut s);
+    if let Some(h) = &e.hint {
+        let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
+    }
+    s
+}
+
+/// The expected lines, the nearest text and the candidates of an error.
+fn structured_context(e: &Error, s: &mut String) {
     if let Some(expected) = &e.expected {
         s.push_str("  expected:\n");
         for line in expected {
@@ -352,11 +374,6 @@ pub fn error_text(e: &Error, style: Style) -> String {
             }
         }
     }
-    other_details(e, &mut s);
-    if let Some(h) = &e.hint {
-        let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
-    }
-    s
 }
 
 /// A parse error's details (`line`, `column`, `line_text`) as the offending line and a caret.

@@ -100,60 +100,21 @@ impl Tree for DiskTree {
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
-        read_disk(&self.root, path)
-    }
-}
-
-/// Read one path under `root` without following a symlink at its last component.
-fn read_disk(root: &Path, path: &str) -> Result<(Snapshot, Node), Error> {
-    let full = root.join(path);
-    let md = match std::fs::symlink_metadata(&full) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok((Snapshot::Missing, Node::Missing))
-        }
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-            return Ok((Snapshot::Missing, Node::Missing))
-        }
-        Err(e) => return Err(Error::io(path, "cannot inspect", &e)),
-        Ok(md) => md,
-    };
-    if md.file_type().is_symlink() {
-        let target =
-            std::fs::read_link(&full).map_err(|e| Error::io(path, "cannot read the link", &e))?;
-        let target = path_bytes(&target);
-        return Ok((
-            Snapshot::Symlink {
-                target: target.clone(),
-            },
-            Node::Symlink { target },
-        ));
-    }
-    if md.is_dir() {
-        return Ok((Snapshot::Missing, Node::Directory));
-    }
-    let bytes = std::fs::read(&full).map_err(|e| Error::io(path, "cannot read", &e))?;
-    let mode = permission_bits(&md);
-    let snapshot = Snapshot::File {
-        len: bytes.len() as u64,
-        mtime: md.modified().ok(),
-        mode,
-        sha256: sha256(&bytes),
-    };
-    Ok((snapshot, Node::File { bytes, mode }))
-}
-
-#[cfg(unix)]
-fn permission_bits(md: &std::fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    md.permissions().mode() & 0o7777
-}
-
-#[cfg(not(unix))]
-fn permission_bits(md: &std::fs::Metadata) -> u32 {
-    if md.permissions().readonly() {
-        0o444
-    } else {
-        0o644
+        use crate::txn::Content;
+        let (snapshot, content) = crate::txn::read_snapshot(&self.root, path)?;
+        let node = match content {
+            Content::Missing => Node::Missing,
+            Content::Directory => Node::Directory,
+            Content::Symlink(target) => Node::Symlink { target },
+            Content::File(bytes) => {
+                let mode = match &snapshot {
+                    Snapshot::File { mode, .. } => *mode,
+                    _ => 0o644,
+                };
+                Node::File { bytes, mode }
+            }
+        };
+        Ok((snapshot, node))
     }
 }
 
@@ -299,7 +260,7 @@ impl Tree for MemTree {
                     target: target.clone(),
                 },
             ),
-            None if path.is_empty() || self.is_dir(path) => (Snapshot::Missing, Node::Directory),
+            None if path.is_empty() || self.is_dir(path) => (Snapshot::Directory, Node::Directory),
             None => (Snapshot::Missing, Node::Missing),
         })
     }

@@ -15,6 +15,9 @@ use super::dirfd::{self, Dir, Kind, Walk};
 use super::AuditRecord;
 use crate::{Error, ErrorCode};
 
+/// The journal format version this code writes and reads.
+pub const VERSION: u32 = 1;
+
 /// File name of the journal inside the journal folder.
 pub const FILE: &str = "journal.json";
 
@@ -113,11 +116,27 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&shown, "cannot read the journal", &e)),
         };
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            Error::new(ErrorCode::IoError, format!("the journal {shown} is damaged: {e}"))
-                .with_path(shown)
-                .with_hint("inspect the journal folder, restore any file by hand from its backups, then remove the folder")
-        })
+        let hint = "inspect the journal folder, restore any file by hand from its backups, then remove the folder";
+        let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                ErrorCode::IoError,
+                format!("the journal {shown} is damaged: {e}"),
+            )
+            .with_path(&shown)
+            .with_hint(hint)
+        })?;
+        if journal.version != VERSION {
+            return Err(Error::new(
+                ErrorCode::IoError,
+                format!(
+                    "the journal {shown} has version {}; this apply-patch reads version {VERSION}",
+                    journal.version
+                ),
+            )
+            .with_path(shown)
+            .with_hint(hint));
+        }
+        Ok(Some(journal))
     }
 }
 

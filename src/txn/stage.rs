@@ -154,7 +154,7 @@ impl Txn<'_> {
             });
         }
         Ok(Journal {
-            version: 1,
+            version: journal::VERSION,
             id: id.to_string(),
             root: self.root.to_path_buf(),
             phase: Phase::Prepared,

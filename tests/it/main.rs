@@ -1,6 +1,9 @@
 //! The one integration test binary: one module per area.
 
+mod cli;
+mod conformance;
 mod git;
 mod locate;
 mod parse_agent;
 mod txn;
+mod util;

@@ -1,0 +1,6 @@
+"""Small text helpers."""
+
+
+def split_words(text):
+    """Split text on whitespace."""
+    return text.split()

@@ -1,0 +1,667 @@
+//! The command line: clap's raw arguments ([`RawArgs`]) are validated into [`Options`], then
+//! run against the library's public API. Nothing here places hunks or writes files; this
+//! module only reads the patch input and turns reports into text.
+//!
+//! Every run yields an [`Outcome`] (stdout bytes, stderr text, exit status) that `main`
+//! prints, so the whole command is testable without a process.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use std::ffi::OsString;
+use std::io::Read as _;
+use std::path::PathBuf;
+
+use apply_patch::apply::{self, ApplyOptions};
+use apply_patch::model::Format;
+use apply_patch::report::{error_text, Report, Style};
+use apply_patch::txn;
+use apply_patch::{Error, ErrorCode};
+use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
+
+const EXAMPLES: &str = "\
+Examples:
+  apply-patch change.patch                 apply a patch file in the current directory
+  apply-patch --root repo --check fix.diff plan only: would it apply? (writes nothing)
+  git diff | apply-patch --root ../copy    apply a diff read from standard input
+  apply-patch -R --diff fix.diff           revert a unified diff and show the result
+  apply-patch --json edits.json            JSON edit request, JSON report
+  apply-patch \"$(cat agent.patch)\"         patch text as the argument (Codex style)
+  apply-patch undo                         revert the last applied patch
+
+Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage error;
+3 rollback failed (run `apply-patch recover`).";
+
+/// Raw command-line arguments, as clap parses them.
+#[derive(Debug, Parser)]
+#[command(
+    name = "apply-patch",
+    version,
+    about = "Apply multi-file patches safely: agent patches, git/unified diffs, JSON edits.",
+    long_about = "Apply multi-file patches safely: the agent patch language (*** Begin Patch), \
+git and plain unified diffs, and JSON edit requests. Every hunk goes to the one place it \
+uniquely belongs or the patch is refused; all files change, or none does.",
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct RawArgs {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The patch: a file, `-` for standard input (the default), or the patch text itself.
+    #[arg(value_name = "PATCH")]
+    pub patch: Option<OsString>,
+    /// Directory the patch's paths are relative to.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub root: Option<PathBuf>,
+    /// Plan only: report what would change and write nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Print exactly one JSON object on standard output (also on failure).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print the resulting unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Apply the inverse of a unified diff.
+    #[arg(long, short = 'R')]
+    pub reverse: bool,
+    /// Strip N leading path components from unified diff paths.
+    #[arg(short = 'p', value_name = "N")]
+    pub strip: Option<usize>,
+    /// Prefix every path of the patch with DIR.
+    #[arg(long, value_name = "DIR")]
+    pub directory: Option<String>,
+    /// Only apply files matching GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Skip files matching GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Ignore hunk line counts of unified diffs.
+    #[arg(long)]
+    pub recount: bool,
+    /// Accept zero-context hunks and place them at their line numbers exactly.
+    #[arg(long)]
+    pub unidiff_zero: bool,
+    /// How many lines from its hint a match still counts as near.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub window: usize,
+    /// Force the patch format instead of detecting it.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+    /// Refuse (stale_file) when a diff's `index` blob id does not match the file.
+    #[arg(long)]
+    pub strict_base: bool,
+    /// Refuse to touch files matching GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub protect: Vec<String>,
+    /// Allow patching Jupyter notebooks (.ipynb).
+    #[arg(long)]
+    pub allow_notebooks: bool,
+}
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Agent,
+    Unified,
+    Json,
+}
+
+/// `convert --to` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    Unified,
+    Agent,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Revert the last patch applied under the root.
+    Undo,
+    /// Finish or roll back a transaction interrupted by a crash.
+    Recover,
+    /// Convert a patch to another format (printed on standard output).
+    Convert {
+        /// The target format.
+        #[arg(long, value_enum)]
+        to: ConvertTo,
+        /// The patch: a file, `-` for standard input (the default), or the patch text.
+        #[arg(value_name = "PATCH")]
+        patch: Option<OsString>,
+    },
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff).
+    Man,
+}
+
+/// Where the patch comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Stdin,
+    File(PathBuf),
+    Text(String),
+}
+
+/// What to do, validated.
+#[derive(Debug)]
+pub enum Action {
+    Apply { input: Input, apply: ApplyOptions },
+    Undo,
+    Recover,
+    Convert { input: Input, to: ConvertTo },
+    Completions(clap_complete::Shell),
+    Man,
+}
+
+/// Validated options: one struct every later flag joins.
+#[derive(Debug)]
+pub struct Options {
+    pub action: Action,
+    pub root: PathBuf,
+    pub json: bool,
+    pub style: Style,
+}
+
+/// What a run prints and returns.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub status: u8,
+}
+
+impl Outcome {
+    fn report(report: &Report, opts: &Options) -> Self {
+        if opts.json {
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status: report.exit_status(),
+            };
+        }
+        let (out, err) = report.render_human(opts.style);
+        Outcome {
+            stdout: out.into_bytes(),
+            stderr: err,
+            status: report.exit_status(),
+        }
+    }
+
+    fn error(error: Error, json: bool, style: Style) -> Self {
+        let status = error.exit_status();
+        if json {
+            let report = Report::failure(error, Vec::new(), Vec::new());
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status,
+            };
+        }
+        Outcome {
+            stdout: Vec::new(),
+            stderr: error_text(&error, style),
+            status,
+        }
+    }
+}
+
+/// The environment a run sees (injected so tests need no process).
+pub struct Env {
+    pub stdin_is_terminal: bool,
+    pub stdout_is_terminal: bool,
+    pub stderr_is_terminal: bool,
+    pub no_color: Option<OsString>,
+}
+
+impl Env {
+    /// The real process environment.
+    pub fn current() -> Self {
+        use std::io::IsTerminal as _;
+        Env {
+            stdin_is_terminal: std::io::stdin().is_terminal(),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+            no_color: std::env::var_os("NO_COLOR"),
+        }
+    }
+}
+
+/// Run the command for `args` (argv[0] first).
+pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
+    if invoked_as_codex(&args) {
+        return run_codex(&args[1..]);
+    }
+    // One style for both streams: colour only when both are terminals.
+    let style = Style::detect(
+        env.stdout_is_terminal && env.stderr_is_terminal,
+        env.no_color.as_deref(),
+    );
+    let wants_json = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    let raw = match RawArgs::try_parse_from(&args) {
+        Ok(raw) => raw,
+        Err(e) => return clap_error(e, wants_json),
+    };
+    let opts = match validate(raw, style) {
+        Ok(o) => o,
+        Err(e) => return Outcome::error(e, wants_json, style),
+    };
+    let reads_stdin = matches!(
+        &opts.action,
+        Action::Apply {
+            input: Input::Stdin,
+            ..
+        } | Action::Convert {
+            input: Input::Stdin,
+            ..
+        }
+    );
+    if reads_stdin && env.stdin_is_terminal {
+        let error = usage("no patch given: name a patch file, pass the patch text, or pipe it in");
+        return Outcome::error(error, wants_json, style);
+    }
+    execute(opts)
+}
+
+fn clap_error(e: clap::Error, json: bool) -> Outcome {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational {
+        return Outcome {
+            stdout: e.to_string().into_bytes(),
+            stderr: String::new(),
+            status: 0,
+        };
+    }
+    if json {
+        let message = e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        let error = Error::new(ErrorCode::Usage, message)
+            .with_hint("run apply-patch --help for the options");
+        return Outcome::error(error, true, Style::Plain);
+    }
+    Outcome {
+        stdout: Vec::new(),
+        stderr: e.to_string(),
+        status: ErrorCode::Usage.exit_status(),
+    }
+}
+
+/// Raw arguments → validated options.
+pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
+    let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let action = match raw.command {
+        Some(Command::Undo) => Action::Undo,
+        Some(Command::Recover) => Action::Recover,
+        Some(Command::Convert { to, patch }) => Action::Convert {
+            input: input_of(patch)?,
+            to,
+        },
+        Some(Command::Completions { shell }) => Action::Completions(shell),
+        Some(Command::Man) => Action::Man,
+        None => {
+            if raw.window == 0 {
+                return Err(usage("--window must be at least 1"));
+            }
+            let apply = ApplyOptions {
+                format: raw.format.map(|f| match f {
+                    FormatArg::Agent => Format::Agent,
+                    FormatArg::Unified => Format::Unified,
+                    FormatArg::Json => Format::Json,
+                }),
+                strip: raw.strip,
+                recount: raw.recount,
+                unidiff_zero: raw.unidiff_zero,
+                reverse: raw.reverse,
+                directory: raw.directory,
+                include: raw.include,
+                exclude: raw.exclude,
+                window: raw.window,
+                strict_base: raw.strict_base,
+                protect: raw.protect,
+                allow_notebooks: raw.allow_notebooks,
+                check: raw.check,
+                diff: raw.diff,
+            };
+            Action::Apply {
+                input: input_of(raw.patch)?,
+                apply,
+            }
+        }
+    };
+    Ok(Options {
+        action,
+        root,
+        json: raw.json,
+        style,
+    })
+}
+
+fn usage(message: &str) -> Error {
+    Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
+}
+
+/// PATCH: none or `-` is standard input; text that is itself a patch is the patch; else a
+/// file name.
+fn input_of(arg: Option<OsString>) -> Result<Input, Error> {
+    let Some(arg) = arg else {
+        return Ok(Input::Stdin);
+    };
+    if arg == "-" {
+        return Ok(Input::Stdin);
+    }
+    if let Some(text) = arg.to_str() {
+        if apply_patch::parse::is_inline_patch_text(text) {
+            return Ok(Input::Text(text.to_string()));
+        }
+    }
+    Ok(Input::File(PathBuf::from(arg)))
+}
+
+fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
+    match input {
+        Input::Text(t) => Ok(t.clone().into_bytes()),
+        Input::File(p) => {
+            let shown = p.display().to_string();
+            std::fs::read(p).map_err(|e| {
+                let mut err = Error::io(&shown, "cannot read the patch", &e);
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    err.code = ErrorCode::Usage;
+                    err.hint = Some(
+                        "PATCH is a file, `-` for standard input, or the patch text itself".into(),
+                    );
+                }
+                err
+            })
+        }
+        Input::Stdin => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io("<stdin>", "cannot read the patch from", &e))?;
+            Ok(buf)
+        }
+    }
+}
+
+fn execute(opts: Options) -> Outcome {
+    let (json, style) = (opts.json, opts.style);
+    match &opts.action {
+        Action::Apply { input, apply } => match read_input(input) {
+            Ok(bytes) => Outcome::report(&apply::apply_to_dir(&opts.root, &bytes, apply), &opts),
+            Err(e) => Outcome::error(e, json, style),
+        },
+        Action::Convert { input, to } => match read_input(input).and_then(|b| convert(&b, *to)) {
+            Ok(out) => Outcome {
+                stdout: out,
+                ..Outcome::default()
+            },
+            Err(e) => Outcome::error(e, json, style),
+        },
+        Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
+        Action::Recover => txn_outcome(txn::recover(&opts.root), &opts, recover_text),
+        Action::Completions(shell) => {
+            let mut out = Vec::new();
+            clap_complete::generate(*shell, &mut RawArgs::command(), "apply-patch", &mut out);
+            Outcome {
+                stdout: out,
+                ..Outcome::default()
+            }
+        }
+        Action::Man => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(RawArgs::command()).render(&mut out) {
+                Ok(()) => Outcome {
+                    stdout: out,
+                    ..Outcome::default()
+                },
+                Err(e) => Outcome::error(
+                    Error::io("<stdout>", "cannot render the manual to", &e),
+                    json,
+                    style,
+                ),
+            }
+        }
+    }
+}
+
+fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
+    let patch = apply_patch::parse::parse(input, &Default::default())?;
+    match to {
+        ConvertTo::Unified => Ok(apply_patch::render::to_unified(&patch)),
+        ConvertTo::Agent => apply_patch::render::to_agent(&patch).map(String::into_bytes),
+    }
+}
+
+/// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
+/// human summary.
+fn txn_outcome<R: serde::Serialize>(
+    result: Result<R, Error>,
+    opts: &Options,
+    human: impl Fn(&R) -> String,
+) -> Outcome {
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(e, opts.json, opts.style),
+    };
+    if !opts.json {
+        return Outcome {
+            stdout: human(&report).into_bytes(),
+            ..Outcome::default()
+        };
+    }
+    let mut value = serde_json::to_value(&report).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), true.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    Outcome {
+        stdout: text.into_bytes(),
+        ..Outcome::default()
+    }
+}
+
+fn undo_text(r: &txn::UndoReport) -> String {
+    let mut s = warnings_text(&r.recovered);
+    match &r.undone {
+        None => s.push_str("nothing to undo\n"),
+        Some(id) => {
+            s.push_str(&format!("undid transaction {id}\n"));
+            for f in &r.files {
+                s.push_str(&format!("restored {f}\n"));
+            }
+        }
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+fn recover_text(r: &txn::RecoverReport) -> String {
+    let mut s = match (&r.id, r.action) {
+        (Some(id), Some(txn::RecoverAction::RolledBack)) => {
+            format!("rolled back interrupted transaction {id}\n")
+        }
+        (Some(id), Some(txn::RecoverAction::Completed)) => {
+            format!("completed interrupted transaction {id}\n")
+        }
+        _ => "nothing to recover\n".to_string(),
+    };
+    for f in &r.restored {
+        s.push_str(&format!("restored {f}\n"));
+    }
+    for f in &r.conflicts {
+        s.push_str(&format!("left as found (changed after the crash): {f}\n"));
+    }
+    if let Some(kept) = &r.kept {
+        s.push_str(&format!("journal and backups kept in {}\n", kept.display()));
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+fn warnings_text(warnings: &[txn::TxnWarning]) -> String {
+    warnings
+        .iter()
+        .map(|w| format!("warning[{}]: {}\n", w.code, w.message))
+        .collect()
+}
+
+/// Invoked as `apply_patch` (a symlink or copy): the Codex drop-in.
+fn invoked_as_codex(args: &[OsString]) -> bool {
+    args.first()
+        .and_then(|a| std::path::Path::new(a).file_stem())
+        .is_some_and(|n| n == "apply_patch")
+}
+
+/// Codex's `apply_patch`: the patch text or a patch file as the only argument (standard input
+/// without one), our placement and safety rules, Codex's output.
+fn run_codex(args: &[OsString]) -> Outcome {
+    if args.len() > 1 {
+        return Outcome {
+            stderr: "apply_patch: expected exactly one argument: the patch text or a patch file\n"
+                .into(),
+            status: 2,
+            ..Outcome::default()
+        };
+    }
+    let input = match input_of(args.first().cloned()) {
+        Ok(i) => i,
+        Err(e) => return Outcome::error(e, false, Style::Plain),
+    };
+    let bytes = match read_input(&input) {
+        Ok(b) => b,
+        Err(e) => return Outcome::error(e, false, Style::Plain),
+    };
+    let report = apply::apply_to_dir(std::path::Path::new("."), &bytes, &ApplyOptions::default());
+    let (out, err) = report.render_codex();
+    Outcome {
+        stdout: out.into_bytes(),
+        stderr: err,
+        status: report.exit_status(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(terminal: bool, no_color: Option<&str>) -> Env {
+        Env {
+            stdin_is_terminal: false,
+            stdout_is_terminal: terminal,
+            stderr_is_terminal: terminal,
+            no_color: no_color.map(OsString::from),
+        }
+    }
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    fn temp_with_patch() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+        let patch = dir.path().join("p.patch");
+        std::fs::write(
+            &patch,
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
+        )
+        .expect("write");
+        (dir, patch.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn colour_only_on_terminals_without_no_color() {
+        let (dir, patch) = temp_with_patch();
+        let root = dir.path().to_string_lossy().into_owned();
+        let a = args(&["apply-patch", "--root", &root, "--check", &patch]);
+        let coloured = run(a.clone(), &env(true, None));
+        assert_eq!(coloured.status, 0, "{}", coloured.stderr);
+        assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b["));
+        let plain = run(a.clone(), &env(true, Some("1")));
+        assert_eq!(String::from_utf8_lossy(&plain.stdout), "M a.txt +1 -1\n");
+        let piped = run(a, &env(false, None));
+        assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt"))
+                .ok()
+                .as_deref(),
+            Some("one\n")
+        );
+    }
+
+    #[test]
+    fn usage_errors_are_json_with_json() {
+        let out = run(
+            args(&["apply-patch", "--json", "--window", "0"]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(v["error"]["code"], "usage");
+        let out = run(
+            args(&["apply-patch", "--json", "-p", "x"]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2);
+        assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
+    }
+
+    #[test]
+    fn terminal_stdin_without_patch_is_a_usage_error() {
+        let mut e = env(false, None);
+        e.stdin_is_terminal = true;
+        let out = run(args(&["apply-patch"]), &e);
+        assert_eq!(out.status, 2);
+        assert!(out.stderr.contains("no patch given"));
+    }
+
+    #[test]
+    fn missing_root_is_a_usage_error() {
+        let out = run(
+            args(&[
+                "apply-patch",
+                "--root",
+                "/no/such/dir",
+                "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n",
+            ]),
+            &env(false, None),
+        );
+        assert_eq!(out.status, 2, "{}", out.stderr);
+    }
+
+    #[test]
+    fn inline_patch_text_is_recognised() {
+        let text = "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n";
+        assert_eq!(
+            input_of(Some(text.into())).ok(),
+            Some(Input::Text(text.into()))
+        );
+        assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
+        assert_eq!(input_of(None).ok(), Some(Input::Stdin));
+        assert_eq!(
+            input_of(Some("fix.diff".into())).ok(),
+            Some(Input::File("fix.diff".into()))
+        );
+    }
+}

@@ -1,0 +1,725 @@
+//! Stage: plan. A parsed [`PatchSet`] plus a [`Tree`] in, the complete new state of every
+//! touched path out (or a refusal), with nothing written: the transaction commits a plan only
+//! when every hunk of every file found its place (SPEC §6 "all or nothing").
+//!
+//! File operations run in sequence; each sees the result of the previous ones (an overlay of
+//! planned contents over the tree). Every path is read once. Pure apart from reading the
+//! tree; never writes.
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
+// would buy nothing.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, ErrorCode};
+use crate::guard::{self, Globs};
+use crate::locate::{self, Level, LocateOptions, Piece, Placement};
+use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
+use crate::report::{sha256_hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
+use crate::text::Text;
+
+use crate::tree::{Node, Tree};
+use crate::txn::{Change, NewState, Snapshot};
+use content::{
+    added_node, binary_error, changed_mode, deletion_matches, is_directory, level_words,
+    node_bytes, not_found, snippet,
+};
+
+/// What the planner needs to know beyond the patch.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    pub locate: LocateOptions,
+    /// `--strict-base`: a git blob id that does not match is `stale_file`, not a warning.
+    pub strict_base: bool,
+    /// `--protect GLOB`.
+    pub protect: Globs,
+    /// `--allow-notebooks`.
+    pub allow_notebooks: bool,
+    /// `--diff`: render the resulting unified diff.
+    pub diff: bool,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            locate: LocateOptions::default(),
+            strict_base: false,
+            protect: Globs::new(&[]).expect("an empty glob set always builds"),
+            allow_notebooks: false,
+            diff: false,
+        }
+    }
+}
+
+/// A complete plan: what the report shows and what the commit writes.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub files: Vec<FileReport>,
+    pub warnings: Vec<Warning>,
+    /// Every path whose final state differs from what it holds now, in first-touch order.
+    pub changes: Vec<Change>,
+    pub diff: Option<String>,
+}
+
+/// A refused plan: the error, and the files planned up to the refusal.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub error: Error,
+    pub files: Vec<FileReport>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Plan `patch` against `tree`.
+pub fn plan(tree: &dyn Tree, patch: &PatchSet<'_>, opts: &PlanOptions) -> Result<Plan, Refusal> {
+    let mut planner = Planner {
+        tree,
+        opts,
+        format: patch.format,
+        slots: BTreeMap::new(),
+        order: Vec::new(),
+        files: Vec::new(),
+        warnings: Vec::new(),
+        done: Vec::new(),
+        already: Vec::new(),
+        diff: String::new(),
+    };
+    for fp in &patch.files {
+        let mut report = FileReport::new(fp.op, fp.path());
+        if let Err(error) = planner.file(fp, patch.cd.as_deref(), &mut report) {
+            planner.files.push(report);
+            return Err(planner.refuse(error));
+        }
+        planner.files.push(report);
+    }
+    planner.finish()
+}
+
+/// The state of one path during planning.
+struct Slot {
+    snapshot: Snapshot,
+    original: Node,
+    current: Node,
+}
+
+struct Planner<'a> {
+    tree: &'a dyn Tree,
+    opts: &'a PlanOptions,
+    format: Format,
+    slots: BTreeMap<String, Slot>,
+    order: Vec<String>,
+    files: Vec<FileReport>,
+    warnings: Vec<Warning>,
+    /// Units (hunks, file operations) that change something, by name.
+    done: Vec<String>,
+    /// Units that are already applied, by name.
+    already: Vec<String>,
+    diff: String,
+}
+
+/// The new content of one file and what placing its hunks produced.
+struct Edited {
+    bytes: Vec<u8>,
+    hunks: Vec<HunkReport>,
+    added: usize,
+    removed: usize,
+    snippet: Option<Snippet>,
+    /// 1-based numbers of hunks already applied.
+    already: Vec<usize>,
+    /// 1-based numbers of hunks that change something.
+    done: Vec<usize>,
+}
+
+impl Edited {
+    fn unchanged(bytes: Vec<u8>) -> Self {
+        Edited {
+            bytes,
+            hunks: Vec::new(),
+            added: 0,
+            removed: 0,
+            snippet: None,
+            already: Vec::new(),
+            done: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Planner<'a> {
+    fn refuse(self, error: Error) -> Refusal {
+        Refusal {
+            error,
+            files: self.files,
+            warnings: self.warnings,
+        }
+    }
+
+    /// The current state of a (resolved) path, reading it on first use.
+    fn node(&mut self, path: &str) -> Result<&Node, Error> {
+        if !self.slots.contains_key(path) {
+            let (snapshot, node) = self.tree.read(path)?;
+            self.order.push(path.to_string());
+            self.slots.insert(
+                path.to_string(),
+                Slot {
+                    snapshot,
+                    original: node.clone(),
+                    current: node,
+                },
+            );
+        }
+        Ok(&self.slots[path].current)
+    }
+
+    fn set(&mut self, path: &str, node: Node) {
+        if let Some(slot) = self.slots.get_mut(path) {
+            slot.current = node;
+        }
+    }
+
+    /// Normalise, confine and resolve one patch path.
+    fn path(
+        &self,
+        raw: &str,
+        cd: Option<&str>,
+        follow_last: bool,
+    ) -> Result<(String, String), Error> {
+        let shown = guard::normalize(raw, cd, self.tree.root())?;
+        let real = guard::resolve(self.tree, &shown, follow_last)?;
+        for p in [&shown, &real] {
+            guard::check_protected(&self.opts.protect, p)?;
+            guard::check_notebook(p, self.opts.allow_notebooks)?;
+        }
+        Ok((shown, real))
+    }
+
+    fn file(
+        &mut self,
+        fp: &FilePatch<'_>,
+        cd: Option<&str>,
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        for mode in [fp.old_mode, fp.new_mode].into_iter().flatten() {
+            if mode.is_gitlink() {
+                return Err(Error::new(
+                    ErrorCode::UnsupportedFile,
+                    format!(
+                        "{} is a submodule (gitlink); apply-patch does not change submodules",
+                        fp.path()
+                    ),
+                )
+                .with_path(fp.path())
+                .with_hint("update the submodule with git submodule update instead"));
+            }
+        }
+        let link_patch = [fp.old_mode, fp.new_mode]
+            .into_iter()
+            .flatten()
+            .any(Mode::is_symlink);
+        let missing_path = || {
+            Error::new(
+                ErrorCode::ParseError,
+                format!("file patch at line {} has no path", fp.patch_line),
+            )
+        };
+        match fp.op {
+            FileOp::Add => {
+                let raw = fp.new_path.as_deref().ok_or_else(missing_path)?;
+                let (shown, real) = self.path(raw, cd, false)?;
+                report.path = shown.clone();
+                self.add(fp, &shown, &real, report)
+            }
+            FileOp::Delete => {
+                let raw = fp.old_path.as_deref().ok_or_else(missing_path)?;
+                let (shown, real) = self.path(raw, cd, false)?;
+                report.path = shown.clone();
+                self.delete(fp, &shown, &real, report)
+            }
+            FileOp::Modify | FileOp::Mode => {
+                let raw = fp
+                    .new_path
+                    .as_deref()
+                    .or(fp.old_path.as_deref())
+                    .ok_or_else(missing_path)?;
+                let (shown, real) = self.path(raw, cd, !link_patch)?;
+                report.path = shown.clone();
+                self.modify(fp, &shown, &real, report)
+            }
+            FileOp::Rename | FileOp::Copy => {
+                let old = fp.old_path.as_deref().ok_or_else(missing_path)?;
+                let new = fp.new_path.as_deref().ok_or_else(missing_path)?;
+                let (old_shown, old_real) = self.path(old, cd, false)?;
+                let (new_shown, new_real) = self.path(new, cd, false)?;
+                report.path = new_shown.clone();
+                report.old_path = Some(old_shown.clone());
+                if old_real == new_real {
+                    report.op = FileOp::Modify;
+                    report.old_path = None;
+                    return self.modify(fp, &new_shown, &new_real, report);
+                }
+                self.relocate(fp, (&old_shown, &old_real), (&new_shown, &new_real), report)
+            }
+        }
+    }
+
+    fn add(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        real: &str,
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        let wanted = added_node(fp, shown)?;
+        let current = self.node(real)?.clone();
+        match current {
+            Node::Missing => {}
+            Node::Directory => return Err(is_directory(shown)),
+            Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if *b == bytes) =>
+            {
+                self.already.push(format!("{shown} (already added)"));
+                report.new_sha256 = Some(sha256_hex(&bytes));
+                return Ok(());
+            }
+            Node::Symlink { target } if matches!(&wanted, Node::Symlink { target: t } if *t == target) =>
+            {
+                self.already.push(format!("{shown} (already added)"));
+                return Ok(());
+            }
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::FileExists,
+                    format!("cannot add {shown}: the file already exists with other content"),
+                )
+                .with_path(shown)
+                .with_hint(
+                    "update the existing file instead (*** Update File), or delete it first",
+                ))
+            }
+        }
+        let content = node_bytes(&wanted).to_vec();
+        report.added = Text::parse(&content).lines.len();
+        report.new_sha256 = Some(sha256_hex(&content));
+        report.new_mode = fp.new_mode.filter(|m| *m != Mode::FILE);
+        self.record_diff(None, Some(shown), b"", &content);
+        self.done.push(format!("{shown} (add)"));
+        self.set(real, wanted);
+        Ok(())
+    }
+
+    fn delete(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        real: &str,
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        let current = self.node(real)?.clone();
+        let bytes = match &current {
+            Node::Missing => return Err(not_found(shown, "delete", true)),
+            Node::Directory => return Err(is_directory(shown)),
+            Node::File { bytes, .. } => bytes.clone(),
+            Node::Symlink { target } => target.clone(),
+        };
+        self.check_bases(fp, shown, &bytes)?;
+        let hunks = fp.body.hunks();
+        if !hunks.is_empty() && !deletion_matches(&bytes, hunks) {
+            return Err(Error::new(
+                ErrorCode::ContextNotFound,
+                format!(
+                    "cannot delete {shown}: its content differs from the lines the diff deletes"
+                ),
+            )
+            .with_path(shown)
+            .with_hunk(1)
+            .with_hint("re-read the file; it changed since the diff was made"));
+        }
+        report.old_sha256 = Some(sha256_hex(&bytes));
+        report.removed = Text::parse(&bytes).lines.len();
+        self.record_diff(Some(shown), None, &bytes, b"");
+        self.done.push(format!("{shown} (delete)"));
+        self.set(real, Node::Missing);
+        Ok(())
+    }
+
+    fn modify(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        real: &str,
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        let current = self.node(real)?.clone();
+        let (bytes, mode, link) = match current {
+            Node::Missing => return Err(not_found(shown, "update", false)),
+            Node::Directory => return Err(is_directory(shown)),
+            Node::File { bytes, mode } => (bytes, mode, false),
+            Node::Symlink { target } => (target, 0, true),
+        };
+        self.check_bases(fp, shown, &bytes)?;
+        let edited = self.edit(fp, shown, &bytes, link)?;
+        let new_mode = if link { mode } else { changed_mode(mode, fp) };
+        let wants_mode = fp
+            .new_mode
+            .is_some_and(|m| Some(m) != fp.old_mode && !m.is_symlink());
+        if new_mode != mode {
+            report.new_mode = fp.new_mode;
+            self.done.push(format!("{shown} (mode)"));
+        } else if wants_mode && !link {
+            self.already.push(format!(
+                "{shown} (mode already {:o})",
+                fp.new_mode.map_or(0, |m| m.0)
+            ));
+        }
+        self.fill_report(report, shown, &bytes, &edited);
+        self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
+        let node = if link {
+            Node::Symlink {
+                target: edited.bytes,
+            }
+        } else {
+            Node::File {
+                bytes: edited.bytes,
+                mode: new_mode,
+            }
+        };
+        self.set(real, node);
+        Ok(())
+    }
+
+    /// Rename or copy.
+    fn relocate(
+        &mut self,
+        fp: &FilePatch<'_>,
+        (old_shown, old_real): (&str, &str),
+        (new_shown, new_real): (&str, &str),
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        let source = self.node(old_real)?.clone();
+        let dest = self.node(new_real)?.clone();
+        if dest == Node::Directory {
+            return Err(is_directory(new_shown));
+        }
+        let (bytes, mode, link) = match source {
+            Node::Directory => return Err(is_directory(old_shown)),
+            Node::Missing => return self.moved_already(fp, old_shown, new_shown, new_real, dest),
+            Node::File { bytes, mode } => (bytes, mode, false),
+            Node::Symlink { target } => (target, 0, true),
+        };
+        if link
+            && !fp.body.hunks().is_empty()
+            && ![fp.old_mode, fp.new_mode]
+                .into_iter()
+                .flatten()
+                .any(Mode::is_symlink)
+        {
+            return Err(Error::new(
+                ErrorCode::UnsupportedFile,
+                format!("{old_shown} is a symlink; move it without editing, or edit its target"),
+            )
+            .with_path(old_shown));
+        }
+        self.check_bases(fp, old_shown, &bytes)?;
+        let edited = self.edit(fp, old_shown, &bytes, link)?;
+        let new_mode = if link { mode } else { changed_mode(mode, fp) };
+        let node = if link {
+            Node::Symlink {
+                target: edited.bytes.clone(),
+            }
+        } else {
+            Node::File {
+                bytes: edited.bytes.clone(),
+                mode: new_mode,
+            }
+        };
+        if dest != Node::Missing {
+            if dest == node && fp.op == FileOp::Copy {
+                self.already.push(format!("{new_shown} (already copied)"));
+                return Ok(());
+            }
+            let verb = if fp.op == FileOp::Copy {
+                "copy"
+            } else {
+                "move"
+            };
+            return Err(Error::new(
+                ErrorCode::FileExists,
+                format!("cannot {verb} {old_shown} to {new_shown}: the destination already exists"),
+            )
+            .with_path(new_shown)
+            .with_hint("choose another destination, or delete the existing file first"));
+        }
+        self.fill_report(report, old_shown, &bytes, &edited);
+        if new_mode != mode {
+            report.new_mode = fp.new_mode;
+        }
+        self.record_diff(Some(old_shown), Some(new_shown), &bytes, &edited.bytes);
+        self.done.push(format!("{new_shown} ({})", fp.op.as_str()));
+        if fp.op == FileOp::Rename {
+            self.set(old_real, Node::Missing);
+        }
+        self.set(new_real, node);
+        Ok(())
+    }
+
+    /// A Move whose source is gone: already applied when the destination holds the result.
+    fn moved_already(
+        &mut self,
+        fp: &FilePatch<'_>,
+        old: &str,
+        new: &str,
+        new_real: &str,
+        dest: Node,
+    ) -> Result<(), Error> {
+        let verb = if fp.op == FileOp::Copy {
+            "copy"
+        } else {
+            "move"
+        };
+        let bytes = match dest {
+            Node::File { bytes, .. } if fp.op == FileOp::Rename => bytes,
+            _ => return Err(not_found(old, verb, false)),
+        };
+        let edited = self
+            .edit(fp, new, &bytes, false)
+            .map_err(|_| not_found(old, verb, false))?;
+        if !edited.done.is_empty() {
+            return Err(not_found(old, verb, false));
+        }
+        let _ = new_real;
+        self.already
+            .push(format!("{new} (already moved from {old})"));
+        Ok(())
+    }
+
+    fn fill_report(&mut self, report: &mut FileReport, shown: &str, old: &[u8], edited: &Edited) {
+        report.old_sha256 = Some(sha256_hex(old));
+        report.new_sha256 = Some(sha256_hex(&edited.bytes));
+        report.hunks = edited.hunks.clone();
+        report.added = edited.added;
+        report.removed = edited.removed;
+        report.snippet = edited.snippet.clone();
+        for h in &edited.done {
+            self.done.push(format!("hunk {h} of {shown}"));
+        }
+        for h in &edited.already {
+            self.already.push(format!("hunk {h} of {shown}"));
+        }
+    }
+
+    /// `*** Base` (SHA-256 prefix) and git `index` blob ids.
+    fn check_bases(&mut self, fp: &FilePatch<'_>, shown: &str, bytes: &[u8]) -> Result<(), Error> {
+        if let Some(base) = &fp.base {
+            guard::check_base(shown, base, bytes)?;
+        }
+        let Some(ids) = &fp.blob_ids else {
+            return Ok(());
+        };
+        let Some((true_match, full)) = guard::blob_matches(&ids.old, bytes) else {
+            return Ok(());
+        };
+        if true_match {
+            return Ok(());
+        }
+        let message = format!(
+            "the diff was made against blob {}, but the file is blob {full}",
+            ids.old
+        );
+        if self.opts.strict_base || matches!(fp.body, Body::Binary(_)) {
+            return Err(Error::new(ErrorCode::StaleFile, message)
+                .with_path(shown)
+                .with_details(serde_json::json!({"expected": ids.old, "actual": full}))
+                .with_hint("the file differs from the diff's base; regenerate the diff against the current file"));
+        }
+        self.warnings
+            .push(Warning::new(WarningCode::BaseMismatch, message).with_path(shown));
+        Ok(())
+    }
+
+    /// Apply the body of a file patch to `bytes`.
+    fn edit(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        bytes: &[u8],
+        link: bool,
+    ) -> Result<Edited, Error> {
+        match &fp.body {
+            Body::BinaryWithoutData => Err(binary_error(
+                shown,
+                "the diff says the binary file changed but carries no data",
+            )
+            .with_hint("regenerate the diff with git diff --binary")),
+            Body::Binary(b) => {
+                let new = crate::parse::binary::apply(bytes, &b.forward).map_err(|why| {
+                    binary_error(shown, &format!("cannot apply the binary patch: {why}"))
+                })?;
+                let mut e = Edited::unchanged(new);
+                if e.bytes == bytes {
+                    e.already.push(1);
+                } else {
+                    e.done.push(1);
+                }
+                Ok(e)
+            }
+            Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
+            Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
+            body => {
+                let opts = self.text_checks(shown, bytes, link)?;
+                let text = Text::parse(bytes);
+                let placements = match body {
+                    Body::Hunks(hunks) => {
+                        locate::locate_hunks(&text.contents(), hunks, self.format, &opts)
+                    }
+                    Body::Edits(edits) => locate::locate_edits(&text, edits, &opts),
+                    _ => Ok(Vec::new()),
+                }
+                .map_err(|e| e.into_error(shown))?;
+                let new = crate::splice::splice(&text, &placements);
+                Ok(self.edited(shown, new, &placements))
+            }
+        }
+    }
+
+    /// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
+    /// options.
+    fn text_checks(&self, shown: &str, bytes: &[u8], link: bool) -> Result<LocateOptions, Error> {
+        if !link && guard::is_binary(bytes) {
+            return Err(binary_error(
+                shown,
+                "the file holds NUL bytes (binary) but the patch edits it as text",
+            )
+            .with_hint("patch binary files with a git binary diff (git diff --binary)"));
+        }
+        let utf8 = std::str::from_utf8(bytes).is_ok();
+        let mut opts = self.opts.locate.clone();
+        if !utf8 {
+            if self.format != Format::Unified {
+                return Err(Error::new(
+                    ErrorCode::InvalidUtf8,
+                    format!(
+                        "{shown} is not valid UTF-8; {} patches only edit UTF-8 text",
+                        self.format.as_str()
+                    ),
+                )
+                .with_path(shown)
+                .with_hint("use a unified diff, which matches non-UTF-8 files byte for byte"));
+            }
+            opts.bytes_only = true;
+        }
+        Ok(opts)
+    }
+
+    /// Hunk reports, counts, warnings and the snippet of placed hunks.
+    fn edited(&mut self, shown: &str, bytes: Vec<u8>, placements: &[Placement]) -> Edited {
+        let mut e = Edited::unchanged(Vec::new());
+        for p in placements {
+            let n = p.hunk + 1;
+            e.hunks.push(HunkReport {
+                hunk: n,
+                line: if p.old_len > 0 { p.start + 1 } else { p.start },
+                level: p.level,
+                offset: p.offset,
+            });
+            if p.already_applied {
+                e.already.push(n);
+                continue;
+            }
+            e.done.push(n);
+            let kept = p
+                .pieces
+                .iter()
+                .filter(|x| matches!(x, Piece::Keep(_)))
+                .count();
+            e.added += p.pieces.len() - kept;
+            e.removed += p.old_len.saturating_sub(kept);
+            if p.level != Level::Exact {
+                self.warnings.push(
+                    Warning::new(
+                        WarningCode::FuzzyMatch,
+                        format!(
+                            "placed at line {} ignoring {}",
+                            p.start + 1,
+                            level_words(p.level)
+                        ),
+                    )
+                    .with_path(shown)
+                    .with_hunk(n),
+                );
+            }
+            if let Some(off) = p.offset.filter(|o| *o != 0) {
+                let dir = if off > 0 { "below" } else { "above" };
+                self.warnings.push(
+                    Warning::new(
+                        WarningCode::Offset,
+                        format!(
+                            "placed {} line{} {dir} its line-number hint",
+                            off.unsigned_abs(),
+                            if off.unsigned_abs() == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .with_path(shown)
+                    .with_hunk(n),
+                );
+            }
+        }
+        e.snippet = snippet(&bytes, placements);
+        e.bytes = bytes;
+        e
+    }
+
+    fn record_diff(&mut self, old: Option<&str>, new: Option<&str>, before: &[u8], after: &[u8]) {
+        if self.opts.diff && (before != after || old != new) {
+            self.diff
+                .push_str(&crate::render::file_diff(old, new, before, after));
+        }
+    }
+
+    fn finish(mut self) -> Result<Plan, Refusal> {
+        if !self.done.is_empty() && !self.already.is_empty() {
+            let error = Error::new(
+                ErrorCode::AlreadyApplied,
+                format!("the patch is partly applied already: {} {} there", self.already.join(", "), if self.already.len() == 1 { "is" } else { "are" }),
+            )
+            .with_details(serde_json::json!({"already_applied": self.already, "not_applied": self.done}))
+            .with_hint("drop the parts that are already applied, or re-read the files and regenerate the patch");
+            return Err(self.refuse(error));
+        }
+        if self.done.is_empty() && !self.already.is_empty() {
+            self.warnings.push(Warning::new(
+                WarningCode::AlreadyApplied,
+                "the patch is already applied; nothing to do",
+            ));
+        }
+        let mut changes = Vec::new();
+        for path in &self.order {
+            let slot = &self.slots[path];
+            if slot.current == slot.original {
+                continue;
+            }
+            let after = match &slot.current {
+                Node::File { bytes, mode } => NewState::File {
+                    bytes: bytes.clone(),
+                    mode: *mode,
+                },
+                Node::Symlink { target } => NewState::Symlink {
+                    target: target.clone(),
+                },
+                Node::Missing | Node::Directory => NewState::Absent,
+            };
+            changes.push(Change {
+                path: path.clone(),
+                before: slot.snapshot.clone(),
+                after,
+            });
+        }
+        Ok(Plan {
+            files: self.files,
+            warnings: self.warnings,
+            changes,
+            diff: self.opts.diff.then_some(self.diff),
+        })
+    }
+}
+
+mod content;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! Stage: plan (content). Pure helpers of the planner: the bytes of an added file, the
+//! permission bits after a mode change, the report snippet, and the planner's own errors.
+//! No I/O.
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use crate::error::{Error, ErrorCode};
+use crate::locate::{Level, Placement};
+use crate::model::{Body, FilePatch, Hunk, LineKind, Mode};
+use crate::report::Snippet;
+use crate::text::Text;
+use crate::tree::Node;
+
+/// Lines of context around the edited region in a report snippet.
+const SNIPPET_CONTEXT: usize = 3;
+
+/// The new file of an Add: its `+` lines, each ending in a newline unless the diff says
+/// `\ No newline at end of file`; a symlink when the mode says so; binary data decoded.
+pub(super) fn added_node(fp: &FilePatch<'_>, shown: &str) -> Result<Node, Error> {
+    let bytes = match &fp.body {
+        Body::BinaryWithoutData => {
+            return Err(
+                binary_error(shown, "the diff adds a binary file but carries no data")
+                    .with_hint("regenerate the diff with git diff --binary"),
+            )
+        }
+        Body::Binary(b) => crate::parse::binary::apply(b"", &b.forward).map_err(|why| {
+            binary_error(shown, &format!("cannot decode the binary patch: {why}"))
+        })?,
+        Body::Hunks(hunks) => added_bytes(hunks),
+        Body::Edits(_) => Vec::new(),
+    };
+    let mode = fp.new_mode.unwrap_or(Mode::FILE);
+    Ok(if mode.is_symlink() {
+        let mut target = bytes;
+        if target.last() == Some(&b'\n') {
+            target.pop();
+        }
+        Node::Symlink { target }
+    } else {
+        Node::File {
+            bytes,
+            mode: if mode.is_executable() { 0o755 } else { 0o644 },
+        }
+    })
+}
+
+pub(super) fn added_bytes(hunks: &[Hunk<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut no_newline = false;
+    for h in hunks {
+        for l in h.lines.iter().filter(|l| l.kind == LineKind::Insert) {
+            out.extend_from_slice(&l.text);
+            out.push(b'\n');
+        }
+        no_newline = h.new_no_newline;
+    }
+    if no_newline && out.last() == Some(&b'\n') {
+        out.pop();
+    }
+    out
+}
+
+/// A git deletion diff's `-` lines must be the file's lines (endings aside).
+pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
+    let text = Text::parse(bytes);
+    let file = text.contents();
+    let deleted: Vec<&[u8]> = hunks.iter().flat_map(|h| h.old_lines()).collect();
+    file == deleted
+}
+
+/// Permission bits after a patch's mode change (only the executable bits move).
+pub(super) fn changed_mode(mode: u32, fp: &FilePatch<'_>) -> u32 {
+    let Some(new) = fp.new_mode else { return mode };
+    if fp.old_mode == Some(new) || new.is_symlink() {
+        return mode;
+    }
+    if new.is_executable() {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode & !0o111
+    }
+}
+
+pub(super) fn node_bytes(node: &Node) -> &[u8] {
+    match node {
+        Node::File { bytes, .. } => bytes,
+        Node::Symlink { target } => target,
+        _ => &[],
+    }
+}
+
+/// The edited region of the new file with ±3 lines, numbered as in the new file.
+pub(super) fn snippet(new: &[u8], placements: &[Placement]) -> Option<Snippet> {
+    let mut drift: isize = 0;
+    let mut region: Option<(usize, usize)> = None;
+    for p in placements {
+        let new_start = (p.start as isize + drift).max(0) as usize;
+        let new_len = p.pieces.len();
+        drift += new_len as isize - p.old_len as isize;
+        if p.already_applied {
+            continue;
+        }
+        let (lo, hi) = region.unwrap_or((new_start, new_start + new_len));
+        region = Some((lo.min(new_start), hi.max(new_start + new_len)));
+    }
+    let (lo, hi) = region?;
+    let text = Text::parse(new);
+    let from = lo.saturating_sub(SNIPPET_CONTEXT);
+    let to = (hi + SNIPPET_CONTEXT).min(text.lines.len());
+    let lines = text
+        .lines
+        .get(from..to)?
+        .iter()
+        .map(|l| String::from_utf8_lossy(l.content).into_owned())
+        .collect();
+    Some(Snippet {
+        start_line: from + 1,
+        lines,
+    })
+}
+
+pub(super) fn level_words(level: Level) -> &'static str {
+    match level {
+        Level::Exact => "nothing",
+        Level::TrailingWhitespace => "trailing whitespace",
+        Level::Whitespace => "leading and trailing whitespace",
+        Level::Unicode => "whitespace and Unicode punctuation",
+    }
+}
+
+pub(super) fn binary_error(shown: &str, why: &str) -> Error {
+    Error::new(ErrorCode::BinaryFile, format!("{shown}: {why}")).with_path(shown)
+}
+
+pub(super) fn is_directory(shown: &str) -> Error {
+    Error::new(
+        ErrorCode::IsDirectory,
+        format!("{shown} is a directory, not a file"),
+    )
+    .with_path(shown)
+    .with_hint("patches change files; name a file inside the directory")
+}
+
+pub(super) fn not_found(shown: &str, verb: &str, deleting: bool) -> Error {
+    let message = if deleting {
+        format!("cannot delete {shown}: no such file (it may already have been deleted)")
+    } else {
+        format!("cannot {verb} {shown}: no such file")
+    };
+    let hint = if deleting {
+        "check the path; if the file was already deleted, drop this operation from the patch"
+    } else {
+        "check the path, or add the file with *** Add File"
+    };
+    Error::new(ErrorCode::FileNotFound, message)
+        .with_path(shown)
+        .with_hint(hint)
+}

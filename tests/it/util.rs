@@ -1,0 +1,244 @@
+//! Temp-tree helper for integration tests: write a tree from a map, snapshot a tree to bytes
+//! and modes, run the real binary, and render its output for snapshots with temp paths
+//! normalised.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What a path of a tree holds (modes are permission bits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File { bytes: Vec<u8>, mode: u32 },
+    Symlink(Vec<u8>),
+    Dir,
+}
+
+/// A whole tree: root-relative path → entry, directories included (so empty folders count).
+pub type TreeSnapshot = BTreeMap<String, Entry>;
+
+/// A temporary directory holding the work tree (`root/`) and a private state directory, so
+/// runs never touch the user's own state.
+pub struct TempTree {
+    dir: tempfile::TempDir,
+}
+
+impl TempTree {
+    /// An empty tree.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a temp dir can be created because /tmp is writable");
+        std::fs::create_dir(dir.path().join("root")).expect("fresh temp dir");
+        std::fs::create_dir(dir.path().join("state")).expect("fresh temp dir");
+        TempTree { dir }
+    }
+
+    /// A tree holding `files` (mode 0644).
+    pub fn with(files: &[(&str, &str)]) -> Self {
+        let t = TempTree::new();
+        for (p, c) in files {
+            t.write(p, c.as_bytes());
+        }
+        t
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+
+    /// A path beside the root (for patch files that must not be part of the tree).
+    pub fn outside(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn write(&self, path: &str, bytes: &[u8]) {
+        let full = self.root().join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).expect("parent dirs in a temp tree");
+        }
+        std::fs::write(full, bytes).expect("write in a temp tree");
+    }
+
+    pub fn write_mode(&self, path: &str, bytes: &[u8], mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        self.write(path, bytes);
+        std::fs::set_permissions(
+            self.root().join(path),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .expect("chmod in a temp tree");
+    }
+
+    pub fn symlink(&self, path: &str, target: &str) {
+        std::os::unix::fs::symlink(target, self.root().join(path)).expect("symlink in a temp tree");
+    }
+
+    pub fn mkdir(&self, path: &str) {
+        std::fs::create_dir_all(self.root().join(path)).expect("mkdir in a temp tree");
+    }
+
+    pub fn read(&self, path: &str) -> Vec<u8> {
+        std::fs::read(self.root().join(path)).unwrap_or_default()
+    }
+
+    pub fn read_str(&self, path: &str) -> String {
+        String::from_utf8_lossy(&self.read(path)).into_owned()
+    }
+
+    /// Every entry of the work tree.
+    pub fn snapshot(&self) -> TreeSnapshot {
+        snapshot_dir(&self.root())
+    }
+
+    /// Run the binary with `args`, the root as working directory, and `stdin`.
+    pub fn run(&self, args: &[&str], stdin: &str) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_apply-patch"));
+        cmd.args(args);
+        self.spawn(cmd, stdin)
+    }
+
+    /// Run the binary under the name `apply_patch` (the Codex drop-in).
+    pub fn run_as_codex(&self, args: &[&OsStr], stdin: &str) -> Output {
+        let link = self.dir.path().join("apply_patch");
+        if !link.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_apply-patch"), &link)
+                .expect("symlink to the binary");
+        }
+        let mut cmd = Command::new(&link);
+        cmd.args(args);
+        self.spawn(cmd, stdin)
+    }
+
+    fn spawn(&self, mut cmd: Command, stdin: &str) -> Output {
+        cmd.current_dir(self.root())
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("HOME", self.dir.path().join("state"))
+            .env("NO_COLOR", "1")
+            .env_remove("APPLY_PATCH_FAILPOINT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("the binary runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin was piped")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("the binary finishes");
+        Output {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            status: out.status.code().unwrap_or(-1),
+            temp: self.dir.path().to_path_buf(),
+        }
+    }
+}
+
+/// Snapshot any directory (used for the work tree and for `expected/` folders).
+pub fn snapshot_dir(root: &Path) -> TreeSnapshot {
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut TreeSnapshot) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .expect("below root")
+            .to_string_lossy()
+            .into_owned();
+        let md = std::fs::symlink_metadata(&path).expect("metadata of a listed entry");
+        if md.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).expect("read link");
+            out.insert(rel, Entry::Symlink(target.as_os_str().as_bytes().to_vec()));
+        } else if md.is_dir() {
+            out.insert(rel, Entry::Dir);
+            walk(root, &path, out);
+        } else {
+            let bytes = std::fs::read(&path).expect("read a listed file");
+            out.insert(
+                rel,
+                Entry::File {
+                    bytes,
+                    mode: md.permissions().mode() & 0o777,
+                },
+            );
+        }
+    }
+}
+
+/// Copy a directory tree (files, modes, symlinks, empty folders).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy target");
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let md = std::fs::symlink_metadata(&src).expect("metadata");
+        if md.file_type().is_symlink() {
+            let target = std::fs::read_link(&src).expect("read link");
+            std::os::unix::fs::symlink(target, &dst).expect("copy symlink");
+        } else if md.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy file");
+        }
+    }
+}
+
+/// One run of the binary.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: i32,
+    temp: PathBuf,
+}
+
+impl Output {
+    /// stdout, stderr and the exit status in one text, temp paths replaced by `[TEMP]`.
+    pub fn normalized(&self) -> String {
+        let text = format!(
+            "----- stdout -----\n{}----- stderr -----\n{}[exit status: {}]\n",
+            self.stdout, self.stderr, self.status
+        );
+        let temp = self.temp.to_string_lossy().into_owned();
+        let canonical = std::fs::canonicalize(&self.temp)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| temp.clone());
+        text.replace(&canonical, "[TEMP]").replace(&temp, "[TEMP]")
+    }
+
+    /// The JSON object printed with `--json`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is one JSON object ({e}): {}", self.stdout))
+    }
+}
+
+/// Assert a CLI snapshot under `snapshots/cli/`.
+#[macro_export]
+macro_rules! assert_cli_snapshot {
+    ($name:expr, $output:expr) => {
+        insta::with_settings!({
+            snapshot_path => "../../snapshots/cli",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!($name, $output.normalized());
+        })
+    };
+}
