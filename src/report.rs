@@ -113,6 +113,10 @@ pub enum WarningCode {
     Recovered,
     /// A clean-up step after the commit point failed (the change itself is in place).
     Cleanup,
+    // agent (issue 6): `--rebase` merged a stale Base; the MCP server saw a file change
+    // since the session read it.
+    Rebased,
+    ChangedSinceRead,
 }
 
 impl WarningCode {
@@ -126,6 +130,8 @@ impl WarningCode {
             WarningCode::UnbalancedEdit => "unbalanced_edit",
             WarningCode::Recovered => "recovered",
             WarningCode::Cleanup => "cleanup",
+            WarningCode::Rebased => "rebased",
+            WarningCode::ChangedSinceRead => "changed_since_read",
         }
     }
 }

@@ -12,6 +12,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod chips;
+pub mod cli;
 pub mod mcp;
 pub mod permit;
 pub mod postcheck;
@@ -19,6 +20,7 @@ pub mod preview;
 pub mod read;
 pub mod rebase;
 pub mod risk;
+pub mod run;
 pub mod snapshots;
 pub mod tools;
 
