@@ -487,12 +487,13 @@ fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
 fn execute(opts: Options) -> Outcome {
     let (json, style) = (opts.json, opts.style);
     match &opts.action {
-        // agent (issue 6): agent options go through the agent layer.
+        // agent (issue 6): applies to a directory go through the agent layer (risk, chips,
+        // and the agent options); `--check` alone keeps the plain report.
         Action::Apply {
             input,
             apply,
             agent,
-        } if agent_cli::any(agent) => match read_input(input) {
+        } if agent_cli::any(agent) || !apply.check => match read_input(input) {
             Ok(bytes) => agent_outcome(agent_cli::apply(
                 &opts.root, &bytes, apply, agent, json, style,
             )),

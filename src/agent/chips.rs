@@ -107,7 +107,8 @@ impl ChipStore {
     }
 }
 
-/// The refusals worth a chip: the patch reached placement, so some of its hunks may be fine.
+/// The refusals worth a chip: the patch reached placement, so some of its hunks may be fine
+/// (a stale file is refused whole: read it again).
 pub fn keeps_chip(code: ErrorCode) -> bool {
     matches!(
         code,
@@ -116,7 +117,6 @@ pub fn keeps_chip(code: ErrorCode) -> bool {
             | ErrorCode::OverlappingHunks
             | ErrorCode::ExpectedMismatch
             | ErrorCode::AlreadyApplied
-            | ErrorCode::StaleFile
             | ErrorCode::MergeConflict
     )
 }

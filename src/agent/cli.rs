@@ -105,7 +105,16 @@ pub fn apply(
 }
 
 fn render_human(r: &AgentReport, agent: &AgentOptions, style: Style) -> Output {
-    let (mut out, mut err) = r.report.render_human(style);
+    // The chip's hint already names the hunks that failed and applied; the lists are for
+    // JSON readers.
+    let mut report = r.report.clone();
+    if let Some(serde_json::Value::Object(d)) =
+        report.error.as_mut().and_then(|e| e.details.as_mut())
+    {
+        d.remove("applicable");
+        d.remove("failed");
+    }
+    let (mut out, mut err) = report.render_human(style);
     if let Some(risk) = &r.risk {
         if agent.max_risk.is_some() || agent.preview {
             let factors: Vec<String> = risk

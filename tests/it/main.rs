@@ -1,5 +1,6 @@
 //! The one integration test binary: one module per area.
 
+mod agent;
 mod cli;
 mod conformance;
 mod git;
