@@ -51,6 +51,9 @@ impl Output {
 
 /// `apply-patch read PATH [--lines A:B] [--json]`.
 pub fn read(root: &Path, path: &str, lines: Option<&str>, json: bool, style: Style) -> Output {
+    if let Err(e) = crate::agent::check_root(root) {
+        return Output::error(e, json, style);
+    }
     let range = match lines.map(LineRange::parse).transpose() {
         Ok(r) => r.unwrap_or_default(),
         Err(e) => return Output::error(e, json, style),
@@ -153,6 +156,9 @@ fn render_human(r: &AgentReport, agent: &AgentOptions, style: Style) -> Output {
 
 /// `apply-patch confirm ID`.
 pub fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Output {
+    if let Err(e) = crate::agent::check_root(root) {
+        return Output::error(e, json, style);
+    }
     let r: ConfirmReport = run::confirm(root, id, None);
     let status = r.exit_status();
     if json {
@@ -182,6 +188,9 @@ pub fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Output {
 
 /// `apply-patch chip ID`: print a kept refused patch.
 pub fn chip(root: &Path, id: &str, json: bool, style: Style) -> Output {
+    if let Err(e) = crate::agent::check_root(root) {
+        return Output::error(e, json, style);
+    }
     match AgentState::for_root(root).and_then(|s| s.chips.load(id)) {
         Ok(bytes) if json => Output::json(
             &serde_json::json!({
@@ -199,6 +208,9 @@ pub fn chip(root: &Path, id: &str, json: bool, style: Style) -> Output {
 
 /// `apply-patch mcp [--read-only]`: serve MCP on standard input and output until closed.
 pub fn serve_mcp(root: &Path, read_only: bool) -> Output {
+    if let Err(e) = crate::agent::check_root(root) {
+        return Output::error(e, false, Style::Plain);
+    }
     let permission = if read_only {
         mcp::Permission::ReadOnly
     } else {

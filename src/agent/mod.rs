@@ -29,6 +29,18 @@ use sha2::{Digest, Sha256};
 use crate::error::Error;
 use crate::state::StateDir;
 
+/// Refuse (`usage`) a root that is not an existing directory, as the applier does.
+pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
+    if root.is_dir() {
+        return Ok(());
+    }
+    Err(Error::new(
+        crate::error::ErrorCode::Usage,
+        format!("the root {} is not a directory", root.display()),
+    )
+    .with_hint("pass an existing directory with --root"))
+}
+
 /// The agent features' folders in the state place of a root (never in the work tree).
 #[derive(Debug, Clone)]
 pub struct AgentState {

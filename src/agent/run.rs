@@ -93,6 +93,9 @@ pub fn apply_to_dir(
     opts: &ApplyOptions,
     agent: &AgentOptions,
 ) -> AgentReport {
+    if let Err(e) = crate::agent::check_root(root) {
+        return AgentReport::failure(e, Vec::new(), Vec::new());
+    }
     let tree = match DiskTree::new(root) {
         Ok(t) => t,
         Err(e) => return AgentReport::failure(e, Vec::new(), Vec::new()),
