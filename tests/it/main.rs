@@ -5,6 +5,7 @@ mod cli;
 mod conformance;
 mod git;
 mod locate;
+mod mcp;
 mod parse_agent;
 mod txn;
 mod util;
