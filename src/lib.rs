@@ -20,6 +20,7 @@ pub mod render;
 pub mod report;
 pub mod splice;
 pub mod state;
+pub mod structure;
 pub mod text;
 pub mod transform;
 pub mod tree;

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorCode};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode, PatchSet};
 use crate::parse::binary;
 use crate::parse::quoted::quote;
+use crate::parse::ParseOptions;
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
@@ -58,76 +59,95 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
         .or(fp.old_path.as_deref())
         .unwrap_or("");
     let mut head = format!("diff --git {} {}\n", side("a/", old), side("b/", new));
-    let hunks = fp.body.hunks();
-    match fp.op {
-        FileOp::Add => {
-            if fp.new_mode.is_some() || matches!(&fp.body, Body::Hunks(h) if h.is_empty()) {
-                let m = fp.new_mode.unwrap_or(Mode::FILE);
-                let _ = writeln!(head, "new file mode {}", mode_text(m));
-            }
-        }
-        FileOp::Delete => {
-            if fp.old_mode.is_some() || matches!(&fp.body, Body::Hunks(h) if h.is_empty()) {
-                let m = fp.old_mode.unwrap_or(Mode::FILE);
-                let _ = writeln!(head, "deleted file mode {}", mode_text(m));
-            }
-        }
-        _ => {
-            if let (Some(o), Some(n)) = (fp.old_mode, fp.new_mode) {
-                if o != n {
-                    let _ = writeln!(head, "old mode {}\nnew mode {}", mode_text(o), mode_text(n));
-                }
-            }
-        }
-    }
+    let mode_on_index = mode_lines(fp, &mut head);
     let word = match fp.op {
         FileOp::Rename => Some("rename"),
         FileOp::Copy => Some("copy"),
         _ => None,
     };
     if let Some(w) = word {
-        let _ = writeln!(
-            head,
-            "{w} from {}\n{w} to {}",
-            quote(old.as_bytes()),
-            quote(new.as_bytes())
-        );
+        let (o, n) = (quote(old.as_bytes()), quote(new.as_bytes()));
+        let _ = writeln!(head, "{w} from {o}\n{w} to {n}");
     }
     if let Some(ids) = &fp.blob_ids {
         let _ = write!(head, "index {}..{}", ids.old, ids.new);
-        match (fp.op, fp.old_mode, fp.new_mode) {
-            (FileOp::Add | FileOp::Delete, _, _) => {}
-            (_, Some(o), Some(n)) if o == n => {
-                let _ = write!(head, " {}", mode_text(o));
-            }
-            _ => {}
+        if let Some(m) = mode_on_index {
+            let _ = write!(head, " {}", mode_text(m));
         }
         head.push('\n');
     }
     out.extend_from_slice(head.as_bytes());
-    let old_name = if fp.op == FileOp::Add {
-        "/dev/null".to_string()
-    } else {
-        side("a/", old)
+    let old_name = match fp.op {
+        FileOp::Add => "/dev/null".to_string(),
+        _ => side("a/", old),
     };
-    let new_name = if fp.op == FileOp::Delete {
-        "/dev/null".to_string()
-    } else {
-        side("b/", new)
+    let new_name = match fp.op {
+        FileOp::Delete => "/dev/null".to_string(),
+        _ => side("b/", new),
     };
+    let names = format!("--- {old_name}\n+++ {new_name}\n");
+    // An Add or Delete without a mode line is only recognisable by its /dev/null side.
+    let needs_names = (fp.op == FileOp::Add && fp.new_mode.is_none())
+        || (fp.op == FileOp::Delete && fp.old_mode.is_none());
     match &fp.body {
-        Body::Hunks(_) if !hunks.is_empty() => {
-            out.extend_from_slice(format!("--- {old_name}\n+++ {new_name}\n").as_bytes());
-            let mut drift: isize = 0;
+        Body::Hunks(hunks) if !hunks.is_empty() => {
+            out.extend_from_slice(names.as_bytes());
+            let mut pos = Position {
+                drift: 0,
+                next_old: 1,
+            };
             for h in hunks {
-                hunk_to_unified(h, &mut drift, out);
+                hunk_to_unified(h, &mut pos, out);
             }
         }
-        Body::Binary(b) => out.extend_from_slice(binary::encode(b).as_bytes()),
-        Body::BinaryWithoutData => out.extend_from_slice(
-            format!("Binary files {old_name} and {new_name} differ\n").as_bytes(),
-        ),
+        Body::Binary(b) => {
+            if needs_names {
+                out.extend_from_slice(names.as_bytes());
+            }
+            out.extend_from_slice(binary::encode(b).as_bytes());
+        }
+        Body::BinaryWithoutData => {
+            if needs_names {
+                out.extend_from_slice(names.as_bytes());
+            }
+            let line = format!("Binary files {old_name} and {new_name} differ\n");
+            out.extend_from_slice(line.as_bytes());
+        }
         Body::Hunks(_) | Body::Edits(_) => {}
+    }
+}
+
+/// The mode lines of a file patch's header. Returns the mode to write on the index line
+/// instead (an unchanged mode of a file patch with blob ids, as git does).
+fn mode_lines(fp: &FilePatch<'_>, head: &mut String) -> Option<Mode> {
+    let empty = matches!(&fp.body, Body::Hunks(h) if h.is_empty());
+    match fp.op {
+        FileOp::Add => {
+            if fp.new_mode.is_some() || empty {
+                let m = fp.new_mode.unwrap_or(Mode::FILE);
+                let _ = writeln!(head, "new file mode {}", mode_text(m));
+            }
+            None
+        }
+        FileOp::Delete => {
+            if fp.old_mode.is_some() || empty {
+                let m = fp.old_mode.unwrap_or(Mode::FILE);
+                let _ = writeln!(head, "deleted file mode {}", mode_text(m));
+            }
+            None
+        }
+        _ => match (fp.old_mode, fp.new_mode) {
+            (Some(o), Some(n)) if o == n && fp.blob_ids.is_some() => Some(o),
+            (o, n) => {
+                if let Some(o) = o {
+                    let _ = writeln!(head, "old mode {}", mode_text(o));
+                }
+                if let Some(n) = n {
+                    let _ = writeln!(head, "new mode {}", mode_text(n));
+                }
+                None
+            }
+        },
     }
 }
 
@@ -140,24 +160,42 @@ fn range(start: usize, count: usize) -> String {
     }
 }
 
-fn hunk_to_unified(h: &Hunk<'_>, drift: &mut isize, out: &mut Vec<u8>) {
+/// Where the previous hunk of a file left off, to give hunks without line numbers (agent
+/// hunks) increasing ones.
+struct Position {
+    /// New minus old lines of the hunks so far.
+    drift: isize,
+    /// The old line right after the previous hunk.
+    next_old: usize,
+}
+
+fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
     let old_count = h.old_lines().count();
     let new_count = h.new_lines().count();
-    let old_start = h.old_start.unwrap_or(usize::from(old_count > 0));
+    // A range of no lines names the line before it (`-5,0`: after line 5).
+    let old_start = h.old_start.unwrap_or(match old_count {
+        0 => pos.next_old.saturating_sub(1),
+        _ => pos.next_old,
+    });
     let new_start = h.new_start.unwrap_or_else(|| {
-        let base = if old_count == 0 {
+        let first = if old_count == 0 {
             old_start + 1
         } else {
             old_start
         };
-        let s = (base as isize + *drift).max(1) as usize;
+        let s = (first as isize + pos.drift).max(1) as usize;
         if new_count == 0 {
             s - 1
         } else {
             s
         }
     });
-    *drift += new_count as isize - old_count as isize;
+    pos.drift += new_count as isize - old_count as isize;
+    pos.next_old = if old_count == 0 {
+        old_start + 1
+    } else {
+        old_start + old_count
+    };
     out.extend_from_slice(
         format!(
             "@@ -{} +{} @@\n",
@@ -242,6 +280,18 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
         _ => {}
     }
     check_agent_modes(fp)?;
+    for p in [fp.old_path.as_deref(), fp.new_path.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        let blank_edge = p.trim_matches(|c: char| c.is_ascii_whitespace()) != p;
+        if blank_edge || p.chars().any(char::is_control) {
+            return Err(usage(
+                fp,
+                "a path with control characters or surrounding blanks",
+            ));
+        }
+    }
     let hunks = fp.body.hunks();
     let text = |t: &[u8], n: usize| utf8(fp, t, n);
     match fp.op {
@@ -269,6 +319,9 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
             if fp.op == FileOp::Rename {
                 let _ = writeln!(out, "*** Move to: {}", fp.new_path.as_deref().unwrap_or(""));
             }
+            if hunks.is_empty() && fp.op != FileOp::Rename {
+                return Err(usage(fp, "an update without hunks"));
+            }
             base_line(fp, out);
             for (n, h) in hunks.iter().enumerate() {
                 hunk_to_agent(fp, h, n + 1, out, &text)?;
@@ -291,19 +344,20 @@ fn base_line(fp: &FilePatch<'_>, out: &mut String) {
     }
 }
 
-/// True when a hunk line holding `text` would read as a marker of the agent language.
+/// True when a hunk line holding `text` would read as a marker of the agent language (the
+/// line, trimmed of ASCII blanks, is or starts with one).
 fn reads_as_marker(text: &str) -> bool {
-    let t = text.trim();
+    let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
     ["*** Begin Patch", "*** End Patch", "*** End of File"].contains(&t)
         || [
-            "*** Add File: ",
-            "*** Delete File: ",
-            "*** Update File: ",
-            "*** Move to: ",
-            "*** Base: ",
+            "*** Add File:",
+            "*** Delete File:",
+            "*** Update File:",
+            "*** Move to:",
+            "*** Base:",
         ]
         .iter()
-        .any(|m| t.starts_with(m.trim_end()) && t.len() > m.trim_end().len())
+        .any(|m| t.starts_with(m))
 }
 
 fn hunk_to_agent(
@@ -319,6 +373,18 @@ fn hunk_to_agent(
             &format!("a change of the final newline (hunk {n})"),
         ));
     }
+    for a in &h.anchors {
+        let a = text(a, n)?;
+        if a.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
+            || a.ends_with(|c: char| c.is_ascii_whitespace())
+        {
+            return Err(usage(
+                fp,
+                &format!("an anchor that is blank or ends in blanks (hunk {n})"),
+            ));
+        }
+        let _ = writeln!(out, "@@ {a}");
+    }
     if let Some(start) = h.old_start {
         let mut head = format!("@@ -{start}");
         if let Some(c) = h.old_count {
@@ -333,10 +399,6 @@ fn hunk_to_agent(
         let _ = writeln!(out, "{head} @@");
     } else if h.anchors.is_empty() {
         out.push_str("@@\n");
-    } else {
-        for a in &h.anchors {
-            let _ = writeln!(out, "@@ {}", text(a, n)?);
-        }
     }
     for l in &h.lines {
         let t = text(&l.text, n)?;
@@ -363,8 +425,30 @@ mod diff;
 pub use diff::file_diff;
 
 /// `apply-patch convert --to unified|agent`: parse `input` (any format, detected as
-/// `parse::parse` does) and render it in `to`. JSON input and agent anchors have no unified
-/// form, and JSON is not a target: both are `usage` errors.
+/// [`crate::parse::parse`] does, or forced by `opts.format`) and render it in `to`.
+///
+/// ```
+/// use apply_patch::parse::ParseOptions;
+/// use apply_patch::render::convert;
+/// use apply_patch::Format;
+/// let agent = b"*** Begin Patch\n*** Update File: a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n*** End Patch\n";
+/// let diff = convert(agent, &ParseOptions::default(), Format::Unified).unwrap();
+/// assert_eq!(
+///     String::from_utf8(diff).unwrap(),
+///     "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+/// );
+/// ```
+pub fn convert(input: &[u8], opts: &ParseOptions, to: Format) -> Result<Vec<u8>, Error> {
+    let mut set = crate::parse::parse(input, opts)?;
+    // A heredoc's `cd DIR` has no form in either output: its paths take DIR instead.
+    if let Some(dir) = set.cd.take() {
+        set = crate::transform::prefix(set, &dir);
+    }
+    convert_set(&set, to)
+}
+
+/// [`convert`] of an already parsed patch set. JSON edits and agent anchors have no unified
+/// form, and JSON is not a target: all are `usage` errors.
 pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
     match to {
         Format::Agent => to_agent(set).map(String::into_bytes),

@@ -25,7 +25,7 @@ fn digit(c: u8) -> Option<u32> {
     ALPHABET.iter().position(|&a| a == c).map(|p| p as u32)
 }
 
-/// grammar: git-binary-patch
+/// grammar: git_binary_patch
 ///
 /// `GIT binary patch`, the forward section, and optionally the reverse one.
 pub fn git_binary_patch(cur: &mut Cursor<'_>) -> Result<BinaryPatch, ParseError> {
@@ -46,7 +46,7 @@ pub fn git_binary_patch(cur: &mut Cursor<'_>) -> Result<BinaryPatch, ParseError>
     Ok(BinaryPatch { forward, reverse })
 }
 
-/// grammar: binary-section
+/// grammar: binary_section
 ///
 /// `literal SIZE` or `delta SIZE`, base85 lines, then an empty line (or the end of input).
 /// None when the cursor is not at a section header.
@@ -85,7 +85,7 @@ fn binary_section(cur: &mut Cursor<'_>) -> Result<Option<BinaryData>, ParseError
     Ok(Some(BinaryData { kind, size, data }))
 }
 
-/// grammar: base85-line
+/// grammar: base85_line
 ///
 /// A length character (`A`–`Z`: 1–26 bytes, `a`–`z`: 27–52) then base85 groups of five.
 fn base85_line(line: RawLine<'_>, out: &mut Vec<u8>) -> Result<(), ParseError> {

@@ -15,6 +15,7 @@ pub struct Fail {
 }
 
 impl Fail {
+    /// A failure at `rest`, the input left at the offending spot.
     pub fn at(rest: &[u8], message: impl Into<String>) -> Self {
         Fail {
             remaining: rest.len(),
@@ -41,7 +42,7 @@ pub fn fail<T>(rest: &[u8], message: impl Into<String>) -> PResult<'_, T> {
     Err(nom::Err::Failure(Fail::at(rest, message)))
 }
 
-/// grammar: quoted-path
+/// grammar: quoted_path
 ///
 /// A double-quoted path with C escapes: `\a \b \t \n \v \f \r \" \\` and three-digit octal
 /// bytes (`\303\251`). Returns the decoded bytes; the caller decides whether they must be UTF-8.

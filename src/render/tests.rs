@@ -199,3 +199,22 @@ fn file_diff_headers() {
         .contains("Binary files a/bin and b/bin differ"));
     assert_eq!(file_diff(Some("x"), Some("x"), b"1\n", b"1\n"), "");
 }
+
+#[test]
+fn convert_takes_the_heredoc_cd_into_the_paths() {
+    let input = b"cd sub && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\nEOF\n";
+    let out = convert(input, &ParseOptions::default(), Format::Unified).expect("converts");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.starts_with("diff --git a/sub/a.txt b/sub/a.txt\nnew file mode 100644\n")
+            || text.contains("+++ b/sub/a.txt"),
+        "{text}"
+    );
+    let err = convert(
+        b"{\"edits\": [{\"op\": \"append\", \"path\": \"x\", \"content\": \"y\"}]}",
+        &ParseOptions::default(),
+        Format::Unified,
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Usage);
+}

@@ -7,5 +7,8 @@ mod git;
 mod locate;
 mod mcp;
 mod parse_agent;
+mod parse_unified;
+mod roundtrip;
+mod structure;
 mod txn;
 mod util;

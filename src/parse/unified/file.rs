@@ -18,7 +18,7 @@ use crate::parse::binary;
 use crate::parse::quoted::{Fail, PResult};
 use crate::parse::{ParseError, ParseOptions};
 
-/// grammar: file-patch
+/// grammar: file_patch
 pub fn file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,
@@ -36,7 +36,7 @@ pub fn file_patch<'a>(
     }
 }
 
-/// grammar: binary-files-differ
+/// grammar: binary_files_differ
 ///
 /// `Binary files OLD and NEW differ`: a binary change without data.
 pub fn binary_files_differ(i: &[u8]) -> PResult<'_, &[u8]> {
@@ -87,7 +87,7 @@ struct Content<'a> {
     body: Body<'a>,
 }
 
-/// grammar: git-file-patch
+/// grammar: git_file_patch
 fn git_file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,
@@ -113,6 +113,8 @@ fn git_file_patch<'a>(
     assemble_git(first, names, h, content, strip, opts)
 }
 
+/// grammar: file_body
+///
 /// The names and body after a git file patch's headers (or a plain patch's start).
 fn content<'a>(
     cur: &mut Cursor<'a>,
@@ -209,26 +211,54 @@ fn finish_path(line: RawLine<'_>, raw: &[u8], strip: usize) -> Result<String, Pa
     })
 }
 
-/// Turn a git file patch's parts into the model.
-fn assemble_git<'a>(
-    first: RawLine<'a>,
-    names: &[u8],
-    h: GitHeaders,
-    content: Content<'a>,
-    strip: usize,
-    opts: &ParseOptions,
-) -> Result<FilePatch<'a>, ParseError> {
-    let (dash_old, dash_new) = match &content.names {
-        Some((o, n, _)) => (Some(o.clone()), Some(n.clone())),
-        None => (None, None),
-    };
-    let is_add = h.new_file_mode.is_some() || dash_old == Some(FileName::DevNull);
-    let is_delete = h.deleted_mode.is_some() || dash_new == Some(FileName::DevNull);
-    if is_add && is_delete {
-        return Err(first.error("a file patch cannot both create and delete its file"));
+/// What the headers say the file patch does.
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    add: bool,
+    delete: bool,
+    rename: bool,
+    copy: bool,
+}
+
+impl Kind {
+    fn of(
+        first: RawLine<'_>,
+        h: &GitHeaders,
+        names: &Option<(FileName, FileName, RawLine<'_>)>,
+    ) -> Result<Kind, ParseError> {
+        let (old_null, new_null) = match names {
+            Some((o, n, _)) => (*o == FileName::DevNull, *n == FileName::DevNull),
+            None => (false, false),
+        };
+        let k = Kind {
+            add: h.new_file_mode.is_some() || old_null,
+            delete: h.deleted_mode.is_some() || new_null,
+            rename: h.rename_from.is_some() || h.rename_to.is_some(),
+            copy: h.copy_from.is_some() || h.copy_to.is_some(),
+        };
+        if k.add && k.delete {
+            return Err(first.error("a file patch cannot both create and delete its file"));
+        }
+        if k.rename && k.copy {
+            return Err(first.error("a file patch cannot be both a rename and a copy"));
+        }
+        if (k.rename || k.copy) && (k.add || k.delete) {
+            return Err(first.error("a rename or copy needs both 'from' and 'to' paths"));
+        }
+        Ok(k)
     }
-    let rename = h.rename_from.is_some() || h.rename_to.is_some();
-    let copy = h.copy_from.is_some() || h.copy_to.is_some();
+}
+
+/// The old and new paths: from the `---`/`+++` lines, else the rename/copy lines (stripped by
+/// one component less: they carry no `a/`), else the `diff --git` line.
+fn git_paths(
+    first: RawLine<'_>,
+    names: &[u8],
+    h: &GitHeaders,
+    content: &Content<'_>,
+    kind: Kind,
+    strip: usize,
+) -> Result<(Option<String>, Option<String>), ParseError> {
     let split = || {
         paths::split_git_names(names, strip)
             .or_else(|| paths::split_git_names(names, 1))
@@ -240,65 +270,73 @@ fn assemble_git<'a>(
             })
     };
     let inner = strip.saturating_sub(1);
-    let old_path = if is_add {
-        None
-    } else if let Some(FileName::Path(p)) = &dash_old {
-        Some(finish_path(first, p, strip)?)
-    } else if let Some(p) = h.rename_from.as_ref().or(h.copy_from.as_ref()) {
-        Some(finish_path(first, p, inner)?)
-    } else {
-        Some(finish_path(first, &split()?.0, strip)?)
+    let side = |dash: Option<&FileName>, moved: Option<&Vec<u8>>, old: bool| {
+        if let Some(FileName::Path(p)) = dash {
+            return finish_path(first, p, strip).map(Some);
+        }
+        if let Some(p) = moved {
+            return finish_path(first, p, inner).map(Some);
+        }
+        let (o, n) = split()?;
+        finish_path(first, if old { &o } else { &n }, strip).map(Some)
     };
-    let new_path = if is_delete {
-        None
-    } else if let Some(FileName::Path(p)) = &dash_new {
-        Some(finish_path(first, p, strip)?)
-    } else if let Some(p) = h.rename_to.as_ref().or(h.copy_to.as_ref()) {
-        Some(finish_path(first, p, inner)?)
-    } else {
-        Some(finish_path(first, &split()?.1, strip)?)
+    let dash = content.names.as_ref();
+    let old = match kind.add {
+        true => None,
+        false => side(
+            dash.map(|d| &d.0),
+            h.rename_from.as_ref().or(h.copy_from.as_ref()),
+            true,
+        )?,
     };
-    if rename && copy {
-        return Err(first.error("a file patch cannot be both a rename and a copy"));
+    let new = match kind.delete {
+        true => None,
+        false => side(
+            dash.map(|d| &d.1),
+            h.rename_to.as_ref().or(h.copy_to.as_ref()),
+            false,
+        )?,
+    };
+    if let (Some(o), Some(n), false, false) = (&old, &new, kind.rename, kind.copy) {
+        if o != n {
+            return Err(with_hint(
+                first.error(format!(
+                    "the file patch names two different files ('{o}' and '{n}') without a 'rename from' or 'copy from' header"
+                )),
+                "add 'rename from'/'rename to' lines, or split the change into a delete and an add",
+            ));
+        }
     }
-    if (rename || copy) && (old_path.is_none() || new_path.is_none()) {
-        return Err(first.error("a rename or copy needs both 'from' and 'to' paths"));
-    }
-    if !rename && !copy && old_path.is_some() && new_path.is_some() && old_path != new_path {
-        return Err(with_hint(
-            first.error(format!(
-                "the file patch names two different files ('{}' and '{}') without a 'rename from' or 'copy from' header",
-                old_path.as_deref().unwrap_or(""),
-                new_path.as_deref().unwrap_or("")
-            )),
-            "add 'rename from'/'rename to' lines, or split the change into a delete and an add",
-        ));
-    }
+    Ok((old, new))
+}
+
+/// Turn a git file patch's parts into the model.
+fn assemble_git<'a>(
+    first: RawLine<'a>,
+    names: &[u8],
+    h: GitHeaders,
+    content: Content<'a>,
+    strip: usize,
+    opts: &ParseOptions,
+) -> Result<FilePatch<'a>, ParseError> {
+    let kind = Kind::of(first, &h, &content.names)?;
+    let (old_path, new_path) = git_paths(first, names, &h, &content, kind, strip)?;
     let index_mode = h.index.as_ref().and_then(|i| i.2);
-    let old_mode = if is_add {
-        None
-    } else {
-        h.old_mode.or(h.deleted_mode).or(index_mode)
-    };
-    let new_mode = if is_delete {
-        None
-    } else {
-        h.new_mode.or(h.new_file_mode).or(index_mode)
-    };
+    let old_mode = (!kind.add)
+        .then(|| h.old_mode.or(h.deleted_mode).or(index_mode))
+        .flatten();
+    let new_mode = (!kind.delete)
+        .then(|| h.new_mode.or(h.new_file_mode).or(index_mode))
+        .flatten();
     let body_empty = matches!(&content.body, Body::Hunks(v) if v.is_empty());
-    let op = if is_add {
-        FileOp::Add
-    } else if is_delete {
-        FileOp::Delete
-    } else if rename {
-        FileOp::Rename
-    } else if copy {
-        FileOp::Copy
-    } else if body_empty && h.old_mode.is_some() && h.new_mode.is_some() && h.old_mode != h.new_mode
-    {
-        FileOp::Mode
-    } else {
-        FileOp::Modify
+    let mode_change = h.old_mode.is_some() && h.new_mode.is_some() && h.old_mode != h.new_mode;
+    let op = match kind {
+        Kind { add: true, .. } => FileOp::Add,
+        Kind { delete: true, .. } => FileOp::Delete,
+        Kind { rename: true, .. } => FileOp::Rename,
+        Kind { copy: true, .. } => FileOp::Copy,
+        _ if body_empty && mode_change => FileOp::Mode,
+        _ => FileOp::Modify,
     };
     let mut fp = FilePatch {
         op,
@@ -315,7 +353,7 @@ fn assemble_git<'a>(
     Ok(fp)
 }
 
-/// grammar: plain-file-patch
+/// grammar: plain_file_patch
 fn plain_file_patch<'a>(
     cur: &mut Cursor<'a>,
     opts: &ParseOptions,

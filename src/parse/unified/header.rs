@@ -40,7 +40,7 @@ pub enum FileName {
     Path(Vec<u8>),
 }
 
-/// grammar: git-header
+/// grammar: git_header
 ///
 /// `diff --git ` followed by the two names, kept raw: with unquoted names that contain
 /// spaces the split is only decided later (`paths::split_git_names`).
@@ -88,7 +88,7 @@ pub fn path(i: &[u8]) -> PResult<'_, Vec<u8>> {
     Ok((&i[i.len()..], i.to_vec()))
 }
 
-/// grammar: old-mode
+/// grammar: old_mode
 fn old_mode(i: &[u8]) -> PResult<'_, Extended> {
     map(
         preceded(tag(&b"old mode "[..]), mode_eol),
@@ -97,7 +97,7 @@ fn old_mode(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
-/// grammar: new-mode
+/// grammar: new_mode
 fn new_mode(i: &[u8]) -> PResult<'_, Extended> {
     map(
         preceded(tag(&b"new mode "[..]), mode_eol),
@@ -106,7 +106,7 @@ fn new_mode(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
-/// grammar: deleted-file-mode
+/// grammar: deleted_file_mode
 fn deleted_file_mode(i: &[u8]) -> PResult<'_, Extended> {
     map(
         preceded(tag(&b"deleted file mode "[..]), mode_eol),
@@ -115,7 +115,7 @@ fn deleted_file_mode(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
-/// grammar: new-file-mode
+/// grammar: new_file_mode
 fn new_file_mode(i: &[u8]) -> PResult<'_, Extended> {
     map(
         preceded(tag(&b"new file mode "[..]), mode_eol),
@@ -124,7 +124,7 @@ fn new_file_mode(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
-/// grammar: rename-from
+/// grammar: rename_from
 fn rename_from(i: &[u8]) -> PResult<'_, Extended> {
     map(
         preceded(tag(&b"rename from "[..]), path),
@@ -133,22 +133,22 @@ fn rename_from(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
-/// grammar: rename-to
+/// grammar: rename_to
 fn rename_to(i: &[u8]) -> PResult<'_, Extended> {
     map(preceded(tag(&b"rename to "[..]), path), Extended::RenameTo).parse(i)
 }
 
-/// grammar: copy-from
+/// grammar: copy_from
 fn copy_from(i: &[u8]) -> PResult<'_, Extended> {
     map(preceded(tag(&b"copy from "[..]), path), Extended::CopyFrom).parse(i)
 }
 
-/// grammar: copy-to
+/// grammar: copy_to
 fn copy_to(i: &[u8]) -> PResult<'_, Extended> {
     map(preceded(tag(&b"copy to "[..]), path), Extended::CopyTo).parse(i)
 }
 
-/// grammar: similarity-index
+/// grammar: similarity_index
 ///
 /// `similarity index N%` or `dissimilarity index N%`; informative only.
 fn similarity_index(i: &[u8]) -> PResult<'_, Extended> {
@@ -167,7 +167,7 @@ fn similarity_index(i: &[u8]) -> PResult<'_, Extended> {
     Ok((r, Extended::Similarity))
 }
 
-/// grammar: index-line
+/// grammar: index_line
 ///
 /// `index OLD..NEW [MODE]`: abbreviated or full hex blob ids.
 fn index_line(i: &[u8]) -> PResult<'_, Extended> {
@@ -194,7 +194,7 @@ fn index_line(i: &[u8]) -> PResult<'_, Extended> {
     ))
 }
 
-/// grammar: extended-header
+/// grammar: extended_header
 pub fn extended_header(i: &[u8]) -> PResult<'_, Extended> {
     alt((
         old_mode,
@@ -211,6 +211,8 @@ pub fn extended_header(i: &[u8]) -> PResult<'_, Extended> {
     .parse(i)
 }
 
+/// grammar: file_name
+///
 /// The name of a `---` / `+++` line: quoted, or raw up to a TAB (a timestamp follows it in
 /// `diff -u` output; git adds a lone TAB after names holding a space).
 fn file_name(i: &[u8]) -> PResult<'_, FileName> {
@@ -235,12 +237,12 @@ fn file_name(i: &[u8]) -> PResult<'_, FileName> {
     Ok((r, name))
 }
 
-/// grammar: old-file-line
+/// grammar: old_file_line
 pub fn old_file_line(i: &[u8]) -> PResult<'_, FileName> {
     preceded(tag(&b"--- "[..]), file_name).parse(i)
 }
 
-/// grammar: new-file-line
+/// grammar: new_file_line
 pub fn new_file_line(i: &[u8]) -> PResult<'_, FileName> {
     preceded(tag(&b"+++ "[..]), file_name).parse(i)
 }

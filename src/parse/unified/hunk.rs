@@ -45,7 +45,7 @@ fn number(i: &[u8]) -> PResult<'_, usize> {
     }
 }
 
-/// grammar: hunk-header
+/// grammar: hunk_header
 ///
 /// `@@ -OLD +NEW @@` then optional section text (ignored, as git does).
 pub fn hunk_header(i: &[u8]) -> PResult<'_, HunkHeader> {
@@ -81,7 +81,7 @@ enum BodyLine<'a> {
     Other,
 }
 
-/// grammar: hunk-line
+/// grammar: hunk_line
 fn hunk_line(body: &[u8]) -> BodyLine<'_> {
     match body.split_first() {
         None => BodyLine::Empty,
@@ -93,7 +93,7 @@ fn hunk_line(body: &[u8]) -> BodyLine<'_> {
     }
 }
 
-/// grammar: no-newline-line
+/// grammar: no_newline_line
 ///
 /// `\ No newline at end of file` (any text after the backslash: older gits translated it).
 fn no_newline_line(body: &[u8]) -> BodyLine<'_> {

@@ -118,11 +118,6 @@ impl<'a> Cursor<'a> {
             hint: None,
         }
     }
-
-    /// The first line of the remaining input (for "nothing found" errors).
-    pub fn first_number(&self) -> usize {
-        self.lines.first().map_or(self.end_number, |l| l.number)
-    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! whether they stay inside the root), and hunks keep their line numbers as hints.
 
 mod file;
-pub mod header;
-pub mod hunk;
-pub mod lines;
-pub mod paths;
+mod header;
+mod hunk;
+pub(crate) mod lines;
+mod paths;
 
 use lines::{with_hint, Cursor};
 
@@ -34,8 +34,13 @@ pub fn parse<'a>(
     start: usize,
     opts: &ParseOptions,
 ) -> Result<PatchSet<'a>, ParseError> {
+    // A UTF-8 BOM before the first line is not part of it.
+    let start = match input.get(start..) {
+        Some(rest) if rest.starts_with(crate::text::BOM) => start + crate::text::BOM.len(),
+        _ => start,
+    };
     let mut cur = Cursor::new(input, start);
-    let first = cur.first_number();
+    let first = cur.peek();
     let mut files = Vec::new();
     loop {
         skip_to_header(&mut cur, !files.is_empty())?;
@@ -45,12 +50,10 @@ pub fn parse<'a>(
         files.push(file::file_patch(&mut cur, opts)?);
     }
     if files.is_empty() {
-        let err = ParseError {
-            line: first,
-            column: 1,
-            line_text: String::new(),
-            message: "no unified diff found: expected a 'diff --git' line or a '--- ' line followed by a '+++ ' line".into(),
-            hint: None,
+        let message = "no unified diff found: expected a 'diff --git' line or a '--- ' line followed by a '+++ ' line";
+        let err = match first {
+            Some(line) => line.error(message),
+            None => cur.error_at_end(message),
         };
         return Err(with_hint(
             err,
@@ -80,7 +83,7 @@ pub(crate) fn is_header_start(cur: &Cursor<'_>) -> bool {
         || file::binary_files_differ(body).is_ok()
 }
 
-/// grammar: trailing-line
+/// grammar: trailing_line
 ///
 /// Skip prose up to the next file header. Before the first file anything is skipped (an
 /// e-mail, a commit message, a diffstat); after a file, a hunk header with no file header

@@ -20,7 +20,7 @@ pub fn finish(raw: &[u8], strip: usize) -> Result<String, PathError> {
     let stripped = strip_components(text, strip).ok_or_else(|| {
         let have = text.split('/').filter(|c| !c.is_empty()).count();
         format!(
-            "cannot strip {strip} leading component{} from path '{text}': it has only {have}",
+            "cannot strip {strip} leading component{} from path '{text}': it has {have}, and a file name must remain",
             if strip == 1 { "" } else { "s" }
         )
     })?;
@@ -66,7 +66,23 @@ pub fn split_git_names(names: &[u8], strip: usize) -> Option<(Vec<u8>, Vec<u8>)>
         return Some((old, second_name(rest)?));
     }
     let mut found = None;
-    for (i, _) in names.iter().enumerate().filter(|(_, &b)| b == b' ') {
+    let spaces: Vec<usize> = names
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b' ')
+        .map(|(i, _)| i)
+        .collect();
+    // Each candidate costs a pass over the line: past a sane number of spaces only the middle
+    // one (equal-length prefixes, as git writes them) is tried.
+    let candidates = if spaces.len() > 256 {
+        spaces
+            .into_iter()
+            .filter(|&i| i * 2 + 1 == names.len())
+            .collect()
+    } else {
+        spaces
+    };
+    for i in candidates {
         let (old, rest) = (&names[..i], &names[i + 1..]);
         let Some(new) = second_name(rest) else {
             continue;
@@ -116,7 +132,7 @@ mod tests {
         assert_eq!(finish(b"x/y/z", 2).as_deref(), Ok("z"));
         let err = finish(b"x/y", 2).expect_err("too few components");
         assert!(err.contains("cannot strip 2 leading components"), "{err}");
-        assert!(err.contains("only 2"), "{err}");
+        assert!(err.contains("it has 2"), "{err}");
         assert!(finish(b"file", 1).is_err());
     }
 
@@ -148,5 +164,10 @@ mod tests {
             Some((b"a/t\tx".to_vec(), b"b/t\tx".to_vec()))
         );
         assert_eq!(s("a/x b/y"), None);
+        let long = format!("a/{0} b/{0}", " ".repeat(300));
+        assert!(
+            split_git_names(long.as_bytes(), 1).is_some(),
+            "the middle split is found"
+        );
     }
 }

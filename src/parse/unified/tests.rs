@@ -204,3 +204,10 @@ fn arbitrary_prefix_bytes_never_panic() {
         let _ = parse(s, 0, &opts());
     }
 }
+
+#[test]
+fn a_bom_before_the_first_line_is_skipped() {
+    let text = b"\xEF\xBB\xBFdiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n k\n-a\n+b\n";
+    let set = parse(text, 0, &opts()).expect("parses");
+    assert_eq!((set.files[0].path(), set.files[0].patch_line), ("x", 1));
+}

@@ -1,0 +1,289 @@
+//! Structure signals from the outside: this repository's own files and the real-change
+//! bench must balance, generated programs balance until one bracket goes, and the fixture
+//! folder's ranges and balance are snapshotted.
+
+use apply_patch::structure::{
+    check_balance, range, Balance, FileBalance, Kind, Lang, Problem, ProblemKind,
+};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// Every file of a known language under `dir` that is not balanced, with its problem.
+fn unbalanced_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> (usize, Vec<String>) {
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for path in files.into_iter().filter(|p| keep(p)) {
+        let lang = Lang::from_path(&path);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if lang == Lang::Unknown {
+            continue;
+        }
+        checked += 1;
+        if let Balance::Unbalanced { problem } = check_balance(&text, lang) {
+            bad.push(format!("{}: {problem}", path.display()));
+        }
+    }
+    (checked, bad)
+}
+
+#[test]
+fn this_repository_sources_and_examples_balance() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (checked, bad) = unbalanced_under(&root.join("src"), |p| {
+        p.extension().is_some_and(|e| e == "rs")
+    });
+    assert!(checked > 20, "only {checked} source files found");
+    assert!(bad.is_empty(), "unbalanced sources:\n{}", bad.join("\n"));
+    let (_, bad) = unbalanced_under(&root.join("examples"), |_| true);
+    assert!(bad.is_empty(), "unbalanced examples:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn real_bench_files_balance_before_and_after() {
+    let Some(dir) = std::env::var_os("APPLY_PATCH_REAL_BENCH") else {
+        println!("skipped: APPLY_PATCH_REAL_BENCH is not set");
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    if !dir.is_dir() {
+        println!("skipped: {} is not a directory", dir.display());
+        return;
+    }
+    let (checked, bad) = unbalanced_under(&dir, |_| true);
+    println!("{checked} real files checked");
+    assert!(bad.is_empty(), "unbalanced real files:\n{}", bad.join("\n"));
+}
+
+/// A program of a small grammar: nested groups, strings, chars, lifetimes, comments.
+#[derive(Debug, Clone)]
+enum Node {
+    Group(u8, Vec<Node>),
+    Str(String),
+    LineComment(String),
+    BlockComment(String),
+    Word(String),
+    /// A char literal (`'('`) or a lifetime (`'a`).
+    Quote(String),
+}
+
+fn noise() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop::sample::select(vec![
+            "a", " ", "(", ")", "[", "]", "{", "}", "'", "\"", "/", "#", "//", "x y", "`", "<",
+        ]),
+        0..8,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+fn node() -> impl Strategy<Value = Node> {
+    let leaf = prop_oneof![
+        noise().prop_map(|s| Node::Str(s.replace('\\', "").replace('"', "\\\""))),
+        noise().prop_map(Node::LineComment),
+        noise().prop_map(|s| Node::BlockComment(s.replace('/', "-"))),
+        prop::sample::select(vec!["a", "fn", "x1", "r", "b", "_"])
+            .prop_map(|w| Node::Word(w.into())),
+        prop::sample::select(vec!["'('", "'\\''", "'a", "'static", "'}'", "b'['"])
+            .prop_map(|q| Node::Quote(q.into())),
+    ];
+    leaf.prop_recursive(5, 80, 6, |inner| {
+        (
+            prop::sample::select(vec![b'(', b'[', b'{']),
+            prop::collection::vec(inner, 0..6),
+        )
+            .prop_map(|(b, children)| Node::Group(b, children))
+    })
+}
+
+fn closer(open: u8) -> u8 {
+    match open {
+        b'(' => b')',
+        b'[' => b']',
+        _ => b'}',
+    }
+}
+
+/// Render nodes as Rust-like text, recording each bracket pair's offsets.
+fn render(nodes: &[Node], out: &mut String, pairs: &mut Vec<(usize, usize)>) {
+    for node in nodes {
+        match node {
+            Node::Group(b, children) => {
+                let open = out.len();
+                out.push(char::from(*b));
+                render(children, out, pairs);
+                pairs.push((open, out.len()));
+                out.push(char::from(closer(*b)));
+            }
+            Node::Str(s) => out.push_str(&format!("\"{s}\"")),
+            Node::LineComment(s) => out.push_str(&format!("//{s}\n")),
+            Node::BlockComment(s) => out.push_str(&format!("/*{s}*/")),
+            Node::Word(w) => out.push_str(w),
+            Node::Quote(q) => out.push_str(q),
+        }
+        out.push(' ');
+    }
+}
+
+/// Byte offset of a problem's position (the text is ASCII).
+fn offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text.split('\n').take(line - 1).map(|l| l.len() + 1).sum();
+    start + column - 1
+}
+
+fn problem_of(text: &str) -> Problem {
+    match check_balance(text, Lang::Rust) {
+        Balance::Unbalanced { problem } => problem,
+        other => panic!("expected a problem in {text:?}, got {other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn generated_programs_balance_and_break_where_a_bracket_goes(
+        nodes in prop::collection::vec(node(), 1..6),
+        pick in any::<prop::sample::Index>(),
+        delete_open in any::<bool>(),
+    ) {
+        let mut text = String::new();
+        let mut pairs = Vec::new();
+        render(&nodes, &mut text, &mut pairs);
+        prop_assert_eq!(check_balance(&text, Lang::Rust), Balance::Balanced, "{}", text);
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let (open, close) = pairs[pick.index(pairs.len())];
+        let bytes = text.as_bytes();
+        let (open_char, close_char) = (char::from(bytes[open]), char::from(bytes[close]));
+        let mut broken = text.clone();
+        if delete_open {
+            broken.remove(open);
+            // The partner closer now has nothing to close (or closes a same-kind bracket
+            // further out, whose own closer is then reported).
+            let p = problem_of(&broken);
+            let at = offset(&broken, p.line, p.column);
+            prop_assert!(p.kind != ProblemKind::Unclosed || at == broken.len(), "{:?} in {}", p, broken);
+            if p.kind != ProblemKind::Unclosed {
+                prop_assert_eq!(&p.found, &close_char.to_string(), "{}", broken);
+                prop_assert!(at >= close - 1, "{:?} before the partner at {} in {}", p, close - 1, broken);
+            }
+        } else {
+            broken.remove(close);
+            // The partner opener stays open: reported as unclosed at the end of the file, or
+            // as what a later closer fails to close.
+            let p = problem_of(&broken);
+            let at = offset(&broken, p.line, p.column);
+            let opened = p.open.as_ref().map(|o| (o.text.clone(), offset(&broken, o.line, o.column)));
+            let eof = p.kind == ProblemKind::Unclosed && at == broken.len();
+            let partner = opened.as_ref().is_some_and(|(t, o)| *t == open_char.to_string() && *o <= open);
+            prop_assert!(eof || partner, "{:?} in {}", p, broken);
+        }
+    }
+}
+
+/// The balance and, for every line, the enclosing range of a fixture file.
+fn describe(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("fixtures are UTF-8 text");
+    let lang = Lang::from_path(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = FileBalance {
+        path: name,
+        lang,
+        balance: check_balance(&text, lang),
+    }
+    .render();
+    let kinds: &[Option<Kind>] = match lang {
+        Lang::Html | Lang::Xml | Lang::Vue | Lang::Jsx | Lang::Tsx => &[None, Some(Kind::Tag)],
+        _ => &[None],
+    };
+    for (i, line) in text.lines().enumerate() {
+        let cells: Vec<String> = kinds
+            .iter()
+            .map(|&kind| match range(&text, i + 1, kind, lang) {
+                Ok(r) => format!("{}-{} {}", r.start_line, r.end_line, r.kind),
+                Err(_) => "-".to_string(),
+            })
+            .collect();
+        out.push_str(&format!(
+            "{:>3} {:<24} | {}\n",
+            i + 1,
+            cells.join("  "),
+            line
+        ));
+    }
+    out
+}
+
+#[test]
+fn fixture_ranges_and_balance() {
+    insta::with_settings!({
+        snapshot_path => "../../snapshots/structure",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::glob!("../fixtures/structure", "*.*", |path| {
+            insta::assert_snapshot!("structure", describe(path));
+        });
+    });
+}
+
+fn any_lang() -> impl Strategy<Value = Lang> {
+    prop::sample::select(
+        Lang::names()
+            .into_iter()
+            .filter_map(Lang::from_name)
+            .chain([Lang::Unknown])
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Text made of the pieces lexers care about, in any order.
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop::sample::select(vec![
+            "(", ")", "[", "]", "{", "}", "<", ">", "</", "/>", "\"", "'", "`", "${", "/", "*",
+            "#", "\\", "\n", " ", "    ", "-", ":", "|", "a", "fn", "def", "<div>", "</div>",
+            "<!--", "-->", "r#\"", "\"\"\"", "<<EOF", "EOF", "case", "esac", "@", "$", "é", "\r",
+        ]),
+        0..60,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// No input makes the lexers, the matcher or the range finder panic.
+    #[test]
+    fn any_text_in_any_language_is_handled(text in soup(), lang in any_lang(), line in 1usize..30) {
+        let _ = check_balance(&text, lang);
+        for kind in [None, Some(Kind::Function), Some(Kind::Block), Some(Kind::Tag)] {
+            if let Ok(r) = range(&text, line, kind, lang) {
+                prop_assert!(r.start_line <= line && line <= r.end_line, "{:?}", r);
+            }
+        }
+        let _ = apply_patch::structure::edit_balance("a.rs", b"", text.as_bytes());
+    }
+}
