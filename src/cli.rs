@@ -178,7 +178,7 @@ pub enum Command {
     },
     /// Serve the Model Context Protocol on standard input and output.
     Mcp {
-        /// Offer only the `read` tool.
+        /// Offer only the reading tools (read, range, check_balance).
         #[arg(long)]
         read_only: bool,
     },

@@ -2,7 +2,8 @@
 //! standard input and output (rmcp), so an agent can read and edit files of one root through
 //! tools whose descriptions teach the model the formats and what to do on each error.
 //!
-//! Permission modes: `--read-only` offers only `read`; the default refuses a change to an
+//! Permission modes: `--read-only` offers only the reading tools (`read`, `range`,
+//! `check_balance`); the default refuses a change to an
 //! existing file the session has not read (`not_read`, see [`crate::agent::permit`]). The
 //! server keeps, per session, what it served or wrote for each path (hash and line count).
 //! Must not write the work tree except through the applier's transaction.
@@ -29,7 +30,7 @@ use crate::text::Text;
 /// How much the server lets a client change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permission {
-    /// Only `read`.
+    /// Only the reading tools: `read`, `range`, `check_balance`.
     ReadOnly,
     /// Changes to existing files need a `read` of them first in this session.
     ReadBeforeEdit,
@@ -125,6 +126,25 @@ pub struct ConfirmArgs {
     pub id: String,
 }
 
+/// Arguments of `range`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct RangeArgs {
+    /// Path of the file, relative to the project root.
+    pub path: String,
+    /// A 1-based line inside the range wanted.
+    pub line: usize,
+    /// `function`, `block` or `tag`; default: the innermost function, else block.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// Arguments of `check_balance`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct BalanceArgs {
+    /// Path of the file, relative to the project root.
+    pub path: String,
+}
+
 /// Arguments of `undo` (none).
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct UndoArgs {}
@@ -141,7 +161,8 @@ impl McpServer {
                 .into_iter()
                 .map(|t| t.name.to_string())
                 .collect();
-            for name in names.iter().filter(|n| *n != "read") {
+            let reading = ["read", "range", "check_balance"];
+            for name in names.iter().filter(|n| !reading.contains(&n.as_str())) {
                 tool_router.remove_route(name);
             }
         }
@@ -201,6 +222,21 @@ impl McpServer {
     async fn confirm_tool(&self, Parameters(args): Parameters<ConfirmArgs>) -> CallToolResult {
         let session = self.session.clone();
         blocking(move || session.confirm(&args.id)).await
+    }
+
+    #[tool(name = "range", description = tools::RANGE)]
+    async fn range_tool(&self, Parameters(args): Parameters<RangeArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.range(args)).await
+    }
+
+    #[tool(name = "check_balance", description = tools::CHECK_BALANCE)]
+    async fn check_balance_tool(
+        &self,
+        Parameters(args): Parameters<BalanceArgs>,
+    ) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.check_balance(args)).await
     }
 
     #[tool(name = "undo", description = tools::UNDO)]
@@ -327,6 +363,72 @@ impl Session {
                     reads.remove(path);
                 }
             }
+        }
+    }
+
+    /// The text of a file for the structure tools (UTF-8 only, confined to the root).
+    fn text_of(&self, path: &str) -> Result<(String, String), Error> {
+        let (rel, abs) = crate::agent::read::resolve(&self.root, path)?;
+        let bytes = std::fs::read(&abs).map_err(|e| {
+            let mut err = Error::io(&rel, "cannot read", &e);
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err.code = ErrorCode::FileNotFound;
+            }
+            err
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{rel} is not UTF-8")).with_path(&rel)
+        })?;
+        Ok((rel, text))
+    }
+
+    fn range(&self, args: RangeArgs) -> CallToolResult {
+        use crate::structure::{range, Kind, Lang, RangeReport};
+        let kind = match args.kind.as_deref() {
+            None => None,
+            Some("function") => Some(Kind::Function),
+            Some("block") => Some(Kind::Block),
+            Some("tag") => Some(Kind::Tag),
+            Some(other) => {
+                return error_result(&Error::new(
+                    ErrorCode::Usage,
+                    format!("unknown kind '{other}': use function, block or tag"),
+                ))
+            }
+        };
+        let found = self.text_of(&args.path).and_then(|(rel, text)| {
+            let r = range(&text, args.line, kind, Lang::from_path(&rel))
+                .map_err(|e| Error::from(e).with_path(&rel))?;
+            Ok(RangeReport {
+                path: rel,
+                range: r,
+            })
+        });
+        match found {
+            Ok(report) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+                result.structured_content = serde_json::to_value(&report).ok();
+                result
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+
+    fn check_balance(&self, args: BalanceArgs) -> CallToolResult {
+        use crate::structure::{check_balance, FileBalance, Lang};
+        match self.text_of(&args.path) {
+            Ok((rel, text)) => {
+                let lang = Lang::from_path(&rel);
+                let report = FileBalance {
+                    balance: check_balance(&text, lang),
+                    path: rel,
+                    lang,
+                };
+                let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+                result.structured_content = serde_json::to_value(&report).ok();
+                result
+            }
+            Err(e) => error_result(&e),
         }
     }
 

@@ -125,6 +125,25 @@ Write a previewed change (`id` from `preview`), exactly as previewed, once. Erro
 unknown_preview (unknown, already confirmed or expired id: preview again), stale_file (a file \
 changed since the preview: read it and preview again), busy (retry).";
 
+/// `range`.
+pub const RANGE: &str = "\
+Find the function (or block, or markup element) enclosing a line of a file, without reading \
+all of it: returns `path:start-end: kind (lang): opening line` and the same as JSON \
+(start_line, end_line, kind, lang, opening_line). Then `read` with start_line/end_line to see \
+it, or aim a patch's `@@ ANCHOR` at its opening line. `kind`: function (default: the \
+innermost function, else block), block or tag. A heuristic, not a parser: check \
+`warning`/`fallback` in the result. Errors: context_not_found (the line is in no such range), \
+usage (line outside the file, or a kind the language lacks), unsupported_file (binary or too \
+large), file_not_found, invalid_utf8, path_escape.";
+
+/// `check_balance`.
+pub const CHECK_BALANCE: &str = "\
+Check that a file's brackets, markup tags and quotes balance (strings and comments are \
+skipped as its language writes them): `balanced`, or the first problem with its line and \
+column and what was opened where. Use it after an edit that touched braces or indentation; \
+fix the problem it names with another patch. Errors: file_not_found, invalid_utf8, \
+path_escape.";
+
 /// `undo`.
 pub const UNDO: &str = "\
 Undo the last change this tool wrote in the project (one transaction). Refused when a file \

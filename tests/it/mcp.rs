@@ -82,7 +82,16 @@ async fn every_tool_and_refusal_over_stdio() {
     names.sort();
     assert_eq!(
         names,
-        ["apply_patch", "confirm", "edit", "preview", "read", "undo"]
+        [
+            "apply_patch",
+            "check_balance",
+            "confirm",
+            "edit",
+            "preview",
+            "range",
+            "read",
+            "undo"
+        ]
     );
     let apply = tools
         .iter()
@@ -95,6 +104,30 @@ async fn every_tool_and_refusal_over_stdio() {
         .instructions
         .as_deref()
         .is_some_and(|i| i.contains("read")));
+
+    // Structure signals.
+    let (value, failed) = data(&client, "range", json!({"path": "app.py", "line": 7})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(
+        (value["start_line"].as_u64(), value["end_line"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(value["kind"], "function");
+    let bogus = json!({"path": "app.py", "line": 7, "kind": "class"});
+    assert_eq!(error_code(&client, "range", bogus).await, "usage");
+    let past = json!({"path": "app.py", "line": 99});
+    assert_eq!(error_code(&client, "range", past).await, "usage");
+    let (value, failed) = data(&client, "check_balance", json!({"path": "app.py"})).await;
+    assert!(!failed);
+    assert_eq!(value["status"], "balanced");
+    t.write("broken.py", b"def f(:\n    return [1, 2\n");
+    let (value, _) = data(&client, "check_balance", json!({"path": "broken.py"})).await;
+    assert_eq!(value["status"], "unbalanced", "{value}");
+    let missing = json!({"path": "nope.py"});
+    assert_eq!(
+        error_code(&client, "check_balance", missing).await,
+        "file_not_found"
+    );
 
     // Not read yet: refused, nothing written.
     let p = patch(
@@ -265,12 +298,13 @@ async fn rebase_merges_a_stale_base_over_mcp() {
 }
 
 #[tokio::test]
-async fn read_only_mode_offers_only_read() {
+async fn read_only_mode_offers_only_the_reading_tools() {
     let t = TempTree::with(&[("app.py", APP)]);
     let client = start(&t, &["--read-only"]).await;
     let tools = client.list_all_tools().await.expect("tools/list");
-    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(names, ["read"]);
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["check_balance", "range", "read"]);
     let args = json!({"patch": "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n"});
     let refused = client
         .call_tool(
