@@ -163,7 +163,7 @@ pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
         Ok(t) => t,
         Err(e) => return Report::failure(e, Vec::new(), Vec::new()),
     };
-    let planned = match plan(&tree, input, opts) {
+    let mut planned = match plan(&tree, input, opts) {
         Ok(p) => p,
         Err(r) => return Report::failure(r.error, r.files, r.warnings),
     };
@@ -172,7 +172,8 @@ pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
     }
     let txn_opts = crate::txn::TxnOptions::new(tree.path());
     let audit = audit_record(&planned);
-    match crate::txn::commit(&txn_opts, planned.changes.clone(), &audit) {
+    let changes = std::mem::take(&mut planned.changes);
+    match crate::txn::commit(&txn_opts, changes, &audit) {
         Ok(committed) => {
             let mut report = finished(planned, false, txn_warnings(committed.recovered));
             report.warnings.extend(txn_warnings(committed.warnings));

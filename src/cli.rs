@@ -44,7 +44,6 @@ Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage err
 git and plain unified diffs, and JSON edit requests. Every hunk goes to the one place it \
 uniquely belongs or the patch is refused; all files change, or none does.",
     after_help = EXAMPLES,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct RawArgs {
@@ -371,6 +370,13 @@ fn clap_error(e: clap::Error, json: bool) -> Outcome {
 /// Raw arguments → validated options.
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    if raw.command.is_some() {
+        if let Some(flag) = apply_only_flag(&raw) {
+            return Err(usage(&format!(
+                "{flag} applies a patch; it cannot be combined with a subcommand"
+            )));
+        }
+    }
     let action = match raw.command {
         Some(Command::Undo) => Action::Undo,
         Some(Command::Recover) => Action::Recover,
@@ -437,6 +443,32 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     })
 }
 
+/// The first option given that only applying a patch uses (a subcommand ignores them, so
+/// naming one with a subcommand is a mistake worth reporting).
+fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
+    let flags = [
+        (raw.patch.is_some(), "PATCH"),
+        (raw.check, "--check"),
+        (raw.diff, "--diff"),
+        (raw.reverse, "--reverse"),
+        (raw.strip.is_some(), "-p"),
+        (raw.directory.is_some(), "--directory"),
+        (!raw.include.is_empty(), "--include"),
+        (!raw.exclude.is_empty(), "--exclude"),
+        (raw.recount, "--recount"),
+        (raw.unidiff_zero, "--unidiff-zero"),
+        (raw.window != 20, "--window"),
+        (raw.format.is_some(), "--format"),
+        (raw.strict_base, "--strict-base"),
+        (!raw.protect.is_empty(), "--protect"),
+        (raw.allow_notebooks, "--allow-notebooks"),
+    ];
+    flags
+        .into_iter()
+        .find(|(used, _)| *used)
+        .map(|(_, name)| name)
+}
+
 fn usage(message: &str) -> Error {
     Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
@@ -465,7 +497,7 @@ fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
             let shown = p.display().to_string();
             std::fs::read(p).map_err(|e| {
                 let mut err = Error::io(&shown, "cannot read the patch", &e);
-                if e.kind() == std::io::ErrorKind::NotFound {
+                if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
                     err.code = ErrorCode::Usage;
                     err.hint = Some(
                         "PATCH is a file, `-` for standard input, or the patch text itself".into(),
@@ -557,11 +589,11 @@ fn agent_outcome(o: agent_cli::Output) -> Outcome {
 }
 
 fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
-    let patch = apply_patch::parse::parse(input, &Default::default())?;
-    match to {
-        ConvertTo::Unified => Ok(apply_patch::render::to_unified(&patch)),
-        ConvertTo::Agent => apply_patch::render::to_agent(&patch).map(String::into_bytes),
-    }
+    let to = match to {
+        ConvertTo::Unified => Format::Unified,
+        ConvertTo::Agent => Format::Agent,
+    };
+    apply_patch::render::convert(input, &Default::default(), to)
 }
 
 /// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
@@ -673,106 +705,4 @@ fn run_codex(args: &[OsString]) -> Outcome {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(terminal: bool, no_color: Option<&str>) -> Env {
-        Env {
-            stdin_is_terminal: false,
-            stdout_is_terminal: terminal,
-            stderr_is_terminal: terminal,
-            no_color: no_color.map(OsString::from),
-        }
-    }
-
-    fn args(list: &[&str]) -> Vec<OsString> {
-        list.iter().map(OsString::from).collect()
-    }
-
-    fn temp_with_patch() -> (tempfile::TempDir, String) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
-        let patch = dir.path().join("p.patch");
-        std::fs::write(
-            &patch,
-            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
-        )
-        .expect("write");
-        (dir, patch.to_string_lossy().into_owned())
-    }
-
-    #[test]
-    fn colour_only_on_terminals_without_no_color() {
-        let (dir, patch) = temp_with_patch();
-        let root = dir.path().to_string_lossy().into_owned();
-        let a = args(&["apply-patch", "--root", &root, "--check", &patch]);
-        let coloured = run(a.clone(), &env(true, None));
-        assert_eq!(coloured.status, 0, "{}", coloured.stderr);
-        assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b["));
-        let plain = run(a.clone(), &env(true, Some("1")));
-        assert_eq!(String::from_utf8_lossy(&plain.stdout), "M a.txt +1 -1\n");
-        let piped = run(a, &env(false, None));
-        assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a.txt"))
-                .ok()
-                .as_deref(),
-            Some("one\n")
-        );
-    }
-
-    #[test]
-    fn usage_errors_are_json_with_json() {
-        let out = run(
-            args(&["apply-patch", "--json", "--window", "0"]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-        assert_eq!(v["error"]["code"], "usage");
-        let out = run(
-            args(&["apply-patch", "--json", "-p", "x"]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2);
-        assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
-    }
-
-    #[test]
-    fn terminal_stdin_without_patch_is_a_usage_error() {
-        let mut e = env(false, None);
-        e.stdin_is_terminal = true;
-        let out = run(args(&["apply-patch"]), &e);
-        assert_eq!(out.status, 2);
-        assert!(out.stderr.contains("no patch given"));
-    }
-
-    #[test]
-    fn missing_root_is_a_usage_error() {
-        let out = run(
-            args(&[
-                "apply-patch",
-                "--root",
-                "/no/such/dir",
-                "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n",
-            ]),
-            &env(false, None),
-        );
-        assert_eq!(out.status, 2, "{}", out.stderr);
-    }
-
-    #[test]
-    fn inline_patch_text_is_recognised() {
-        let text = "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n";
-        assert_eq!(
-            input_of(Some(text.into())).ok(),
-            Some(Input::Text(text.into()))
-        );
-        assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
-        assert_eq!(input_of(None).ok(), Some(Input::Stdin));
-        assert_eq!(
-            input_of(Some("fix.diff".into())).ok(),
-            Some(Input::File("fix.diff".into()))
-        );
-    }
-}
+mod tests;

@@ -59,19 +59,31 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
     Ok(parts.join("/"))
 }
 
-/// `path` without the root prefix (the canonical root, or the root as given).
+/// `path` without the root prefix. The patch may name the root through a symlinked parent
+/// (`/tmp` vs `/private/tmp`…), and the file may not exist yet: the longest existing ancestor
+/// is made canonical and the rest appended (any `..` left in the rest is folded, and checked,
+/// by the caller).
 fn strip_root(path: &str, root: &Path) -> Option<String> {
     let p = Path::new(path);
     if let Ok(rest) = p.strip_prefix(root) {
         return Some(rest.to_string_lossy().into_owned());
     }
-    // The patch may name the root through a symlinked parent (/tmp vs /private/tmp…).
-    let parent = p.parent()?;
-    let canonical = std::fs::canonicalize(parent).ok()?;
-    let rest = canonical.join(p.file_name()?);
-    rest.strip_prefix(root)
-        .ok()
-        .map(|r| r.to_string_lossy().into_owned())
+    let mut existing = p;
+    let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(existing) {
+            let full = tail
+                .iter()
+                .rev()
+                .fold(canonical, |acc, part| acc.join(part));
+            return full
+                .strip_prefix(root)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned());
+        }
+        tail.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
 }
 
 /// Resolve the symlinks on a normalised path: every directory component is followed (it must
@@ -126,9 +138,16 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
                     pending.push(p);
                 }
             }
-            Kind::Directory if !last && tree.kind(&format!("{here}/.git"))? != Kind::Missing => {
+            Kind::Directory
+                if !last
+                    && tree.in_repository()
+                    && tree.kind(&format!("{here}/.git"))? != Kind::Missing =>
+            {
                 return Err(escape(format!(
                     "is inside {here}, a submodule or nested repository"
+                ))
+                .with_hint(format!(
+                    "apply the change inside that repository: --root {here}"
                 )));
             }
             _ => {}
@@ -293,6 +312,18 @@ mod tests {
         assert_eq!(
             normalize("/work/root/a.txt", None, Some(root)).ok(),
             Some("a.txt".into())
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let real = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+        let new_file = format!("{}/new/dir/f.txt", dir.path().display());
+        assert_eq!(
+            normalize(&new_file, None, Some(&real)).ok(),
+            Some("new/dir/f.txt".into())
+        );
+        let sneaky = format!("{}/new/../../x", dir.path().display());
+        assert_eq!(
+            normalize(&sneaky, None, Some(&real)).err().map(|e| e.code),
+            Some(ErrorCode::PathEscape)
         );
     }
 

@@ -22,8 +22,9 @@ use crate::text::Text;
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
-    added_node, binary_error, changed_mode, deletion_matches, is_directory, level_words,
-    node_bytes, not_found, snippet,
+    add_exists_hint, added_node, binary_error, changed_mode, deletion_matches, destination_exists,
+    full_blob_matches, is_directory, is_link_patch, level_words, missing_hint, node_bytes,
+    not_found, refuse_gitlinks, snippet,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -198,23 +199,8 @@ impl<'a> Planner<'a> {
         cd: Option<&str>,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        for mode in [fp.old_mode, fp.new_mode].into_iter().flatten() {
-            if mode.is_gitlink() {
-                return Err(Error::new(
-                    ErrorCode::UnsupportedFile,
-                    format!(
-                        "{} is a submodule (gitlink); apply-patch does not change submodules",
-                        fp.path()
-                    ),
-                )
-                .with_path(fp.path())
-                .with_hint("update the submodule with git submodule update instead"));
-            }
-        }
-        let link_patch = [fp.old_mode, fp.new_mode]
-            .into_iter()
-            .flatten()
-            .any(Mode::is_symlink);
+        refuse_gitlinks(fp)?;
+        let link_patch = is_link_patch(fp);
         let missing_path = || {
             Error::new(
                 ErrorCode::ParseError,
@@ -290,9 +276,7 @@ impl<'a> Planner<'a> {
                     format!("cannot add {shown}: the file already exists with other content"),
                 )
                 .with_path(shown)
-                .with_hint(
-                    "update the existing file instead (*** Update File), or delete it first",
-                ))
+                .with_hint(add_exists_hint(self.format)))
             }
         }
         let content = node_bytes(&wanted).to_vec();
@@ -320,6 +304,13 @@ impl<'a> Planner<'a> {
             Node::Symlink { target } => target.clone(),
         };
         self.check_bases(fp, shown, &bytes)?;
+        if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, &bytes) {
+            return Err(binary_error(
+                shown,
+                "the diff deletes a binary file without its data or a full blob id to check it against",
+            )
+            .with_hint("regenerate the diff with git diff --binary (or --full-index)"));
+        }
         let hunks = fp.body.hunks();
         if !hunks.is_empty() && !deletion_matches(&bytes, hunks) {
             return Err(Error::new(
@@ -349,7 +340,9 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         let current = self.node(real)?.clone();
         let (bytes, mode, link) = match current {
-            Node::Missing => return Err(not_found(shown, "update", false)),
+            Node::Missing => {
+                return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
+            }
             Node::Directory => return Err(is_directory(shown)),
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (target, 0, true),
@@ -404,13 +397,7 @@ impl<'a> Planner<'a> {
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (target, 0, true),
         };
-        if link
-            && !fp.body.hunks().is_empty()
-            && ![fp.old_mode, fp.new_mode]
-                .into_iter()
-                .flatten()
-                .any(Mode::is_symlink)
-        {
+        if link && !fp.body.hunks().is_empty() && !is_link_patch(fp) {
             return Err(Error::new(
                 ErrorCode::UnsupportedFile,
                 format!("{old_shown} is a symlink; move it without editing, or edit its target"),
@@ -435,17 +422,7 @@ impl<'a> Planner<'a> {
                 self.already.push(format!("{new_shown} (already copied)"));
                 return Ok(());
             }
-            let verb = if fp.op == FileOp::Copy {
-                "copy"
-            } else {
-                "move"
-            };
-            return Err(Error::new(
-                ErrorCode::FileExists,
-                format!("cannot {verb} {old_shown} to {new_shown}: the destination already exists"),
-            )
-            .with_path(new_shown)
-            .with_hint("choose another destination, or delete the existing file first"));
+            return Err(destination_exists(fp.op, old_shown, new_shown));
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         if new_mode != mode {

@@ -17,7 +17,8 @@ use crate::parse::ParseOptions;
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
-/// `prefix` + `path`, quoted as git quotes it when needed.
+/// `prefix` + `path`, quoted as git quotes it when needed. (An absolute path would read back
+/// relative: [`convert_set`] refuses those.)
 fn side(prefix: &str, path: &str) -> String {
     quote(format!("{prefix}{path}").as_bytes())
 }
@@ -179,23 +180,21 @@ fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
     });
     let new_start = h.new_start.unwrap_or_else(|| {
         let first = if old_count == 0 {
-            old_start + 1
+            old_start.saturating_add(1)
         } else {
             old_start
         };
-        let s = (first as isize + pos.drift).max(1) as usize;
+        let s = (first as isize).saturating_add(pos.drift).max(1) as usize;
         if new_count == 0 {
             s - 1
         } else {
             s
         }
     });
-    pos.drift += new_count as isize - old_count as isize;
-    pos.next_old = if old_count == 0 {
-        old_start + 1
-    } else {
-        old_start + old_count
-    };
+    pos.drift = pos
+        .drift
+        .saturating_add(new_count as isize - old_count as isize);
+    pos.next_old = old_start.saturating_add(old_count.max(1));
     out.extend_from_slice(
         format!(
             "@@ -{} +{} @@\n",
@@ -242,6 +241,17 @@ fn usage(fp: &FilePatch<'_>, what: &str) -> Error {
 /// The agent patch language form of `set`. Refused (`usage`): binary changes, JSON edits,
 /// copies, mode changes, symlinks and gitlinks, non-UTF-8 lines, a change of the final
 /// newline, an Add without a final newline, and context lines that would read as markers.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// use apply_patch::render::to_agent;
+/// let diff = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -4,2 +4,2 @@\n k\n-old\n+new\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// assert_eq!(
+///     to_agent(&set).unwrap(),
+///     "*** Begin Patch\n*** Update File: x\n@@ -4,2 +4,2 @@\n k\n-old\n+new\n*** End Patch\n"
+/// );
+/// ```
 pub fn to_agent(set: &PatchSet<'_>) -> Result<String, Error> {
     let mut out = String::from("*** Begin Patch\n");
     for fp in &set.files {
@@ -454,6 +464,17 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
         Format::Agent => to_agent(set).map(String::into_bytes),
         Format::Unified => {
             for fp in &set.files {
+                let absolute = [fp.old_path.as_deref(), fp.new_path.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p.starts_with('/'));
+                if absolute {
+                    return Err(Error::new(
+                        ErrorCode::Usage,
+                        format!("{}: an absolute path has no form in a git diff (its a/ and b/ prefixes would make it relative)", fp.path()),
+                    )
+                    .with_path(fp.path()));
+                }
                 if matches!(fp.body, Body::Edits(_)) {
                     return Err(Error::new(
                         ErrorCode::Usage,

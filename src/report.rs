@@ -359,12 +359,16 @@ fn structured_context(e: &Error, s: &mut String) {
         }
     }
     if let Some(n) = &e.nearest {
-        let _ = writeln!(
-            s,
-            "  nearest text (line {}, {:.0}% similar):",
-            n.start_line,
-            n.similarity * 100.0
-        );
+        if e.code == crate::ErrorCode::ExpectedMismatch {
+            s.push_str("  the file has:\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "  nearest text (line {}, {:.0}% similar):",
+                n.start_line,
+                n.similarity * 100.0
+            );
+        }
         for l in &n.lines {
             let _ = writeln!(s, "  {:>5} | {}", l.line, l.text);
         }

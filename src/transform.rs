@@ -15,6 +15,18 @@ use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
 /// `\ No newline` flags and blob ids swapped, binary forward ↔ reverse data; file order is
 /// reversed so that a patch whose operations depend on each other undoes them in reverse.
 /// Unified diffs only; a copy, or binary data without a reverse section, cannot be reversed.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// use apply_patch::{render, transform};
+/// let diff = b"--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// let back = transform::reverse(set).unwrap();
+/// assert_eq!(
+///     String::from_utf8(render::to_unified(&back)).unwrap(),
+///     "diff --git a/new.txt b/new.txt\n--- a/new.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-hi\n"
+/// );
+/// ```
 pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
     if set.format != Format::Unified {
         return Err(Error::new(
@@ -115,6 +127,16 @@ fn glob_set(globs: &[String], flag: &str) -> Result<Option<GlobSet>, Error> {
 /// Keep the file patches selected by `--include` / `--exclude` globs (`*` also matches `/`;
 /// a glob is matched against the new path and the old path). With includes, a file must
 /// match one of them; a file matching an exclude is dropped.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// use apply_patch::transform;
+/// let diff = b"--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n k\n-a\n+b\n--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n k\n-a\n+b\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// let only_src = transform::select(set, &["src/**".to_string()], &[]).unwrap();
+/// assert_eq!(only_src.files.len(), 1);
+/// assert_eq!(only_src.files[0].path(), "src/x.rs");
+/// ```
 pub fn select<'a>(
     set: PatchSet<'a>,
     include: &[String],
@@ -140,6 +162,14 @@ pub fn select<'a>(
 
 /// Prefix every path with `dir` (`--directory DIR`); `./` and trailing `/` of `dir` are
 /// dropped, an empty `dir` changes nothing.
+///
+/// ```
+/// use apply_patch::parse::{unified, ParseOptions};
+/// use apply_patch::transform;
+/// let diff = b"--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n k\n-a\n+b\n";
+/// let set = unified::parse(diff, 0, &ParseOptions::default()).unwrap();
+/// assert_eq!(transform::prefix(set, "vendor/lib/").files[0].path(), "vendor/lib/x");
+/// ```
 pub fn prefix<'a>(set: PatchSet<'a>, dir: &str) -> PatchSet<'a> {
     let mut d = dir.trim_end_matches('/');
     while let Some(rest) = d.strip_prefix("./") {

@@ -48,12 +48,18 @@ pub trait Tree {
     fn kind(&self, path: &str) -> Result<Kind, Error>;
     /// Read `path` once: its content and the snapshot the commit re-checks.
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error>;
+    /// True when the root lies in a git work tree: a folder below it holding its own `.git`
+    /// is then a submodule (or nested repository) and out of bounds.
+    fn in_repository(&self) -> bool {
+        true
+    }
 }
 
 /// A directory on disk.
 #[derive(Debug, Clone)]
 pub struct DiskTree {
     root: PathBuf,
+    in_repository: bool,
 }
 
 impl DiskTree {
@@ -68,7 +74,11 @@ impl DiskTree {
                 format!("the root {shown} is not a directory"),
             ));
         }
-        Ok(DiskTree { root })
+        let in_repository = root.ancestors().any(|dir| dir.join(".git").exists());
+        Ok(DiskTree {
+            root,
+            in_repository,
+        })
     }
 
     /// The canonical root directory.
@@ -80,6 +90,10 @@ impl DiskTree {
 impl Tree for DiskTree {
     fn root(&self) -> Option<&Path> {
         Some(&self.root)
+    }
+
+    fn in_repository(&self) -> bool {
+        self.in_repository
     }
 
     fn kind(&self, path: &str) -> Result<Kind, Error> {

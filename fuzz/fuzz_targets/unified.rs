@@ -33,6 +33,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let set = set.into_owned();
     let _ = render::to_agent(&set);
+    let absolute = set.files.iter().any(|f| {
+        [f.old_path.as_deref(), f.new_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|p| p.starts_with('/'))
+    });
+    if absolute {
+        // No git form (a/ and b/ prefixes make it relative): `render::convert` refuses it.
+        return;
+    }
     let text = render::to_unified(&set);
     let reopts = ParseOptions { strip: None, ..opts };
     let back = unified::parse(&text, 0, &reopts).expect("a rendered diff parses");

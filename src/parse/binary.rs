@@ -190,7 +190,8 @@ fn apply_delta(base: &[u8], d: &[u8]) -> Result<Vec<u8>, String> {
     if target > MAX_SIZE {
         return Err("delta target larger than 1 GiB".into());
     }
-    let mut out = Vec::with_capacity(target as usize);
+    // The header's size is not trusted for the allocation: the output grows as it is built.
+    let mut out = Vec::with_capacity((target as usize).min(base.len() + d.len()));
     while pos < d.len() {
         let op = d[pos];
         pos += 1;

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
-use crate::model::{Body, FilePatch, Hunk, LineKind, Mode};
+use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
 use crate::report::Snippet;
 use crate::text::Text;
 use crate::tree::Node;
@@ -157,4 +157,71 @@ pub(super) fn not_found(shown: &str, verb: &str, deleting: bool) -> Error {
     Error::new(ErrorCode::FileNotFound, message)
         .with_path(shown)
         .with_hint(hint)
+}
+
+/// True when the diff's `index` line names the file's exact blob with a full-length id.
+pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
+    fp.blob_ids.as_ref().is_some_and(|ids| {
+        matches!(ids.old.len(), 40 | 64)
+            && crate::guard::blob_matches(&ids.old, bytes).is_some_and(|(ok, _)| ok)
+    })
+}
+
+/// Submodules (mode 160000) are never changed.
+pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), Error> {
+    if [fp.old_mode, fp.new_mode]
+        .into_iter()
+        .flatten()
+        .any(Mode::is_gitlink)
+    {
+        return Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!(
+                "{} is a submodule (gitlink); apply-patch does not change submodules",
+                fp.path()
+            ),
+        )
+        .with_path(fp.path())
+        .with_hint("update the submodule with git submodule update instead"));
+    }
+    Ok(())
+}
+
+/// The diff says the path is a symlink (mode 120000): its content is the link target.
+pub(super) fn is_link_patch(fp: &FilePatch<'_>) -> bool {
+    [fp.old_mode, fp.new_mode]
+        .into_iter()
+        .flatten()
+        .any(Mode::is_symlink)
+}
+
+/// A move or copy onto an existing file (SPEC §6: refused, never overwritten).
+pub(super) fn destination_exists(op: FileOp, old: &str, new: &str) -> Error {
+    let verb = if op == FileOp::Copy { "copy" } else { "move" };
+    Error::new(
+        ErrorCode::FileExists,
+        format!("cannot {verb} {old} to {new}: the destination already exists"),
+    )
+    .with_path(new)
+    .with_hint("choose another destination, or delete the existing file first")
+}
+
+/// What to do when an Add (or JSON `create`) meets a file with other content.
+pub(super) fn add_exists_hint(format: Format) -> &'static str {
+    match format {
+        Format::Agent => "update the existing file instead (*** Update File), or delete it first",
+        Format::Json => "edit the existing file instead (replace, line_range…), or delete it first",
+        Format::Unified => {
+            "the diff creates a file that already exists: apply it to a tree without the file, or diff against the existing one"
+        }
+    }
+}
+
+/// What to do when the file to update is missing.
+pub(super) fn missing_hint(format: Format) -> &'static str {
+    match format {
+        Format::Agent => "check the path, or add the file with *** Add File",
+        Format::Json => "check the path, or create the file with a `create` edit",
+        Format::Unified => "check the path and the strip count (-p N), --directory and --root",
+    }
 }

@@ -208,58 +208,150 @@ fn line_bytes(
     out
 }
 
+/// One edit site: first line, lines deleted, lines inserted.
+type Site = (usize, usize, Vec<String>);
+
+/// Up to three non-overlapping edit sites with at least one untouched line between them.
+fn sites(n: usize, raw: Vec<(usize, usize, Vec<String>)>) -> Vec<Site> {
+    let mut starts: Vec<(usize, usize, Vec<String>)> = raw
+        .into_iter()
+        .map(|(at, del, ins)| (at % n, del, ins))
+        .collect();
+    starts.sort_by_key(|s| s.0);
+    let mut out: Vec<Site> = Vec::new();
+    let mut free = 0;
+    for (at, del, ins) in starts {
+        if at < free {
+            continue;
+        }
+        let del = del.min(n - at);
+        if del + ins.len() == 0 {
+            continue;
+        }
+        out.push((at, del, ins));
+        free = at + del + 1;
+    }
+    out
+}
+
+/// What a line of the result must end with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    Exact(&'static [u8]),
+    AnyNewline,
+    Nothing,
+}
+
+/// The result's lines: untouched ones with their own bytes, inserted ones by content.
+fn expected_lines(lines: &[(String, bool)], sites: &[Site], final_nl: bool) -> Vec<(String, End)> {
+    let n = lines.len();
+    let own = |i: usize| {
+        if i + 1 == n && !final_nl {
+            End::Nothing
+        } else if lines[i].1 {
+            End::Exact(b"\r\n")
+        } else {
+            End::Exact(b"\n")
+        }
+    };
+    let mut out = Vec::new();
+    let mut cursor = 0;
+    for (at, del, ins) in sites {
+        out.extend((cursor..*at).map(|i| (lines[i].0.clone(), own(i))));
+        out.extend(ins.iter().map(|t| (format!("new {t}"), End::AnyNewline)));
+        cursor = at + del;
+    }
+    out.extend((cursor..n).map(|i| (lines[i].0.clone(), own(i))));
+    if let Some(last) = out.last_mut() {
+        if !final_nl {
+            last.1 = End::Nothing;
+        }
+    }
+    out
+}
+
+/// Check `new` against the expected lines; Err names the first difference.
+fn matches_expected(mut new: &[u8], bom: bool, expected: &[(String, End)]) -> Result<(), String> {
+    if bom {
+        new = new
+            .strip_prefix(crate::text::BOM)
+            .ok_or("the BOM is gone")?;
+    }
+    for (k, (content, end)) in expected.iter().enumerate() {
+        new = new
+            .strip_prefix(content.as_bytes())
+            .ok_or_else(|| format!("line {}: expected {content:?}", k + 1))?;
+        new = match end {
+            End::Nothing => new,
+            End::Exact(e) => new
+                .strip_prefix(*e)
+                .ok_or_else(|| format!("line {}: ending changed", k + 1))?,
+            End::AnyNewline => new
+                .strip_prefix(b"\r\n")
+                .or_else(|| new.strip_prefix(b"\n"))
+                .ok_or_else(|| format!("line {}: no line ending", k + 1))?,
+        };
+    }
+    if new.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} unexpected bytes at the end", new.len()))
+    }
+}
+
+/// One agent-style hunk per site, with one context line on each side when there is one.
+fn site_hunks(lines: &[(String, bool)], sites: &[Site]) -> Vec<Hunk<'static>> {
+    let n = lines.len();
+    sites
+        .iter()
+        .map(|(at, del, ins)| {
+            let text = |i: usize| lines[i].0.clone().into_bytes();
+            let mut hl = Vec::new();
+            if *at > 0 {
+                hl.push(Line::new(LineKind::Context, text(at - 1)));
+            }
+            hl.extend((*at..at + del).map(|i| Line::new(LineKind::Delete, text(i))));
+            hl.extend(
+                ins.iter()
+                    .map(|t| Line::new(LineKind::Insert, format!("new {t}").into_bytes())),
+            );
+            let after = at + del;
+            if after < n {
+                hl.push(Line::new(LineKind::Context, text(after)));
+            }
+            Hunk {
+                lines: hl,
+                end_of_file: after == n,
+                ..Hunk::default()
+            }
+        })
+        .collect()
+}
+
 proptest! {
     #[test]
-    fn bytes_outside_the_edit_never_change(
+    fn bytes_outside_the_edits_never_change(
         (bom, lines, final_nl) in file_strategy(),
-        at in 0usize..25, deleted in 0usize..3, inserted in prop::collection::vec("[a-z]{1,6}", 0..3),
+        raw in prop::collection::vec((0usize..25, 0usize..3, prop::collection::vec("[a-z]{1,6}", 0..3)), 1..4),
     ) {
         let n = lines.len();
-        let at = at % n;
-        let deleted = deleted.min(n - at);
-        prop_assume!(deleted + inserted.len() > 0);
+        let sites = sites(n, raw);
+        prop_assume!(!sites.is_empty());
         let mut bytes = if bom { crate::text::BOM.to_vec() } else { Vec::new() };
         bytes.extend(line_bytes(&lines, 0..n, final_nl));
         let mut tree = MemTree::new();
         tree.insert("f", bytes.clone());
-        // Context: one line before and after when there is one.
-        let ctx_before = at.checked_sub(1);
-        let ctx_after = (at + deleted < n).then_some(at + deleted);
-        let mut hunk_lines = Vec::new();
-        if let Some(c) = ctx_before { hunk_lines.push(Line::new(LineKind::Context, lines[c].0.clone().into_bytes())); }
-        for line in &lines[at..at + deleted] { hunk_lines.push(Line::new(LineKind::Delete, line.0.clone().into_bytes())); }
-        for text in &inserted { hunk_lines.push(Line::new(LineKind::Insert, format!("new {text}").into_bytes())); }
-        if let Some(c) = ctx_after { hunk_lines.push(Line::new(LineKind::Context, lines[c].0.clone().into_bytes())); }
-        let hunk = Hunk { lines: hunk_lines, end_of_file: ctx_after.is_none(), ..Hunk::default() };
-        let patch = set(vec![fp(FileOp::Modify, Some("f"), Some("f"), vec![hunk])]);
-        let planned = plan(&tree, &patch, &PlanOptions::default()).map_err(|r| TestCaseError::fail(r.error.message))?;
+        let patch = set(vec![fp(FileOp::Modify, Some("f"), Some("f"), site_hunks(&lines, &sites))]);
+        let planned = plan(&tree, &patch, &PlanOptions::default())
+            .map_err(|r| TestCaseError::fail(r.error.message))?;
         let new = match planned.changes.first().map(|c| &c.after) {
             Some(NewState::File { bytes, .. }) => bytes.clone(),
             _ => bytes.clone(),
         };
-        let mut prefix = if bom { crate::text::BOM.to_vec() } else { Vec::new() };
-        prefix.extend(line_bytes(&lines, 0..at, true));
-        if at + deleted == n && inserted.is_empty() {
-            // The last kept line becomes the last line: it ends as the file did.
-            let mut expected = prefix.clone();
-            if !final_nl && at > 0 {
-                let cut = if lines[at - 1].1 { 2 } else { 1 };
-                expected.truncate(expected.len() - cut);
-            }
-            prop_assert_eq!(new, expected);
-            return Ok(());
+        let expected = expected_lines(&lines, &sites, final_nl);
+        if let Err(why) = matches_expected(&new, bom, &expected) {
+            return Err(TestCaseError::fail(format!("{why}: {:?}", String::from_utf8_lossy(&new))));
         }
-        let suffix = line_bytes(&lines, at + deleted..n, final_nl);
-        prop_assert!(new.starts_with(&prefix), "prefix changed: {:?}", String::from_utf8_lossy(&new));
-        prop_assert!(new.ends_with(&suffix), "suffix changed: {:?}", String::from_utf8_lossy(&new));
-        prop_assert_eq!(new.ends_with(b"\n"), final_nl);
-        let middle = &new[prefix.len()..new.len() - suffix.len()];
-        let middle_lines: Vec<String> = String::from_utf8_lossy(middle)
-            .lines()
-            .map(|l| l.trim_end_matches('\r').to_string())
-            .collect();
-        let wanted: Vec<String> = inserted.iter().map(|t| format!("new {t}")).collect();
-        prop_assert_eq!(middle_lines, wanted);
     }
 }
 

@@ -218,3 +218,26 @@ fn convert_takes_the_heredoc_cd_into_the_paths() {
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::Usage);
 }
+
+#[test]
+fn huge_line_numbers_render_without_overflow() {
+    let s = set(
+        "--- a/x\n+++ b/x\n@@ -18446744073709551615,2 +18446744073709551615,2 @@\n k\n-a\n+b\n",
+    );
+    let text = String::from_utf8(to_unified(&s)).expect("utf-8");
+    assert!(
+        text.contains("@@ -18446744073709551615,2 +18446744073709551615,2 @@"),
+        "{text}"
+    );
+    let mut s = s;
+    if let Body::Hunks(h) = &mut s.files[0].body {
+        h[0].new_start = None;
+        h.push(Hunk {
+            old_start: None,
+            new_start: None,
+            ..h[0].clone()
+        });
+    }
+    let text = String::from_utf8(to_unified(&s)).expect("utf-8");
+    assert!(text.contains("@@ -18446744073709551615,2 +"), "{text}");
+}

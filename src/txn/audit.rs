@@ -35,7 +35,6 @@ pub struct AuditRecord {
 pub const COMMITTED: &str = "committed";
 pub const ROLLED_BACK: &str = "rolled_back";
 pub const ROLLBACK_FAILED: &str = "rollback_failed";
-pub const REFUSED: &str = "refused";
 pub const RECOVERED_ROLLED_BACK: &str = "recovered_rolled_back";
 pub const RECOVERED_COMPLETED: &str = "recovered_completed";
 
@@ -74,14 +73,18 @@ pub fn line(journal: &Journal, outcome: &str) -> serde_json::Value {
             })
             .collect()
     };
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "time": rfc3339(SystemTime::now()),
         "id": journal.id,
         "root": journal.root.display().to_string(),
         "operation": journal.operation,
         "outcome": outcome,
         "files": files,
-    })
+    });
+    if let Some(undone) = &journal.undoes {
+        line["undoes"] = serde_json::Value::String(undone.clone());
+    }
+    line
 }
 
 fn derived_op(before: &State, after: &State) -> &'static str {

@@ -36,6 +36,8 @@ pub struct Stat {
 }
 
 impl Stat {
+    // The casts are no-ops on Linux but not on every Unix (`st_mode` is 16 bits on macOS).
+    #[allow(clippy::unnecessary_cast)]
     fn from_raw(st: &libc::stat) -> Stat {
         let kind = match st.st_mode & libc::S_IFMT {
             libc::S_IFREG => Kind::File,
@@ -52,12 +54,12 @@ impl Stat {
         Stat {
             kind,
             len: st.st_size as u64,
-            mode: st.st_mode & 0o7777,
+            mode: (st.st_mode as u32) & 0o7777,
             mtime,
             uid: st.st_uid,
             gid: st.st_gid,
-            dev: st.st_dev,
-            ino: st.st_ino,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
         }
     }
 }
@@ -198,14 +200,21 @@ impl Dir {
     pub fn read_link(&self, name: &[u8]) -> io::Result<Vec<u8>> {
         let c = cstr(name)?;
         let mut buf = vec![0u8; 4096];
-        // SAFETY: valid dirfd, C string and buffer of the given length.
-        let n =
-            unsafe { libc::readlinkat(self.raw(), c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
+        loop {
+            // SAFETY: valid dirfd, C string and buffer of the given length.
+            let n = unsafe {
+                libc::readlinkat(self.raw(), c.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+            };
+            if n < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // A full buffer may be a truncated target: try again with a bigger one.
+            if (n as usize) < buf.len() {
+                buf.truncate(n as usize);
+                return Ok(buf);
+            }
+            buf.resize(buf.len() * 2, 0);
         }
-        buf.truncate(n as usize);
-        Ok(buf)
     }
 
     /// Creates `name` exclusively (`O_EXCL`, never through a symlink) with `mode`.

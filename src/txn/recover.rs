@@ -222,8 +222,11 @@ pub(crate) struct RolledBack {
 /// Puts every path of `journal` back to its old state where it holds the new one.
 pub(crate) fn roll_back(root: &Dir, jdir: Option<&Dir>, journal: &Journal) -> RolledBack {
     let mut out = RolledBack::default();
-    for entry in journal.entries.iter().rev() {
-        match roll_back_entry(root, jdir, entry) {
+    for (i, entry) in journal.entries.iter().enumerate().rev() {
+        // Named after the transaction, so that a rollback interrupted mid-restore leaves
+        // nothing the next one cannot find and remove.
+        let tmp = format!(".apply-patch-{}-{i}.restore.tmp", journal.id);
+        match roll_back_entry(root, jdir, entry, &tmp) {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Restored) => out.restored.push(entry.path.clone()),
             Ok(Outcome::Conflict) => out.conflicts.push(entry.path.clone()),
@@ -249,14 +252,21 @@ enum Outcome {
     Conflict,
 }
 
-fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outcome, Error> {
+fn roll_back_entry(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    entry: &Entry,
+    tmp: &str,
+) -> Result<Outcome, Error> {
     let path = entry.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     let located = journal::locate(root, path)?;
-    if let (Some(dir), Some(stage)) = (&located.parent, &entry.stage) {
-        match dir.unlink(stage.as_bytes()) {
-            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
-            _ => {}
+    if let Some(dir) = &located.parent {
+        for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
+            match dir.unlink(name.as_bytes()) {
+                Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
+                _ => {}
+            }
         }
     }
     let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
@@ -266,6 +276,20 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
     if now != entry.after {
         return Ok(Outcome::Conflict);
     }
+    restore_old(root, jdir, &located, entry, tmp)?;
+    Ok(Outcome::Restored)
+}
+
+/// Puts `entry`'s old state back at a path that holds its new state.
+fn restore_old(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    located: &journal::Located,
+    entry: &Entry,
+    tmp: &str,
+) -> Result<(), Error> {
+    let path = entry.path.as_str();
+    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     match &entry.before {
         State::Missing => {
             let dir = located
@@ -283,14 +307,12 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
                 )
                 .with_path(path)
             })?;
-            let dir = journal::open_or_create_parent(root, &located, path)?;
-            restore_backup(jdir, backup, sha256, &dir, &located.name, path)?;
+            let dir = journal::open_or_create_parent(root, located, path)?;
+            restore_backup(jdir, backup, sha256, &dir, &located.name, tmp, path)?;
             dir.sync().map_err(io)?;
         }
         State::Symlink { target } => {
-            let dir = journal::open_or_create_parent(root, &located, path)?;
-            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
-            let _ = dir.unlink(tmp.as_bytes());
+            let dir = journal::open_or_create_parent(root, located, path)?;
             dir.symlink(target, tmp.as_bytes()).map_err(io)?;
             dir.rename(tmp.as_bytes(), &dir, &located.name)
                 .map_err(io)?;
@@ -304,7 +326,7 @@ fn roll_back_entry(root: &Dir, jdir: Option<&Dir>, entry: &Entry) -> Result<Outc
             .with_path(path))
         }
     }
-    Ok(Outcome::Restored)
+    Ok(())
 }
 
 /// Puts the backup `backup` (checked against `sha256`) back as `name` in `dir`: a rename, or
@@ -315,6 +337,7 @@ fn restore_backup(
     sha256: &str,
     dir: &Dir,
     name: &[u8],
+    tmp: &str,
     path: &str,
 ) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
@@ -328,8 +351,6 @@ fn restore_backup(
     }
     match jdir.rename(backup.as_bytes(), dir, name) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            let tmp = format!(".apply-patch-restore-{}.tmp", std::process::id());
-            let _ = dir.unlink(tmp.as_bytes());
             let mut file = dir.create_file(tmp.as_bytes(), 0o600).map_err(io)?;
             file.write_all(&bytes).map_err(io)?;
             dirfd::fchmod(&file, st.mode).map_err(io)?;

@@ -49,9 +49,22 @@ pub fn commit(
         operation: "apply",
         undoes: None,
     };
-    let mut done = tx.run(changes, audit, &mut fp)?;
-    done.recovered = recovered;
-    Ok(done)
+    match tx.run(changes, audit, &mut fp) {
+        Ok(mut done) => {
+            done.recovered = recovered;
+            Ok(done)
+        }
+        // The plan was made while the crashed transaction's files were still in the tree.
+        Err(mut err) if err.code == ErrorCode::StaleFile && !recovered.is_empty() => {
+            err.hint = Some(
+                "an interrupted transaction was just recovered, which changed files this patch \
+                 was planned against; run the command again"
+                    .into(),
+            );
+            Err(err)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// One transaction's fixed parameters.
@@ -359,9 +372,16 @@ fn execute(
     for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
         p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
     }
+    let mut unsynced = Vec::new();
     for (p, e) in planned.iter().zip(&journal.entries) {
-        stage_one(p, e, fp)?;
+        if let Some(file) = stage_one(p, e, fp)? {
+            unsynced.push((p.change.path.as_str(), file));
+        }
+        if unsynced.len() == SYNC_BATCH {
+            sync_files(&mut unsynced)?;
+        }
     }
+    sync_files(&mut unsynced)?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         backup_one(p, e, jdir, fp)?;
     }
@@ -406,10 +426,21 @@ fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), E
     Ok(())
 }
 
-/// Step 4a: the new content in a temporary file beside the target, synced.
-fn stage_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+/// Staged files are synced in batches of this many, in parallel: the file system can then
+/// group their journal commits (one `fsync` after another costs a commit each), while the
+/// number of open files stays bounded.
+const SYNC_BATCH: usize = 64;
+const SYNC_THREADS: usize = 8;
+
+/// Step 4a: the new content in a temporary file beside the target; the file is returned
+/// for [`sync_files`].
+fn stage_one(
+    p: &Planned,
+    entry: &Entry,
+    fp: &mut Failpoints,
+) -> Result<Option<std::fs::File>, Error> {
     let Some(stage) = &entry.stage else {
-        return Ok(());
+        return Ok(None);
     };
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
@@ -424,11 +455,38 @@ fn stage_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Erro
                 dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
             }
             dirfd::fchmod(&file, *mode).map_err(io)?;
-            file.sync_all().map_err(io)
+            Ok(Some(file))
         }
-        NewState::Symlink { target } => dir.symlink(target, stage.as_bytes()).map_err(io),
-        NewState::Absent => Ok(()),
+        NewState::Symlink { target } => dir
+            .symlink(target, stage.as_bytes())
+            .map(|_| None)
+            .map_err(io),
+        NewState::Absent => Ok(None),
     }
+}
+
+/// `fsync`s staged files on a few threads and closes them.
+fn sync_files(files: &mut Vec<(&str, std::fs::File)>) -> Result<(), Error> {
+    let chunk = files.len().div_ceil(SYNC_THREADS).max(1);
+    let result = std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter().try_for_each(|(path, file)| {
+                        file.sync_all()
+                            .map_err(|e| Error::io(path, "cannot sync the new content of", &e))
+                    })
+                })
+            })
+            .collect();
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err(Error::new(ErrorCode::IoError, "a sync thread panicked")))
+        })
+    });
+    files.clear();
+    result
 }
 
 /// Step 4b: the old file hard-linked into the journal folder (copied across file systems).

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::dirfd::Dir;
 use super::failpoint::Failpoints;
-use super::journal::{self, Journal, State};
+use super::journal::{self, Entry, Journal, State};
 use super::lock::{self, Lock};
 use super::recover::{self, list_dirs};
 use super::stage::Txn;
@@ -79,66 +79,75 @@ pub fn undo_with(
 /// The changes that put the record's old states back, each checked to still hold the new
 /// state; `stale_file` lists every path changed since.
 fn reverse_changes(journal: &Journal, record: &Path) -> Result<Vec<Change>, Error> {
-    let root_shown = journal.root.display().to_string();
-    let root =
-        Dir::open(&journal.root).map_err(|e| Error::io(&root_shown, "cannot open the root", &e))?;
+    // One read per path: the snapshot that is checked is the one the revert commits against.
+    let mut befores = vec![];
     let mut changed = vec![];
     for entry in &journal.entries {
-        let (_, now) = journal::state_of(&root, &entry.path)?;
-        if now != entry.after {
+        let (before, _) = super::read_snapshot(&journal.root, &entry.path)?;
+        if State::from_snapshot(&before) != entry.after {
             changed.push(entry.path.clone());
         }
+        befores.push(before);
     }
     if !changed.is_empty() {
-        return Err(Error::new(
-            ErrorCode::StaleFile,
-            format!(
-                "cannot undo transaction {}: changed since it was applied: {}",
-                journal.id,
-                changed.join(", ")
-            ),
-        )
-        .with_path(changed[0].clone())
-        .with_hint("revert those files by hand, or apply a reverse patch instead")
-        .with_details(serde_json::json!({ "changed": changed })));
+        return Err(changed_since(journal, changed));
     }
     let backups = Dir::open(record)
         .map_err(|e| Error::io(&record.display().to_string(), "cannot open", &e))?;
-    let mut changes = vec![];
-    for entry in &journal.entries {
-        let (before, _) = super::read_snapshot(&journal.root, &entry.path)?;
-        let after = match &entry.before {
-            State::Missing => NewState::Absent,
-            State::Symlink { target } => NewState::Symlink {
-                target: target.clone(),
-            },
-            State::File { sha256, mode } => {
-                let name = entry.backup.as_deref().unwrap_or_default();
-                let (bytes, _) = backups
-                    .read_file(name.as_bytes())
-                    .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
-                if journal::sha256_hex(&bytes) != *sha256 {
-                    return Err(Error::new(
-                        ErrorCode::IoError,
-                        format!("the backup of {} no longer holds its old content (a hard link of it was edited)", entry.path),
-                    )
-                    .with_path(&entry.path));
-                }
-                NewState::File { bytes, mode: *mode }
-            }
-            State::Directory | State::Other => {
+    journal
+        .entries
+        .iter()
+        .zip(befores)
+        .map(|(entry, before)| {
+            let after = old_content(&backups, entry)?;
+            Ok(Change {
+                path: entry.path.clone(),
+                before,
+                after,
+            })
+        })
+        .collect()
+}
+
+fn changed_since(journal: &Journal, changed: Vec<String>) -> Error {
+    Error::new(
+        ErrorCode::StaleFile,
+        format!(
+            "cannot undo transaction {}: changed since it was applied: {}",
+            journal.id,
+            changed.join(", ")
+        ),
+    )
+    .with_path(changed[0].clone())
+    .with_hint("revert those files by hand, or apply a reverse patch instead")
+    .with_details(serde_json::json!({ "changed": changed }))
+}
+
+/// What `entry` held before its transaction, as the new state of the revert.
+fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
+    match &entry.before {
+        State::Missing => Ok(NewState::Absent),
+        State::Symlink { target } => Ok(NewState::Symlink {
+            target: target.clone(),
+        }),
+        State::File { sha256, mode } => {
+            let name = entry.backup.as_deref().unwrap_or_default();
+            let (bytes, _) = backups
+                .read_file(name.as_bytes())
+                .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
+            if journal::sha256_hex(&bytes) != *sha256 {
                 return Err(Error::new(
                     ErrorCode::IoError,
-                    format!("{} was not a file; cannot undo it", entry.path),
+                    format!("the backup of {} no longer holds its old content (a hard link of it was edited)", entry.path),
                 )
-                .with_path(&entry.path))
+                .with_path(&entry.path));
             }
-        };
-        changes.push(Change {
-            path: entry.path.clone(),
-            before,
-            after,
-        });
+            Ok(NewState::File { bytes, mode: *mode })
+        }
+        State::Directory | State::Other => Err(Error::new(
+            ErrorCode::IoError,
+            format!("{} was not a file; cannot undo it", entry.path),
+        )
+        .with_path(&entry.path)),
     }
-    Ok(changes)
 }

@@ -654,3 +654,139 @@ fn convert_agent_to_unified() {
     let out = tree.run(&["convert", "--to", "unified"], patch);
     assert_cli_snapshot!("convert_to_unified", out);
 }
+
+#[test]
+fn binary_deletion_without_data_needs_a_full_blob_id() {
+    let tree = TempTree::new();
+    tree.write("b.bin", b"\x00\x01\x02abc");
+    let short = "diff --git a/b.bin b/b.bin\ndeleted file mode 100644\nindex 5e07d26..0000000\nBinary files a/b.bin and /dev/null differ\n";
+    refused(&tree, &[], short, "binary_file");
+    let full = "diff --git a/b.bin b/b.bin\ndeleted file mode 100644\nindex 5e07d261855586626d75321e8ab899341f972802..0000000000000000000000000000000000000000\nBinary files a/b.bin and /dev/null differ\n";
+    let out = tree.run(&[], full);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(!tree.root().join("b.bin").exists());
+}
+
+#[test]
+fn symlink_changed_and_deleted_by_a_diff() {
+    let tree = TempTree::with(&[("b.txt", "b\n"), ("c.txt", "c\n")]);
+    tree.symlink("link", "b.txt");
+    let change = "diff --git a/link b/link\nindex 1111111..2222222 120000\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-b.txt\n\\ No newline at end of file\n+c.txt\n\\ No newline at end of file\n";
+    let out = tree.run(&[], change);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let snap = tree.snapshot();
+    assert_eq!(snap.get("link"), Some(&Entry::Symlink(b"c.txt".to_vec())));
+    assert_eq!(tree.read_str("b.txt"), "b\n");
+    let delete = "diff --git a/link b/link\ndeleted file mode 120000\nindex 2222222..0000000\n--- a/link\n+++ /dev/null\n@@ -1 +0,0 @@\n-c.txt\n\\ No newline at end of file\n";
+    let out = tree.run(&[], delete);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let snap = tree.snapshot();
+    assert!(!snap.contains_key("link"));
+    assert_eq!(tree.read_str("c.txt"), "c\n");
+}
+
+#[test]
+fn fuzzy_and_offset_warnings() {
+    let tree = TempTree::with(&[("a.txt", "x\ny\none  \ntwo\nthree\n")]);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n";
+    let out = tree.run(&["--json"], diff);
+    assert_cli_snapshot!("fuzzy_offset_json", out);
+    assert_eq!(tree.read_str("a.txt"), "x\ny\none  \nTWO\nthree\n");
+}
+
+#[test]
+fn absolute_paths_inside_the_root_are_accepted() {
+    let tree = TempTree::with(&[("a.txt", "one\n")]);
+    let root = tree.root();
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {0}/a.txt\n@@\n-one\n+two\n*** Add File: {0}/new/b.txt\n+b\n*** End Patch\n",
+        root.display()
+    );
+    let out = tree.run(&["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(out.json()["files"][1]["path"], "new/b.txt");
+    assert_eq!(tree.read_str("a.txt"), "two\n");
+    assert_eq!(tree.read_str("new/b.txt"), "b\n");
+}
+
+#[test]
+fn overlapping_hunks_are_refused() {
+    let tree = TempTree::with(&[("a.txt", "one\ntwo\nthree\n")]);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n@@ -2,2 +2,2 @@\n-two\n+TWO\n three\n";
+    let out = refused(&tree, &[], diff, "overlapping_hunks");
+    assert_cli_snapshot!("err_overlapping_hunks", out);
+}
+
+#[test]
+fn line_range_expected_mismatch() {
+    let tree = TempTree::with(&[("a.txt", "alpha\nbeta\ngamma\ndelta\n")]);
+    let edits = r#"{"edits": [{"op": "line_range", "path": "a.txt", "start_line": 1, "end_line": 3, "expected": "alpha\nbeta\nepsilon\n", "new_content": "x\n"}]}"#;
+    let out = refused(&tree, &[], edits, "expected_mismatch");
+    assert_cli_snapshot!("err_expected_mismatch", out);
+}
+
+#[test]
+fn memory_and_disk_trees_give_the_same_report() {
+    use apply_patch::apply::{apply_to_dir, apply_to_memory, ApplyOptions};
+    use apply_patch::tree::MemTree;
+    let tree = sample();
+    let mut mem = MemTree::new();
+    for (path, entry) in tree.snapshot() {
+        if let Entry::File { bytes, .. } = entry {
+            mem.insert(&path, bytes);
+        }
+    }
+    // `check` on both: the disk run must not need a state directory (no environment to set
+    // in a test binary whose threads run in parallel).
+    let check = ApplyOptions {
+        diff: true,
+        check: true,
+        ..ApplyOptions::default()
+    };
+    let disk = apply_to_dir(&tree.root(), AGENT.as_bytes(), &check);
+    let memory = apply_to_memory(&mut mem, AGENT.as_bytes(), &check);
+    assert!(disk.ok, "{:?}", disk.error);
+    assert_eq!(disk, memory);
+    let applied = apply_to_memory(&mut mem, AGENT.as_bytes(), &ApplyOptions::default());
+    assert!(applied.ok);
+    assert_eq!(tree.run(&[], AGENT).status, 0);
+    for (path, entry) in tree.snapshot() {
+        if let Entry::File { bytes, .. } = entry {
+            assert_eq!(mem.get(&path), Some(bytes.as_slice()), "{path}");
+        }
+    }
+    assert!(mem.get("old.txt").is_none());
+}
+
+#[test]
+fn directory_symlinks_and_nested_repositories() {
+    let tree = TempTree::with(&[
+        ("real/a.txt", "one\n"),
+        ("sub/.git", "gitdir: ../.git/modules/sub\n"),
+        ("sub/b.txt", "b\n"),
+    ]);
+    tree.symlink("alias", "real");
+    std::fs::create_dir(tree.outside("elsewhere")).expect("mkdir outside");
+    tree.symlink("out", "../elsewhere");
+    // A directory symlink inside the root is followed.
+    let patch = "*** Begin Patch\n*** Update File: alias/a.txt\n@@\n-one\n+two\n*** End Patch\n";
+    let out = tree.run(&[], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(tree.read_str("real/a.txt"), "two\n");
+    // One leading outside is not, even to create a file.
+    refused(
+        &tree,
+        &[],
+        "*** Begin Patch\n*** Add File: out/x.txt\n+x\n*** End Patch\n",
+        "path_escape",
+    );
+    assert!(!tree.outside("elsewhere/x.txt").exists());
+    // Outside a git work tree a folder with its own `.git` is just a folder…
+    let patch = "*** Begin Patch\n*** Update File: sub/b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let out = tree.run(&["--check"], patch);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    // …but inside one it is a submodule (or nested repository): out of bounds.
+    tree.mkdir(".git");
+    let out = refused(&tree, &[], patch, "path_escape");
+    assert_cli_snapshot!("err_path_escape_submodule", out);
+}

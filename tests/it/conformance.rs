@@ -65,8 +65,15 @@ fn codex_scenarios() {
             .expect("folder name")
             .to_string_lossy()
             .into_owned();
-        if let Err(why) = scenario(dir, expect.get(&name)) {
-            failures.push(format!("{name}: {why}"));
+        for codex in [false, true] {
+            if let Err(why) = scenario(dir, expect.get(&name), codex) {
+                let how = if codex {
+                    "as apply_patch"
+                } else {
+                    "as apply-patch --json"
+                };
+                failures.push(format!("{name} ({how}): {why}"));
+            }
         }
     }
     for name in expect.keys() {
@@ -82,14 +89,29 @@ fn codex_scenarios() {
     );
 }
 
-fn scenario(dir: &Path, divergence: Option<&BTreeMap<String, String>>) -> Result<(), String> {
+/// Run one scenario, either as `apply-patch --json PATCHFILE` or as the Codex drop-in
+/// `apply_patch "<patch text>"` (which has no JSON report: only the tree and status count).
+fn scenario(
+    dir: &Path,
+    divergence: Option<&BTreeMap<String, String>>,
+    codex: bool,
+) -> Result<(), String> {
     let tree = TempTree::new();
     copy_dir(&dir.join("input"), &tree.root());
     let input = tree.snapshot();
     let patch = dir.join("patch.txt");
-    let out = tree.run(&["--json", &patch.to_string_lossy()], "");
+    let out = if codex {
+        let text = std::fs::read_to_string(&patch).map_err(|e| e.to_string())?;
+        tree.run_as_codex(&[std::ffi::OsStr::new(&text)], "")
+    } else {
+        tree.run(&["--json", &patch.to_string_lossy()], "")
+    };
     let after = tree.snapshot();
-    let report = out.json();
+    let report = if codex {
+        serde_json::json!({"error": {"code": divergence.and_then(|d| d.get("code"))}})
+    } else {
+        out.json()
+    };
     match divergence {
         None => {
             let expected = snapshot_dir(&dir.join("expected"));

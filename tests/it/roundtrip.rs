@@ -229,6 +229,16 @@ fn patch_set() -> impl Strategy<Value = PatchSet<'static>> {
     })
 }
 
+/// True when a path of the set is absolute.
+fn absolute(set: &PatchSet<'_>) -> bool {
+    set.files.iter().any(|f| {
+        [f.old_path.as_deref(), f.new_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|p| p.starts_with('/'))
+    })
+}
+
 fn no_copies(set: &PatchSet<'_>) -> bool {
     set.files.iter().all(|f| f.op != FileOp::Copy)
 }
@@ -405,5 +415,151 @@ proptest! {
         let back = apply_patch::parse::parse(text.as_bytes(), &ParseOptions::default());
         prop_assert!(back.is_ok(), "{:?}\n{}", back, text);
         prop_assert_eq!(without_lines(back.expect("checked").into_owned()), set, "{}", text);
+    }
+}
+
+/// Every regular file under `dir`, by `/`-separated relative path.
+fn load_tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("readable tree").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let rel = path.strip_prefix(dir).expect("below the root");
+                out.insert(rel.to_string_lossy().replace('\\', "/"), bytes);
+            }
+        }
+    }
+    out
+}
+
+fn apply_in_memory(
+    start: &std::collections::BTreeMap<String, Vec<u8>>,
+    patch: &[u8],
+    opts: &apply_patch::apply::ApplyOptions,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut tree = apply_patch::tree::MemTree::new();
+    for (p, b) in start {
+        tree.insert(p, b.clone());
+    }
+    let report = apply_patch::apply::apply_to_memory(&mut tree, patch, opts);
+    assert!(report.ok, "{:?}", report.error);
+    tree.entries()
+        .filter_map(|(p, e)| match e {
+            apply_patch::tree::MemEntry::File { bytes, .. } => Some((p.to_string(), bytes.clone())),
+            apply_patch::tree::MemEntry::Symlink { .. } => None,
+        })
+        .collect()
+}
+
+/// The real diffs of the benchmark corpus (env APPLY_PATCH_REAL_BENCH) turn `before` into
+/// `after`, reversed turn `after` into `before`, and say the same in the agent language.
+#[test]
+fn real_diffs_apply_forward_reversed_and_as_agent() {
+    let Some(dir) = std::env::var_os("APPLY_PATCH_REAL_BENCH") else {
+        eprintln!("skipping: APPLY_PATCH_REAL_BENCH is not set");
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let case = dir.join("fd-v8.7.1--v9.0.0");
+    let Ok(diff) = std::fs::read(dir.join("fd-v8.7.1--v9.0.0.diff")) else {
+        eprintln!("skipping: no fd diff in {}", dir.display());
+        return;
+    };
+    let (before, after) = (
+        load_tree(&case.join("before")),
+        load_tree(&case.join("after")),
+    );
+    let opts = apply_patch::apply::ApplyOptions::default();
+    assert!(apply_in_memory(&before, &diff, &opts) == after, "forward");
+    let reverse = apply_patch::apply::ApplyOptions {
+        reverse: true,
+        ..opts.clone()
+    };
+    assert!(
+        apply_in_memory(&after, &diff, &reverse) == before,
+        "reversed"
+    );
+    let agent =
+        render::convert(&diff, &ParseOptions::default(), Format::Agent).expect("expressible");
+    assert!(apply_in_memory(&before, &agent, &opts) == after, "as agent");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `apply(diff(a, b), a) == b` through the whole pipeline, final newlines included.
+    /// (LF files only: diffs carry no line endings, inserted lines take the file's.)
+    #[test]
+    fn file_diff_applies_through_the_pipeline(
+        old in proptest::collection::vec("[abc]{0,3}", 0..14),
+        new in proptest::collection::vec("[abc]{0,3}", 0..14),
+        old_nl: bool,
+        new_nl: bool,
+    ) {
+        let join = |v: &Vec<String>, nl: bool| {
+            let mut s = v.join("\n");
+            if nl && !v.is_empty() {
+                s.push('\n');
+            }
+            s.into_bytes()
+        };
+        let (a, b) = (join(&old, old_nl), join(&new, new_nl));
+        prop_assume!(a != b);
+        let diff = render::file_diff(Some("f.txt"), Some("f.txt"), &a, &b);
+        let start = std::collections::BTreeMap::from([("f.txt".to_string(), a.clone())]);
+        let mut tree = apply_patch::tree::MemTree::new();
+        tree.insert("f.txt", a.clone());
+        let report = apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::apply::ApplyOptions::default());
+        prop_assert!(report.ok, "{:?}\n{}", report.error, diff);
+        prop_assert_eq!(tree.get("f.txt"), Some(&b[..]), "{}\n{:?}", diff, start);
+    }
+}
+
+/// The unified fixtures, as seeds for mutation.
+fn unified_fixtures() -> Vec<Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parse/unified");
+    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .expect("fixtures")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Mutated fixtures never make the parser panic, and whatever it still accepts renders
+    /// back to a diff that reads the same.
+    #[test]
+    fn mutated_fixtures_never_panic_and_round_trip(
+        seed in any::<proptest::sample::Index>(),
+        edits in proptest::collection::vec((any::<proptest::sample::Index>(), 0u8..3, any::<u8>()), 1..6),
+        recount: bool,
+    ) {
+        let fixtures = unified_fixtures();
+        let mut input = seed.get(&fixtures).clone();
+        for (at, kind, byte) in edits {
+            let pos = at.index(input.len() + 1);
+            match kind {
+                0 => input.insert(pos, byte),
+                1 if pos < input.len() => { input.remove(pos); }
+                _ if pos < input.len() => input[pos] = byte,
+                _ => input.push(byte),
+            }
+        }
+        let opts = ParseOptions { recount, ..ParseOptions::default() };
+        // Absolute paths (`-p0` of `/x`) have no git form: `convert` refuses them.
+        if let Some(set) = unified::parse(&input, 0, &opts).map(|s| without_lines(s.into_owned())).ok().filter(|s| !absolute(s)) {
+            let text = render::to_unified(&set);
+            let back = unified::parse(&text, 0, &ParseOptions { strip: None, ..opts });
+            prop_assert!(back.is_ok(), "{:?}\n{}", back, String::from_utf8_lossy(&text));
+            prop_assert_eq!(without_lines(back.expect("checked").into_owned()), set);
+        }
     }
 }

@@ -13,6 +13,7 @@ use apply_patch::txn::{
 };
 use apply_patch::ErrorCode;
 
+mod cli;
 mod crash;
 mod prop;
 
@@ -430,10 +431,9 @@ fn undo_round_trip_restores_the_old_tree() {
     assert_eq!(tree(&root), old);
     assert_eq!(txn::undo(&root).expect("nothing left").undone, None);
     let audit = audit_lines(&root);
-    assert_eq!(
-        audit.last().map(|l| l["operation"].clone()),
-        Some("undo".into())
-    );
+    let last = audit.last().expect("an undo line");
+    assert_eq!(last["operation"], "undo");
+    assert_eq!(last["undoes"], done.id.as_str());
 }
 
 #[test]
@@ -609,4 +609,110 @@ fn a_symlink_swapped_in_for_the_file_itself_is_stale_and_not_followed() {
         std::fs::read(outside.path().join("k.txt")).expect("read"),
         b"kay\n"
     );
+}
+
+#[test]
+fn a_restore_that_fails_during_rollback_is_rollback_failed_and_keeps_the_journal() {
+    let (_tmp, root) = repo();
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let set_mtime = |t| {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(root.join("a.txt"))
+            .expect("open");
+        f.set_modified(t).expect("set mtime");
+    };
+    set_mtime(hour_ago);
+    let changes = multi_change(&root);
+    // A same-size edit with the old mtime put back passes the stat check (the documented
+    // limit of stat-based staleness); its backup then no longer matches the planned old hash.
+    std::fs::write(root.join("a.txt"), b"ONE\nTWO\n").expect("write");
+    set_mtime(hour_ago);
+    // Step 16 is the first verification: after every rename, before the commit point.
+    let fp = Failpoint {
+        step: 16,
+        action: Action::Fail,
+    };
+    let err =
+        txn::commit(&opts(&root, Some(fp)), changes, &AuditRecord::default()).expect_err("fails");
+    assert_eq!(err.code, ErrorCode::RollbackFailed, "{err}");
+    assert_eq!(err.exit_status(), 3);
+    assert!(err.message.contains("backup of a.txt"), "{}", err.message);
+    let details = err.details.expect("details");
+    assert_eq!(details["cause"]["code"], "io_error");
+    assert!(root.join(".git/apply-patch/journal/journal.json").is_file());
+    // Every other path is back; a.txt keeps the new content rather than a wrong "old" one.
+    assert!(!root.join("added.txt").exists());
+    assert_eq!(
+        std::fs::read(root.join("gone/d.txt")).expect("restored"),
+        b"dee\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\nTWO\n"
+    );
+    assert_eq!(
+        audit_lines(&root).last().map(|l| l["outcome"].clone()),
+        Some("rollback_failed".into())
+    );
+}
+
+/// Runs git with a fixed identity; `None` when git is not installed.
+fn git(dir: &Path, args: &[&str]) -> Option<()> {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(())
+}
+
+#[test]
+fn state_of_a_real_linked_worktree_is_its_own_git_dir() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let main = tmp.path().canonicalize().expect("canonical").join("main");
+    std::fs::create_dir(&main).expect("mkdir");
+    if git(&main, &["init", "-q"]).is_none() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    write(&main, "a.txt", b"one\n");
+    git(&main, &["add", "a.txt"]);
+    git(&main, &["commit", "-q", "-m", "one"]);
+    git(&main, &["worktree", "add", "-q", "../wt"]);
+    let wt = main.parent().expect("parent").join("wt");
+    let state = StateDir::for_root(&wt.join(".")).expect("state");
+    assert_eq!(
+        state.git_dir(),
+        Some(main.join(".git/worktrees/wt").as_path())
+    );
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&wt, "a.txt"),
+        after: file(b"two\n"),
+    };
+    txn::commit(&opts(&wt, None), vec![change], &AuditRecord::default()).expect("commit");
+    assert!(main
+        .join(".git/worktrees/wt/apply-patch/audit.jsonl")
+        .is_file());
+    assert_eq!(
+        std::fs::read(main.join("a.txt")).expect("read"),
+        b"one\n",
+        "main untouched"
+    );
+    txn::undo(&wt).expect("undo");
+    assert_eq!(std::fs::read(wt.join("a.txt")).expect("read"), b"one\n");
 }

@@ -156,10 +156,11 @@ fn content<'a>(
         hunks.push(hunk(cur, opts)?);
     }
     if names.is_some() && hunks.is_empty() {
-        return Err(match cur.peek() {
+        let err = match cur.peek() {
             Some(l) => l.error("expected a hunk header '@@ -N,M +N,M @@'"),
             None => cur.error_at_end("expected a hunk header '@@ -N,M +N,M @@'"),
-        });
+        };
+        return Err(with_hint(err, super::hunk::NO_NUMBERS_HINT));
     }
     if !opts.recount {
         check_no_stray_lines(cur)?;

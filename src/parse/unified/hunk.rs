@@ -16,6 +16,9 @@ use crate::model::{Hunk, Line, LineKind};
 use crate::parse::quoted::{fail, PResult};
 use crate::parse::{ParseError, ParseOptions};
 
+/// What to do about a hunk header without line numbers.
+pub const NO_NUMBERS_HINT: &str = "a unified diff hunk starts '@@ -OLD_START,COUNT +NEW_START,COUNT @@'; hunks without line numbers belong in the agent patch language (*** Begin Patch)";
+
 /// The numbers of a hunk header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HunkHeader {
@@ -166,7 +169,10 @@ pub fn hunk<'a>(cur: &mut Cursor<'a>, opts: &ParseOptions) -> Result<Hunk<'a>, P
         Ok((_, h)) => h,
         Err(nom::Err::Failure(f)) => return Err(header_line.error_from(body, f)),
         Err(_) => {
-            return Err(header_line.error("expected a hunk header '@@ -N,M +N,M @@'"));
+            return Err(with_hint(
+                header_line.error("expected a hunk header '@@ -N,M +N,M @@'"),
+                NO_NUMBERS_HINT,
+            ));
         }
     };
     let mut b = Builder {

@@ -17,6 +17,9 @@ pub fn finish(raw: &[u8], strip: usize) -> Result<String, PathError> {
             String::from_utf8_lossy(raw)
         )
     })?;
+    if text.contains('\0') {
+        return Err(format!("path '{}' holds a NUL byte", text.escape_debug()));
+    }
     let stripped = strip_components(text, strip).ok_or_else(|| {
         let have = text.split('/').filter(|c| !c.is_empty()).count();
         format!(
@@ -134,6 +137,11 @@ mod tests {
         assert!(err.contains("cannot strip 2 leading components"), "{err}");
         assert!(err.contains("it has 2"), "{err}");
         assert!(finish(b"file", 1).is_err());
+    }
+
+    #[test]
+    fn refuses_nul_bytes() {
+        assert!(finish(b"a/x\0y", 1).expect_err("nul").contains("NUL"));
     }
 
     #[test]

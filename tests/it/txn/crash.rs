@@ -63,9 +63,9 @@ fn many_change(root: &Path) -> Vec<Change> {
         .collect()
 }
 
-/// Starts the child on the many-file tree with `commit:<k>:pause`, waits until it reports the
-/// pause, and SIGKILLs it there.
-fn kill_during_pause(root: &Path, k: usize) {
+/// Starts the child on the many-file tree with `commit:<k>:pause` and returns it once it
+/// reports the pause (it then sleeps 30 s holding the lock).
+fn paused_child(root: &Path, k: usize) -> std::process::Child {
     use std::io::{BufRead, BufReader};
     let exe = std::env::current_exe().expect("test binary");
     let mut child = Command::new(exe)
@@ -89,8 +89,36 @@ fn kill_during_pause(root: &Path, k: usize) {
         .map_while(Result::ok)
         .any(|l| l.contains(":pause at "));
     assert!(paused, "the child reached the failpoint");
+    child
+}
+
+/// [`paused_child`], SIGKILLed at its pause.
+fn kill_during_pause(root: &Path, k: usize) {
+    let mut child = paused_child(root, k);
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
+}
+
+#[test]
+fn a_commit_while_another_process_commits_is_busy_and_the_killed_one_is_recovered() {
+    let (_tmp, root) = many_repo();
+    let old = tree(&root);
+    let mut child = paused_child(&root, 1 + MANY + 10);
+    let mut o = opts(&root, None);
+    o.lock_wait = std::time::Duration::from_millis(300);
+    let change = Change {
+        path: "d0/f0.txt".into(),
+        before: snap(&root, "d0/f0.txt"),
+        after: file(b"mine\n"),
+    };
+    let err = txn::commit(&o, vec![change], &AuditRecord::default()).expect_err("busy");
+    assert_eq!(err.code, ErrorCode::Busy);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    // The kernel dropped the dead process's lock: the next run gets it and recovers.
+    let report = txn::recover(&root).expect("recover");
+    assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
+    assert_eq!(tree(&root), old);
 }
 
 /// Runs the child on `root` with `commit:<k>:abort`; true when it crashed.
@@ -326,5 +354,32 @@ fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journ
     assert_eq!(
         std::fs::read(root.join("gone/d.txt")).expect("restored"),
         b"dee\n"
+    );
+}
+
+#[test]
+fn a_patch_planned_against_a_crashed_tree_is_stale_with_a_hint_to_run_again() {
+    let (_tmp, root) = repo();
+    assert!(crash_at(&root, 15), "crashed after the renames");
+    // Planned while a.txt still holds the crashed transaction's new content.
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"mine\n"),
+    };
+    let err =
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect_err("stale");
+    assert_eq!(err.code, ErrorCode::StaleFile);
+    assert!(
+        err.hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("run the command again"),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"one\ntwo\n",
+        "recovered to old"
     );
 }

@@ -1,0 +1,117 @@
+//! Command-line unit tests: validation, colour, JSON usage errors (no process needed).
+
+use super::*;
+
+fn env(terminal: bool, no_color: Option<&str>) -> Env {
+    Env {
+        stdin_is_terminal: false,
+        stdout_is_terminal: terminal,
+        stderr_is_terminal: terminal,
+        no_color: no_color.map(OsString::from),
+    }
+}
+
+fn args(list: &[&str]) -> Vec<OsString> {
+    list.iter().map(OsString::from).collect()
+}
+
+fn temp_with_patch() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.txt"), "one\n").expect("write");
+    let patch = dir.path().join("p.patch");
+    std::fs::write(
+        &patch,
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n",
+    )
+    .expect("write");
+    (dir, patch.to_string_lossy().into_owned())
+}
+
+#[test]
+fn colour_only_on_terminals_without_no_color() {
+    let (dir, patch) = temp_with_patch();
+    let root = dir.path().to_string_lossy().into_owned();
+    let a = args(&["apply-patch", "--root", &root, "--check", &patch]);
+    let coloured = run(a.clone(), &env(true, None));
+    assert_eq!(coloured.status, 0, "{}", coloured.stderr);
+    assert!(String::from_utf8_lossy(&coloured.stdout).contains("\x1b["));
+    let plain = run(a.clone(), &env(true, Some("1")));
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), "M a.txt +1 -1\n");
+    let piped = run(a, &env(false, None));
+    assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt"))
+            .ok()
+            .as_deref(),
+        Some("one\n")
+    );
+}
+
+#[test]
+fn usage_errors_are_json_with_json() {
+    let out = run(
+        args(&["apply-patch", "--json", "--window", "0"]),
+        &env(false, None),
+    );
+    assert_eq!(out.status, 2);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["error"]["code"], "usage");
+    let out = run(
+        args(&["apply-patch", "--json", "-p", "x"]),
+        &env(false, None),
+    );
+    assert_eq!(out.status, 2);
+    assert!(serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok());
+}
+
+#[test]
+fn subcommands_take_global_options_but_not_apply_options() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_string_lossy().into_owned();
+    let parsed = RawArgs::try_parse_from(["apply-patch", "--root", &root, "--json", "undo"])
+        .expect("global options before a subcommand");
+    let opts = validate(parsed, Style::Plain).expect("valid");
+    assert!(matches!(opts.action, Action::Undo) && opts.json);
+    let parsed =
+        RawArgs::try_parse_from(["apply-patch", "--check", "recover"]).expect("clap accepts it");
+    let err = validate(parsed, Style::Plain).expect_err("--check with recover");
+    assert_eq!(err.code, ErrorCode::Usage);
+}
+
+#[test]
+fn terminal_stdin_without_patch_is_a_usage_error() {
+    let mut e = env(false, None);
+    e.stdin_is_terminal = true;
+    let out = run(args(&["apply-patch"]), &e);
+    assert_eq!(out.status, 2);
+    assert!(out.stderr.contains("no patch given"));
+}
+
+#[test]
+fn missing_root_is_a_usage_error() {
+    let out = run(
+        args(&[
+            "apply-patch",
+            "--root",
+            "/no/such/dir",
+            "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n",
+        ]),
+        &env(false, None),
+    );
+    assert_eq!(out.status, 2, "{}", out.stderr);
+}
+
+#[test]
+fn inline_patch_text_is_recognised() {
+    let text = "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n";
+    assert_eq!(
+        input_of(Some(text.into())).ok(),
+        Some(Input::Text(text.into()))
+    );
+    assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
+    assert_eq!(input_of(None).ok(), Some(Input::Stdin));
+    assert_eq!(
+        input_of(Some("fix.diff".into())).ok(),
+        Some(Input::File("fix.diff".into()))
+    );
+}
