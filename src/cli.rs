@@ -424,6 +424,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 rollback_on_fail: raw.rollback_on_fail,
                 max_risk: raw.max_risk,
                 state: None,
+                report_risk: raw.max_risk.is_some() || raw.preview,
             };
             if agent.preview && apply.check {
                 return Err(usage("--preview and --check do not go together"));

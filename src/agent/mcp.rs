@@ -315,6 +315,7 @@ impl Session {
             rollback_on_fail: options.rollback_on_fail,
             max_risk: options.max_risk,
             state: self.state.as_ref().map(|s| s.state.clone()),
+            report_risk: true,
         };
         let mut report = run::apply_to_dir(&self.root, &input, &opts, &agent);
         for n in notices {

@@ -42,6 +42,9 @@ pub struct AgentOptions {
     pub max_risk: Option<u32>,
     /// The state place (None: the root's own).
     pub state: Option<StateDir>,
+    /// Put the risk score in the report (always with `--max-risk` and `--preview`, and in
+    /// MCP results; off for a plain apply, whose report stays SPEC §8's).
+    pub report_risk: bool,
 }
 
 /// The report of an agent apply: SPEC §8's object plus `risk`, `verification` and `preview`.
@@ -113,7 +116,7 @@ pub fn apply_to_dir(
     let risk = score(&planned);
     let mut out = |report: Report| {
         let mut r = AgentReport::from_report(report);
-        r.risk = Some(risk.clone());
+        r.risk = agent.report_risk.then(|| risk.clone());
         r
     };
     if let Some(max) = agent.max_risk {
@@ -127,7 +130,9 @@ pub fn apply_to_dir(
             )
             .with_hint("split the patch into smaller ones, or ask for a higher --max-risk")
             .with_details(serde_json::json!({"risk": risk}));
-            return out(Report::failure(e, planned.files, planned.warnings));
+            let mut r = out(Report::failure(e, planned.files, planned.warnings));
+            r.risk = Some(risk);
+            return r;
         }
     }
     if opts.check {
