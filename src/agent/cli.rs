@@ -108,14 +108,16 @@ pub fn apply(
 }
 
 fn render_human(r: &AgentReport, agent: &AgentOptions, style: Style) -> Output {
-    // The chip's hint already names the hunks that failed and applied; the lists are for
-    // JSON readers.
+    // The chip's hint already names the hunks that failed and applied, and the risk has its
+    // own line; the raw lists are for JSON readers.
     let mut report = r.report.clone();
     if let Some(serde_json::Value::Object(d)) =
         report.error.as_mut().and_then(|e| e.details.as_mut())
     {
         d.remove("applicable");
         d.remove("failed");
+        // Printed on its own line below.
+        d.remove("risk");
     }
     let (mut out, mut err) = report.render_human(style);
     if let Some(risk) = &r.risk {

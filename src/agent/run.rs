@@ -163,8 +163,8 @@ fn preview(
         .map(|c| (c.path.clone(), c.before.clone(), c.after.clone()))
         .collect();
     let files = planned.files.clone();
-    let mut report = success(planned, true, Vec::new());
-    report.checked_only = true;
+    // Nothing is written, but the report is the preview's own (not a `--check`'s).
+    let report = success(planned, false, Vec::new());
     let saved = state().and_then(|s| {
         let json = serde_json::to_value(&report).unwrap_or_default();
         s.previews.save(&changes, json)

@@ -379,3 +379,34 @@ fn rebase_uses_the_head_version_in_a_git_work_tree() {
         "{text}"
     );
 }
+
+/// A stale rename: the moved file gets the merged content, the old path is gone.
+#[test]
+fn rebase_follows_a_move() {
+    let t = TempTree::with(&[("app.py", PY)]);
+    let base = base_of(&t, "app.py");
+    let other = PY.replace("sys.argv[1]", "sys.argv[-1]");
+    t.write("app.py", other.as_bytes());
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: app.py\n*** Move to: src/app.py\n*** Base: {base}\n@@ def greet(name):\n-    message = 'hello ' + name\n+    message = 'hi ' + name\n*** End Patch\n"
+    );
+    let out = t.run(&["--rebase", "--json", &patch], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert!(!t.root().join("app.py").exists());
+    assert_eq!(t.read_str("src/app.py"), other.replace("'hello '", "'hi '"));
+}
+
+/// CRLF endings and a missing final newline survive the merge byte for byte.
+#[test]
+fn rebase_keeps_crlf_endings() {
+    let crlf = PY.replace('\n', "\r\n");
+    let crlf = crlf.trim_end_matches("\r\n").to_string();
+    let t = TempTree::with(&[("app.py", &crlf)]);
+    let base = base_of(&t, "app.py");
+    let other = crlf.replace("import os\r\n", "import os\r\nimport re\r\n");
+    t.write("app.py", other.as_bytes());
+    let out = t.run(&["--rebase", "--json", &greet_patch(&base)], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    let want = other.replace("'hello ' + name", "'hello, ' + name + '!'");
+    assert_eq!(t.read_str("app.py"), want);
+}
