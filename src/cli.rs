@@ -17,6 +17,7 @@ use apply_patch::agent::run::AgentOptions; // agent (issue 6)
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
 use apply_patch::report::{error_text, Report, Style};
+use apply_patch::structure;
 use apply_patch::txn;
 use apply_patch::{Error, ErrorCode};
 use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
@@ -181,6 +182,40 @@ pub enum Command {
         #[arg(long)]
         read_only: bool,
     },
+    /// Print the function, block or element enclosing a line of FILE (no compiler needed).
+    Range {
+        /// The file to read.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// The 1-based line.
+        #[arg(long, value_name = "N")]
+        line: usize,
+        /// What to find (default: the element for HTML/XML/Vue, the block for YAML/CSS/JSON,
+        /// else the function, falling back to the block).
+        #[arg(long, value_enum)]
+        kind: Option<KindArg>,
+        /// The file's language (default: from its extension).
+        #[arg(long, value_name = "LANG")]
+        lang: Option<String>,
+    },
+    /// Check that the brackets, tags and quotes of each FILE balance, ignoring strings and
+    /// comments (exit 0 balanced, 1 not).
+    CheckBalance {
+        /// The files to check.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// Their language (default: from each file's extension).
+        #[arg(long, value_name = "LANG")]
+        lang: Option<String>,
+    },
+}
+
+/// `range --kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    Function,
+    Block,
+    Tag,
 }
 
 /// Where the patch comes from.
@@ -218,6 +253,16 @@ pub enum Action {
     },
     Completions(clap_complete::Shell),
     Man,
+    Range {
+        file: PathBuf,
+        line: usize,
+        kind: Option<structure::Kind>,
+        lang: Option<structure::Lang>,
+    },
+    CheckBalance {
+        files: Vec<PathBuf>,
+        lang: Option<structure::Lang>,
+    },
 }
 
 /// Validated options: one struct every later flag joins.
@@ -391,6 +436,31 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Confirm { id }) => Action::Confirm(id),
         Some(Command::Chip { id }) => Action::Chip(id),
         Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
+        Some(Command::Range {
+            file,
+            line,
+            kind,
+            lang,
+        }) => {
+            if line == 0 {
+                return Err(usage("--line counts from 1"));
+            }
+            let kind = kind.map(|k| match k {
+                KindArg::Function => structure::Kind::Function,
+                KindArg::Block => structure::Kind::Block,
+                KindArg::Tag => structure::Kind::Tag,
+            });
+            Action::Range {
+                file,
+                line,
+                kind,
+                lang: lang_of(lang.as_deref())?,
+            }
+        }
+        Some(Command::CheckBalance { files, lang }) => Action::CheckBalance {
+            files,
+            lang: lang_of(lang.as_deref())?,
+        },
         None => {
             if raw.window == 0 {
                 return Err(usage("--window must be at least 1"));
@@ -553,6 +623,13 @@ fn execute(opts: Options) -> Outcome {
             },
             Err(e) => Outcome::error(e, json, style),
         },
+        Action::Range {
+            file,
+            line,
+            kind,
+            lang,
+        } => range_outcome(&opts, file, *line, *kind, *lang),
+        Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
         Action::Recover => txn_outcome(txn::recover(&opts.root), &opts, recover_text),
         Action::Completions(shell) => {
@@ -586,6 +663,110 @@ fn agent_outcome(o: agent_cli::Output) -> Outcome {
         stdout: o.stdout,
         stderr: o.stderr,
         status: o.status,
+    }
+}
+
+/// `--lang NAME`: a known language or a usage error listing them.
+fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Error> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    structure::Lang::from_name(name).map(Some).ok_or_else(|| {
+        usage(&format!(
+            "unknown language `{name}`; known: {}",
+            structure::Lang::names().join(", ")
+        ))
+    })
+}
+
+/// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
+/// not UTF-8.
+fn read_text(root: &std::path::Path, file: &std::path::Path) -> Result<Option<String>, Error> {
+    let shown = file.display().to_string();
+    let bytes = std::fs::read(root.join(file)).map_err(|e| {
+        let mut err = Error::io(&shown, "cannot read", &e);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err.code = ErrorCode::Usage;
+            err.hint = Some("FILE is relative to --root (default: the current directory)".into());
+        }
+        err
+    })?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// A JSON object with `ok` and `error` added (the shape of every `--json` answer).
+fn json_object(value: impl serde::Serialize, ok: bool) -> Vec<u8> {
+    let mut value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), ok.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text.into_bytes()
+}
+
+fn range_outcome(
+    opts: &Options,
+    file: &std::path::Path,
+    line: usize,
+    kind: Option<structure::Kind>,
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let shown = file.display().to_string();
+    let found = read_text(&opts.root, file).and_then(|text| {
+        let text = text.ok_or_else(|| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{shown} is not UTF-8 text"))
+                .with_path(&shown)
+        })?;
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        structure::range(&text, line, kind, lang).map_err(|e| Error::from(e).with_path(&shown))
+    });
+    match found {
+        Ok(range) => {
+            let report = structure::RangeReport { path: shown, range };
+            Outcome {
+                stdout: if opts.json {
+                    json_object(&report, true)
+                } else {
+                    report.render().into_bytes()
+                },
+                ..Outcome::default()
+            }
+        }
+        Err(e) => Outcome::error(e, opts.json, opts.style),
+    }
+}
+
+fn balance_outcome(opts: &Options, files: &[PathBuf], lang: Option<structure::Lang>) -> Outcome {
+    let mut checked = Vec::new();
+    for file in files {
+        let text = match read_text(&opts.root, file) {
+            Ok(t) => t,
+            Err(e) => return Outcome::error(e, opts.json, opts.style),
+        };
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        let balance = match text {
+            Some(text) => structure::check_balance(&text, lang),
+            None => structure::Balance::NotChecked {
+                reason: "not UTF-8 text".into(),
+            },
+        };
+        checked.push(structure::FileBalance {
+            path: file.display().to_string(),
+            lang,
+            balance,
+        });
+    }
+    let report = structure::BalanceReport::new(checked);
+    Outcome {
+        stdout: if opts.json {
+            json_object(&report, report.ok)
+        } else {
+            report.render().into_bytes()
+        },
+        status: if report.ok { 0 } else { 1 },
+        ..Outcome::default()
     }
 }
 

@@ -363,6 +363,7 @@ impl<'a> Planner<'a> {
             ));
         }
         self.fill_report(report, shown, &bytes, &edited);
+        report.binary = matches!(fp.body, Body::Binary(_));
         self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
         let node = if link {
             Node::Symlink {
@@ -393,7 +394,7 @@ impl<'a> Planner<'a> {
         }
         let (bytes, mode, link) = match source {
             Node::Directory => return Err(is_directory(old_shown)),
-            Node::Missing => return self.moved_already(fp, old_shown, new_shown, new_real, dest),
+            Node::Missing => return self.moved_already(fp, old_shown, new_shown, dest),
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (target, 0, true),
         };
@@ -425,6 +426,7 @@ impl<'a> Planner<'a> {
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
         self.fill_report(report, old_shown, &bytes, &edited);
+        report.binary = matches!(fp.body, Body::Binary(_));
         if new_mode != mode {
             report.new_mode = fp.new_mode;
         }
@@ -443,7 +445,6 @@ impl<'a> Planner<'a> {
         fp: &FilePatch<'_>,
         old: &str,
         new: &str,
-        new_real: &str,
         dest: Node,
     ) -> Result<(), Error> {
         let verb = if fp.op == FileOp::Copy {
@@ -455,13 +456,15 @@ impl<'a> Planner<'a> {
             Node::File { bytes, .. } if fp.op == FileOp::Rename => bytes,
             _ => return Err(not_found(old, verb, false)),
         };
+        // A probe: its placement warnings are not this run's.
+        let warnings = self.warnings.len();
         let edited = self
             .edit(fp, new, &bytes, false)
             .map_err(|_| not_found(old, verb, false))?;
+        self.warnings.truncate(warnings);
         if !edited.done.is_empty() {
             return Err(not_found(old, verb, false));
         }
-        let _ = new_real;
         self.already
             .push(format!("{new} (already moved from {old})"));
         Ok(())

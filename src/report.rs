@@ -60,6 +60,9 @@ pub struct FileReport {
     /// The new git mode when the patch changes it (human summary only).
     #[serde(skip)]
     pub new_mode: Option<Mode>,
+    /// The content changed by a binary patch (human summary only: no line counts).
+    #[serde(skip)]
+    pub binary: bool,
 }
 
 impl FileReport {
@@ -76,6 +79,7 @@ impl FileReport {
             added: 0,
             removed: 0,
             new_mode: None,
+            binary: false,
         }
     }
 }
@@ -283,7 +287,11 @@ impl Style {
 }
 
 fn file_line(f: &FileReport, style: Style) -> String {
-    let counts = format!("+{} -{}", f.added, f.removed);
+    let counts = if f.binary {
+        "binary".to_string()
+    } else {
+        format!("+{} -{}", f.added, f.removed)
+    };
     let mode = f
         .new_mode
         .map(|m| format!(" (mode {:o})", m.0))

@@ -264,23 +264,36 @@ pub fn edit_balance(path: &str, before: &[u8], after: &[u8]) -> EditBalance {
 }
 
 impl EditBalance {
-    /// The `unbalanced_edit` warning text for `path`, when the edit unbalanced it.
-    pub fn warning_message(&self, path: &str) -> Option<String> {
+    /// The problem the edit introduced, if it introduced one.
+    pub fn new_problem(&self) -> Option<&Problem> {
         match self {
-            EditBalance::NewlyUnbalanced { problem } => Some(format!(
-                "{path}: the edit leaves the file unbalanced: {problem}"
-            )),
+            EditBalance::NewlyUnbalanced { problem } => Some(problem),
             _ => None,
         }
     }
 
+    /// The `unbalanced_edit` warning for `path` (SPEC §8), when the edit unbalanced it.
+    ///
+    /// ```
+    /// use apply_patch::structure::edit_balance;
+    /// let w = edit_balance("a.py", b"f(1)\n", b"f(1\n").warning("a.py").unwrap();
+    /// assert_eq!(w.message, "the edit leaves the file unbalanced: `(` opened at line 1, \
+    ///     column 2 is not closed at the end of file (line 2, column 1)");
+    /// ```
+    pub fn warning(&self, path: &str) -> Option<crate::report::Warning> {
+        let problem = self.new_problem()?;
+        let message = format!("the edit leaves the file unbalanced: {problem}");
+        Some(
+            crate::report::Warning::new(crate::report::WarningCode::UnbalancedEdit, message)
+                .with_path(path),
+        )
+    }
+
     /// The `unbalanced_edit` error for `--strict-balance`, when the edit unbalanced `path`;
-    /// `details` holds the problem.
+    /// `details` holds the problem (`kind`, `line`, `column`, `found`, `open`).
     pub fn to_error(&self, path: &str) -> Option<crate::Error> {
-        let EditBalance::NewlyUnbalanced { problem } = self else {
-            return None;
-        };
-        let message = self.warning_message(path)?;
+        let problem = self.new_problem()?;
+        let message = format!("{path}: the edit leaves the file unbalanced: {problem}");
         let details = serde_json::to_value(problem).ok();
         let mut err = crate::Error::new(crate::ErrorCode::UnbalancedEdit, message)
             .with_path(path)

@@ -230,10 +230,13 @@ fn edit_balance_blames_only_new_problems() {
         .to_error("a.rs")
         .expect("a new problem is an error under --strict-balance");
     assert_eq!(err.code, crate::ErrorCode::UnbalancedEdit);
+    let warning = got.warning("a.rs").expect("a new problem is a warning");
+    assert_eq!(warning.path.as_deref(), Some("a.rs"));
     assert_eq!(
-        got.warning_message("a.rs").as_deref(),
-        Some("a.rs: the edit leaves the file unbalanced: `}` at line 1, column 15 does not close `(` opened at line 1, column 11")
+        warning.message,
+        "the edit leaves the file unbalanced: `}` at line 1, column 15 does not close `(` opened at line 1, column 11"
     );
+    assert!(EditBalance::StillBalanced.warning("a.rs").is_none());
 }
 
 fn lines(text: &str, line: usize, kind: Option<Kind>, lang: Lang) -> (usize, usize, Kind) {
@@ -331,4 +334,25 @@ fn html_omitted_end_tags() {
     let (_, _, found, open) = at("<ul>\n<li><b>x</li>\n</ul>\n", Lang::Html);
     assert_eq!(found, "</li>");
     assert_eq!(open, Some(("<b>".to_string(), 2, 5)));
+}
+
+#[test]
+fn crlf_texts_and_scripts_inside_markup() {
+    let py = "def f():\r\n    x = 1\r\n\r\ny = 2\r\n";
+    assert_eq!(lines(py, 2, None, Lang::Python), (1, 2, Kind::Function));
+    let a = around(py, 2, Lang::Python).expect("line 2 is in f");
+    assert_eq!(a.render(), "     1\tdef f():\n     2\t    x = 1\n");
+    let vue = "<template>\n  <p>{{ n }}</p>\n</template>\n<script>\nexport default {\n  data() {\n    return { n: 1 };\n  },\n};\n</script>\n";
+    assert_eq!(lines(vue, 7, None, Lang::Vue), (4, 10, Kind::Tag));
+    assert_eq!(
+        lines(vue, 7, Some(Kind::Function), Lang::Vue),
+        (6, 8, Kind::Function)
+    );
+    let ts = "class A {\n  private x = 1;\n  get y(): number {\n    return this.x;\n  }\n  async run<T>(a: T): Promise<void> {\n    await a;\n  }\n}\n";
+    assert_eq!(lines(ts, 4, None, Lang::TypeScript), (3, 5, Kind::Function));
+    assert_eq!(lines(ts, 7, None, Lang::TypeScript), (6, 8, Kind::Function));
+    assert_eq!(lines(ts, 2, None, Lang::TypeScript), (1, 9, Kind::Block));
+    let cs = "namespace N {\n  [Serializable]\n  public class C : B {\n    [Obsolete]\n    public C(int a) : base(a) {\n      if (a > 0) { }\n    }\n  }\n}\n";
+    assert_eq!(lines(cs, 6, None, Lang::CSharp), (5, 7, Kind::Function));
+    assert_eq!(lines(cs, 4, None, Lang::CSharp), (3, 8, Kind::Block));
 }

@@ -28,6 +28,9 @@ pub struct Failpoint {
 /// The environment variable that sets a failpoint.
 pub const ENV: &str = "APPLY_PATCH_FAILPOINT";
 
+/// Overrides the 30 s of `pause` (milliseconds), for tests that let the commit go on.
+pub const PAUSE_ENV: &str = "APPLY_PATCH_FAILPOINT_PAUSE_MS";
+
 impl Failpoint {
     /// Parses `commit:<k>:<fail|abort|pause>`.
     pub fn parse(text: &str) -> Option<Failpoint> {
@@ -97,7 +100,11 @@ impl Failpoints {
                     "apply-patch: failpoint commit:{}:pause at {what}",
                     self.count
                 );
-                std::thread::sleep(std::time::Duration::from_secs(30));
+                let ms = std::env::var(PAUSE_ENV)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(30_000);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
                 Ok(())
             }
         }

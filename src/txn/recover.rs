@@ -140,7 +140,7 @@ fn recover_roll_back(
     jpath: &Path,
     journal: &Journal,
 ) -> Result<RecoverReport, Error> {
-    let rb = roll_back(root, Some(jdir), journal);
+    let rb = roll_back(root, Some(jdir), journal, journal.entries.len());
     if !rb.failures.is_empty() {
         let _ = audit::append(
             &state.audit_log(),
@@ -220,13 +220,25 @@ pub(crate) struct RolledBack {
 }
 
 /// Puts every path of `journal` back to its old state where it holds the new one.
-pub(crate) fn roll_back(root: &Dir, jdir: Option<&Dir>, journal: &Journal) -> RolledBack {
+/// Only the first `touched` entries may have been renamed (a recovery, which cannot know,
+/// passes them all); the others only lose their staged file, whatever their path holds now.
+pub(crate) fn roll_back(
+    root: &Dir,
+    jdir: Option<&Dir>,
+    journal: &Journal,
+    touched: usize,
+) -> RolledBack {
     let mut out = RolledBack::default();
     for (i, entry) in journal.entries.iter().enumerate().rev() {
         // Named after the transaction, so that a rollback interrupted mid-restore leaves
         // nothing the next one cannot find and remove.
         let tmp = format!(".apply-patch-{}-{i}.restore.tmp", journal.id);
-        match roll_back_entry(root, jdir, entry, &tmp) {
+        let result = if i < touched {
+            roll_back_entry(root, jdir, entry, &tmp)
+        } else {
+            remove_staged(root, entry, &tmp).map(|_| Outcome::Unchanged)
+        };
+        match result {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Restored) => out.restored.push(entry.path.clone()),
             Ok(Outcome::Conflict) => out.conflicts.push(entry.path.clone()),
@@ -252,6 +264,23 @@ enum Outcome {
     Conflict,
 }
 
+/// Removes the staged file and the restore temporary of `entry`, if there.
+fn remove_staged(root: &Dir, entry: &Entry, tmp: &str) -> Result<journal::Located, Error> {
+    let path = entry.path.as_str();
+    let located = journal::locate(root, path)?;
+    if let Some(dir) = &located.parent {
+        for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
+            match dir.unlink(name.as_bytes()) {
+                Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
+                    return Err(Error::io(path, "cannot remove the staged content of", &e))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(located)
+}
+
 fn roll_back_entry(
     root: &Dir,
     jdir: Option<&Dir>,
@@ -260,15 +289,7 @@ fn roll_back_entry(
 ) -> Result<Outcome, Error> {
     let path = entry.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
-    let located = journal::locate(root, path)?;
-    if let Some(dir) = &located.parent {
-        for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
-            match dir.unlink(name.as_bytes()) {
-                Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
-                _ => {}
-            }
-        }
-    }
+    let located = remove_staged(root, entry, tmp)?;
     let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
     if now == entry.before {
         return Ok(Outcome::Unchanged);
@@ -368,7 +389,7 @@ pub(crate) fn roll_back_failed_commit(
     journal: &mut Journal,
     jdir: &Dir,
     jpath: &Path,
-    err: Error,
+    (err, renamed): (Error, usize),
 ) -> Error {
     if journal.phase == Phase::Committed {
         // The mark may be on disk although its folder sync failed: say "prepared" again so
@@ -376,7 +397,7 @@ pub(crate) fn roll_back_failed_commit(
         journal.phase = Phase::Prepared;
         let _ = journal.write(jdir, jpath);
     }
-    let rb = roll_back(root, Some(jdir), journal);
+    let rb = roll_back(root, Some(jdir), journal, renamed);
     if rb.failures.is_empty() && rb.conflicts.is_empty() {
         let _ = audit::append(
             &state.audit_log(),

@@ -11,7 +11,8 @@
 //!    (owner/group of the old file where permitted, mode, fsync); hard-link each replaced or
 //!    deleted file into the journal folder as its backup (a copy only across file systems);
 //!    fsync the journal folder;
-//! 5. rename every staged file over its target (unlink for a delete); fsync the folders;
+//! 5. rename every staged file over its target (unlink for a delete), each right after
+//!    checking that the target is still the file step 2 saw; fsync the folders;
 //! 6. re-read every written path and compare its SHA-256 and mode with the plan;
 //! 7. the commit point: rewrite the journal with phase `committed`;
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
@@ -82,8 +83,8 @@ pub(crate) struct Txn<'a> {
 struct Planned {
     change: Change,
     located: Located,
-    /// Owner and group of the file it replaces.
-    owner: Option<(u32, u32)>,
+    /// What the staleness check saw at the path: checked again just before the rename.
+    seen: Option<dirfd::Stat>,
 }
 
 impl Txn<'_> {
@@ -109,7 +110,16 @@ impl Txn<'_> {
         let id = new_id();
         let mut journal = self.journal(&id, &planned, audit)?;
         let (jdir, jpath) = open_journal_dir(self.state, &root)?;
-        match execute(&root, &jdir, &jpath, &mut journal, &mut planned, fp) {
+        let mut renamed = 0;
+        match execute(
+            &root,
+            &jdir,
+            &jpath,
+            &mut journal,
+            &mut planned,
+            fp,
+            &mut renamed,
+        ) {
             Ok(()) => {
                 let warnings = recover::finish(
                     self.state,
@@ -133,7 +143,7 @@ impl Txn<'_> {
                 &mut journal,
                 &jdir,
                 &jpath,
-                err,
+                (err, renamed),
             )),
         }
     }
@@ -232,14 +242,14 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             .with_path(change.path));
         }
         let located = journal::locate_in(root, &change.path, &mut cache)?;
-        let owner = check_fresh(&located, &change)?;
+        let seen = check_fresh(&located, &change)?;
         if State::from_snapshot(&change.before) == State::from_new(&change.after) {
             continue;
         }
         planned.push(Planned {
             change,
             located,
-            owner,
+            seen,
         });
     }
     Ok(planned)
@@ -247,7 +257,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
 
 /// Is the target still what was planned? Size and mode first, then the modification time;
 /// when that differs or is too recent to trust (git's "racy" rule), the content's SHA-256.
-fn check_fresh(located: &Located, change: &Change) -> Result<Option<(u32, u32)>, Error> {
+fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>, Error> {
     let path = change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
     let stat = match &located.parent {
@@ -256,7 +266,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<(u32, u32)>,
     };
     let found = |what: &str| stale(path, format!("{path} changed since it was read: {what}"));
     match (&change.before, stat) {
-        (Snapshot::Missing, None) => Ok(None),
+        (Snapshot::Missing, None) => Ok(stat),
         (Snapshot::Missing, Some(_)) => Err(found("it exists now")),
         (_, None) => Err(found("it was removed")),
         (
@@ -287,7 +297,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<(u32, u32)>,
                     })));
                 }
             }
-            Ok(Some((st.uid, st.gid)))
+            Ok(Some(st))
         }
         (Snapshot::Symlink { target }, Some(st)) if st.kind == Kind::Symlink => {
             let dir = located
@@ -298,9 +308,9 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<(u32, u32)>,
             if now != *target {
                 return Err(found("the symlink points elsewhere"));
             }
-            Ok(None)
+            Ok(Some(st))
         }
-        (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok(None),
+        (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok(Some(st)),
         _ => Err(found("it is a different kind of file")),
     }
 }
@@ -362,6 +372,7 @@ fn execute(
     journal: &mut Journal,
     planned: &mut [Planned],
     fp: &mut Failpoints,
+    renamed: &mut usize,
 ) -> Result<(), Error> {
     let jshown = jpath.display().to_string();
     fp.step("journal write")
@@ -389,6 +400,7 @@ fn execute(
         .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         replace_one(p, e, fp)?;
+        *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
@@ -451,7 +463,8 @@ fn stage_one(
             let mut file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
             file.write_all(bytes).map_err(io)?;
             // Owner first: chown clears set-id bits, which the mode then sets again.
-            if let Some((uid, gid)) = p.owner {
+            if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
+                let (uid, gid) = (old.uid, old.gid);
                 dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
             }
             dirfd::fchmod(&file, *mode).map_err(io)?;
@@ -516,11 +529,32 @@ fn replace_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Er
     let io = |e: std::io::Error| Error::io(path, "cannot replace", &e);
     fp.step(&format!("rename {path}")).map_err(io)?;
     let dir = parent_of(p)?;
+    // Checked again right before the rename, so that the window in which another program's
+    // edit can be overwritten is this one system call, not the whole commit.
+    let now = dir.stat(&p.located.name).map_err(io)?;
+    if !same_file(now.as_ref(), p.seen.as_ref()) {
+        return Err(stale(
+            path,
+            format!("{path} changed while the patch was being committed"),
+        ));
+    }
     match &entry.stage {
         Some(stage) => dir
             .rename(stage.as_bytes(), dir, &p.located.name)
             .map_err(io),
         None => dir.unlink(&p.located.name).map_err(io),
+    }
+}
+
+/// The same file, unchanged: kind, identity, size, mode and modification time.
+fn same_file(a: Option<&dirfd::Stat>, b: Option<&dirfd::Stat>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            (a.kind, a.dev, a.ino, a.len, a.mode, a.mtime)
+                == (b.kind, b.dev, b.ino, b.len, b.mode, b.mtime)
+        }
+        _ => false,
     }
 }
 

@@ -287,3 +287,94 @@ proptest! {
         let _ = apply_patch::structure::edit_balance("a.rs", b"", text.as_bytes());
     }
 }
+
+mod cli {
+    use crate::util::TempTree;
+
+    const LIB: &str = "fn parse(input: &str) -> Result<u32, Error> {\n    let n = input\n        .trim()\n        .parse()?;\n    Ok(n)\n}\n";
+    const BROKEN: &str = "fn parse(input: &str) -> Result<u32, Error> {\n    let n = input\n        .trim()\n        .parse()?;\n    Ok(n\n}\n";
+
+    fn snapshot(name: &str, text: String) {
+        insta::with_settings!({
+            snapshot_path => "../../snapshots/structure",
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    fn tree() -> TempTree {
+        TempTree::with(&[
+            ("src/lib.rs", LIB),
+            ("src/broken.rs", BROKEN),
+            ("notes.txt", "{\n"),
+            ("page.html", "<ul>\n  <li>one\n  <li>two\n</ul>\n"),
+        ])
+    }
+
+    #[test]
+    fn range_prints_the_enclosing_function() {
+        let t = tree();
+        let out = t.run(&["range", "src/lib.rs", "--line", "3"], "");
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        snapshot("cli_range", out.normalized());
+        let out = t.run(&["range", "page.html", "--line", "3", "--json"], "");
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        snapshot("cli_range_json", out.normalized());
+        let out = t.run(
+            &["range", "notes.txt", "--line", "1", "--kind", "block"],
+            "",
+        );
+        assert_eq!(out.status, 1, "no block encloses line 1: {}", out.stdout);
+        snapshot("cli_range_not_found", out.normalized());
+    }
+
+    #[test]
+    fn range_usage_errors_exit_2() {
+        let t = tree();
+        for args in [
+            &["range", "src/lib.rs", "--line", "0"][..],
+            &["range", "src/lib.rs", "--line", "99"],
+            &["range", "src/lib.rs", "--line", "2", "--lang", "klingon"],
+            &["range", "src/lib.rs", "--line", "2", "--kind", "class"],
+            &["range", "src/lib.rs"],
+            &["range", "missing.rs", "--line", "1"],
+        ] {
+            let out = t.run(args, "");
+            assert_eq!(out.status, 2, "{args:?}: {}", out.normalized());
+        }
+        let out = t.run(&["range", "src/lib.rs", "--line", "99", "--json"], "");
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("one JSON object");
+        assert_eq!(v["error"]["code"], "usage");
+        assert_eq!(v["ok"], false);
+    }
+
+    #[test]
+    fn check_balance_exit_status_and_output() {
+        let t = tree();
+        let out = t.run(&["check-balance", "src/lib.rs", "page.html"], "");
+        assert_eq!(out.status, 0, "{}", out.normalized());
+        let out = t.run(
+            &["check-balance", "src/lib.rs", "src/broken.rs", "notes.txt"],
+            "",
+        );
+        assert_eq!(out.status, 1);
+        snapshot("cli_check_balance", out.normalized());
+        let out = t.run(&["check-balance", "--json", "src/broken.rs"], "");
+        assert_eq!(out.status, 1);
+        snapshot("cli_check_balance_json", out.normalized());
+        let out = t.run(&["check-balance", "--lang", "rust", "notes.txt"], "");
+        assert_eq!(
+            out.status, 1,
+            "forced to Rust, `{{` is unclosed: {}",
+            out.stdout
+        );
+        for args in [
+            &["check-balance"][..],
+            &["check-balance", "missing.rs"],
+            &["check-balance", "--lang", "x", "a.rs"],
+        ] {
+            assert_eq!(t.run(args, "").status, 2, "{args:?}");
+        }
+    }
+}

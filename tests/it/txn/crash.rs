@@ -383,3 +383,51 @@ fn a_patch_planned_against_a_crashed_tree_is_stale_with_a_hint_to_run_again() {
         "recovered to old"
     );
 }
+
+#[test]
+fn an_edit_made_during_the_commit_is_caught_before_its_rename_and_kept() {
+    use std::io::{BufRead, BufReader, Read};
+    let (_tmp, root) = repo();
+    let old = tree(&root);
+    let exe = std::env::current_exe().expect("test binary");
+    // Step 7 is the first backup: everything is checked and staged, nothing renamed yet.
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "txn::crash::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, &root)
+        .env("APPLY_PATCH_FAILPOINT", "commit:7:pause")
+        .env("APPLY_PATCH_FAILPOINT_PAUSE_MS", "1500")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+    let mut line = String::new();
+    while !line.contains(":pause at ") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).expect("read") > 0,
+            "the child reached the failpoint"
+        );
+    }
+    // Another program edits a file the commit will replace (its 4th rename).
+    write(&root, "old/c.txt", b"edited during the commit\n");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("read the rest");
+    let status = child.wait().expect("reap");
+    assert!(!status.success());
+    assert!(
+        rest.contains("StaleFile") && rest.contains("while the patch was being committed"),
+        "{rest}"
+    );
+    // The three files already renamed are back; the edit is kept; nothing is left over.
+    let mut expected = old;
+    expected.insert("old/c.txt".into(), "644 edited during the commit\n".into());
+    assert_eq!(tree(&root), expected);
+    assert!(!root.join(".git/apply-patch/journal").exists());
+}
