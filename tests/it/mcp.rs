@@ -319,3 +319,21 @@ async fn read_only_mode_offers_only_the_reading_tools() {
     assert_eq!(value["error"]["code"], "file_not_found");
     client.cancel().await.expect("the session closes");
 }
+
+#[tokio::test]
+async fn dry_run_writes_nothing_and_undo_needs_a_change() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\n")]);
+    let client = start(&t, &[]).await;
+    assert_eq!(error_code(&client, "undo", json!({})).await, "usage");
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "dry_run": true})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["path"], "notes.txt");
+    assert_eq!(t.read_str("notes.txt"), "a\nb\n");
+    assert_eq!(
+        error_code(&client, "confirm", json!({"id": "nonsense"})).await,
+        "unknown_preview"
+    );
+    client.cancel().await.expect("the session closes");
+}
