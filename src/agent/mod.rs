@@ -1,11 +1,17 @@
 //! Stage: the agent interface around the applier — what an agent pipeline needs besides
-//! "apply this patch": numbered reads that hand out a file version (`read`), the content those
-//! reads served (`snapshots`), a risk score (`risk`), post-commit checks (`postcheck`) and the
-//! MCP server (`mcp`).
+//! "apply this patch":
+//! - [`read`]: numbered lines and the file's version (for `*** Base:`); [`snapshots`] keeps
+//!   what it served;
+//! - [`run`]: an apply with the agent options — [`rebase`] (three-way merge of a stale Base),
+//!   [`risk`] (`--max-risk`), [`preview`] (`--preview` / `confirm`), [`postcheck`]
+//!   (`--post-check`, `--rollback-on-fail`) and [`chips`] (kept refusals);
+//! - [`mcp`]: the MCP server, with [`permit`] (read before edit) and [`tools`] (the tool
+//!   descriptions); [`cli`]: what the command line prints for all of it.
 //!
-//! Nothing here places hunks or writes the work tree itself: placing is the locator's job and
-//! writing the transaction's. This module only reads files, keeps its own records in the
-//! state place (never in the work tree) and calls the public entry points of the other stages.
+//! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
+//! planner's job, writing the transaction's. This module reads files, keeps its own records in
+//! the state place (never in the work tree) and calls the public entry points of the other
+//! stages.
 
 // `crate::Error` is the shared, deliberately rich error shape (expected lines, nearest text,
 // candidates); it is returned once per request, so its size does not matter here.

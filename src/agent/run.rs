@@ -208,51 +208,61 @@ fn commit(
     let timeout = agent
         .post_check_timeout
         .unwrap_or(postcheck::DEFAULT_TIMEOUT);
-    let mut verification = match postcheck::run(tree.path(), cmd, timeout) {
-        Ok(v) => v,
-        Err(e) => Verification {
+    let mut verification =
+        postcheck::run(tree.path(), cmd, timeout).unwrap_or_else(|e| Verification {
             command: cmd.clone(),
             status: "failed".into(),
             exit_code: None,
             stdout_tail: String::new(),
             stderr_tail: e.message,
             rolled_back: false,
-        },
-    };
-    if verification.passed() {
+        });
+    let mut r = if verification.passed() {
+        out(report)
+    } else if !agent.rollback_on_fail {
         let mut r = out(report);
-        r.verification = Some(verification);
-        return r;
-    }
-    if !agent.rollback_on_fail {
-        let mut r = out(report);
-        r.verification = Some(verification);
         r.exit = 4;
-        return r;
-    }
-    let undone = state().and_then(|s| txn::undo_with(&s.state, None));
-    let error = match undone {
-        Ok(u) if u.undone.as_deref() == Some(committed.id.as_str()) => {
-            verification.rolled_back = true;
-            verification.to_error()
-        }
-        Ok(_) => Error::new(
-            ErrorCode::RollbackFailed,
-            "the post-check failed and its transaction was no longer the last one to undo",
-        )
-        .with_hint("inspect the files; run `apply-patch undo` to revert the last transaction"),
-        Err(e) => Error::new(
-            ErrorCode::RollbackFailed,
-            format!(
-                "the post-check failed and the rollback failed: {}",
-                e.message
-            ),
-        )
-        .with_hint("run `apply-patch recover`, then inspect the files"),
+        r
+    } else {
+        let error = match roll_back(&committed.id, state) {
+            Ok(()) => {
+                verification.rolled_back = true;
+                verification.to_error()
+            }
+            Err(e) => e,
+        };
+        out(Report::failure(error, files, warnings_after))
     };
-    let mut r = out(Report::failure(error, files, warnings_after));
     r.verification = Some(verification);
     r
+}
+
+/// Undo transaction `id` after a failed post-check, only while it is still the last one
+/// (another change written meanwhile must not be reverted in its place).
+fn roll_back(id: &str, state: &dyn Fn() -> Result<AgentState, Error>) -> Result<(), Error> {
+    let failed = |why: String| {
+        Error::new(
+            ErrorCode::RollbackFailed,
+            format!("the post-check failed and the change could not be rolled back: {why}"),
+        )
+        .with_hint("inspect the files; `apply-patch undo` reverts the last transaction")
+    };
+    let s = state().map_err(|e| failed(e.message))?;
+    let last = std::fs::read_dir(s.state.undo_dir())
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .max()
+        })
+        .unwrap_or(None);
+    if last.as_deref() != Some(id) {
+        return Err(failed("another change was written after it".into()));
+    }
+    match txn::undo_with(&s.state, None) {
+        Ok(u) if u.undone.as_deref() == Some(id) => Ok(()),
+        Ok(_) => Err(failed("another change was written after it".into())),
+        Err(e) => Err(failed(e.message)),
+    }
 }
 
 /// What the audit log records about each file of the plan.
