@@ -27,6 +27,9 @@ use crate::model::Format;
 use crate::report::{Warning, WarningCode};
 use crate::text::Text;
 
+/// The most lines `read` serves when no `end_line` is given.
+pub const MAX_READ_LINES: usize = 2000;
+
 /// How much the server lets a client change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permission {
@@ -264,9 +267,18 @@ impl Session {
     }
 
     fn read(&self, args: ReadArgs) -> CallToolResult {
+        // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
+        // (the header and a note say how many more there are).
+        let end = args.end_line.or_else(|| {
+            Some(
+                args.start_line
+                    .unwrap_or(1)
+                    .saturating_add(MAX_READ_LINES - 1),
+            )
+        });
         let range = LineRange {
             start: args.start_line,
-            end: args.end_line,
+            end,
         };
         let store = self.state.as_ref().map(|s| &s.snapshots);
         match read_file(&self.root, &args.path, range, store) {

@@ -115,6 +115,13 @@ impl ReadOutput {
         if self.bom {
             notes.push("starts with a UTF-8 BOM".to_string());
         }
+        if self.end_line < self.total_lines {
+            notes.push(format!(
+                "{} more lines: read on from line {}",
+                self.total_lines - self.end_line,
+                self.end_line + 1
+            ));
+        }
         if !notes.is_empty() {
             out.push_str(&format!("({})\n", notes.join("; ")));
         }

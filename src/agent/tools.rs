@@ -22,7 +22,8 @@ Read a text file of the project with numbered lines. Returns the lines as \
 are kept as tabs) under a header `PATH  lines A-B of N  *** Base: HEX`, and the same as JSON \
 (`structuredContent`: path, base, total_lines, start_line, end_line, lines, line_ending, \
 final_newline). Give `start_line`/`end_line` (1-based, inclusive) to read part of a large \
-file. Keep `base`: put `*** Base: HEX` right after `*** Update File: PATH` in a patch (or \
+file; without `end_line` at most 2000 lines are served and a last note says where to read \
+on. Keep `base`: put `*** Base: HEX` right after `*** Update File: PATH` in a patch (or \
 `\"base\": {PATH: HEX}` in `edit`) so the change is checked against what you read. \
 Errors: `file_not_found` (check the path, relative to the root), `is_directory`, \
 `path_escape` (outside the root or in .git/), `binary_file` / `invalid_utf8` (not shown; \
