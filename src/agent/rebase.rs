@@ -238,4 +238,37 @@ mod tests {
         assert_eq!(find(b"one\n"), Some((b"one\n".to_vec(), BaseSource::Head)));
         assert_eq!(find(b"three\n"), None, "the work tree is not a base");
     }
+
+    proptest::proptest! {
+        /// Two edits at least two lines apart always merge into the file with both; the
+        /// same line changed two ways never merges.
+        #[test]
+        fn disjoint_edits_merge_and_clashing_ones_do_not(
+            n in 6usize..60,
+            a in 0usize..60,
+            gap in 3usize..30,
+            crlf in proptest::bool::ANY,
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let lines: Vec<String> = (0..n).map(|i| format!("line {i}")).collect();
+            let a = a % n;
+            let b = a + gap;
+            proptest::prop_assume!(b < n);
+            let text = |edits: &[(usize, &str)]| -> Vec<u8> {
+                let mut l = lines.clone();
+                for (i, t) in edits {
+                    l[*i] = t.to_string();
+                }
+                l.iter().map(|x| format!("{x}{eol}")).collect::<String>().into_bytes()
+            };
+            let base = text(&[]);
+            let current = text(&[(a, "theirs")]);
+            let patched = text(&[(b, "mine")]);
+            let merged = merge("f", &base, &current, &patched).expect("disjoint edits merge");
+            proptest::prop_assert_eq!(merged, text(&[(a, "theirs"), (b, "mine")]));
+            let clash = text(&[(a, "mine")]);
+            let e = merge("f", &base, &current, &clash).expect_err("same line, two ways");
+            proptest::prop_assert_eq!(e.code, ErrorCode::MergeConflict);
+        }
+    }
 }
