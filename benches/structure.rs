@@ -17,7 +17,7 @@ fn grow(chunk: &str, size: usize) -> String {
     text
 }
 
-const RUST: &str = include_str!("../src/structure/c_like.rs");
+const RUST: &str = include_str!("../src/structure/c_like/mod.rs");
 
 const JS: &str = r#"// A module with templates, regexes and JSX-free code.
 export function render(items, opts = {}) {

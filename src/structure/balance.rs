@@ -36,6 +36,10 @@ pub(crate) struct Element {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Matched {
     pub problem: Option<RawProblem>,
+    /// The first `}` that starts its line but is indented differently from the line of the
+    /// `{` it closes: `(close, open)` offsets. When a `{` is left open at the end, a `}` is
+    /// probably missing above this one.
+    pub suspect: Option<(usize, usize)>,
     pub blocks: Vec<Block>,
     pub elements: Vec<Element>,
 }
@@ -155,6 +159,9 @@ impl Matcher<'_> {
         };
         match frame.opener {
             Opener::Bracket(b'{') => {
+                if self.out.suspect.is_none() && self.misindented(frame.at, at) {
+                    self.out.suspect = Some((at, frame.at));
+                }
                 if self.record {
                     self.out.blocks.push(Block {
                         open: frame.at,
@@ -304,6 +311,28 @@ impl Matcher<'_> {
                 open: None,
             }),
         }
+    }
+
+    /// Does the `}` at `close` start its line with an indentation other than that of the
+    /// line of the `{` at `open`?
+    fn misindented(&self, open: usize, close: usize) -> bool {
+        let line_start = |at: usize| {
+            self.text[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |n| n + 1)
+        };
+        let close_start = line_start(close);
+        let close_indent = &self.text[close_start..close];
+        if close_indent.iter().any(|&b| b != b' ' && b != b'\t') {
+            return false;
+        }
+        let open_line = &self.text[line_start(open)..open];
+        let open_indent = open_line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        open_indent != close_indent.len()
     }
 
     /// The last non-blank byte before `at`: where an implicitly closed element ends.

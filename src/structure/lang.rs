@@ -177,6 +177,12 @@ impl Lang {
         }
     }
 
+    /// True where JSX may appear: `.jsx`, `.tsx`, and plain JavaScript (where `<` cannot
+    /// start an expression otherwise; TypeScript's `<T>x` casts rule `.ts` out).
+    pub(crate) fn has_jsx(self) -> bool {
+        matches!(self, Lang::JavaScript | Lang::Jsx | Lang::Tsx)
+    }
+
     /// True for the JavaScript family (regular expressions, template literals).
     pub(crate) fn is_js(self) -> bool {
         matches!(

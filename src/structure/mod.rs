@@ -7,10 +7,10 @@
 //! are heuristics for a warning (`unbalanced_edit`) and for showing context, never a parse:
 //! they must not refuse anything on their own.
 //!
-//! How: one lexer per language family ([`c_like`], [`python`], [`shell`], [`markup`],
-//! [`yaml`]) turns the text into a *mask* — strings and comments blanked, offsets kept — plus
-//! markup tags and the first unclosed string or comment; one matcher ([`balance`]) matches
-//! brackets and tags over it; [`range`](mod@range) and [`indent`] find enclosing ranges.
+//! How: one lexer per language family (`c_like`, `python`, `shell`, `markup`, `yaml`) turns
+//! the text into a *mask* — strings and comments blanked, offsets kept — plus markup tags and
+//! the first unclosed string or comment; one matcher (`balance`) matches brackets and tags
+//! over it; `range` and `indent` find enclosing ranges.
 
 mod balance;
 mod c_like;
@@ -73,6 +73,11 @@ pub struct Problem {
     /// What was open (none for an unexpected closer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open: Option<Opened>,
+    /// Where the fix probably belongs, when indentation says more than the brackets (a `{`
+    /// left open at the end of the file, and a `}` earlier that closes a `{` indented
+    /// differently).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// A delimiter in backquotes (in single quotes when it holds a backquote itself).
@@ -117,8 +122,11 @@ impl std::fmt::Display for Problem {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Balance {
+    /// Every bracket, tag, string and comment that opens also closes, in order.
     Balanced,
+    /// The first problem, in reading order.
     Unbalanced { problem: Problem },
+    /// The text was not looked at: unknown language, too large, binary, too deeply nested.
     NotChecked { reason: String },
 }
 
@@ -174,12 +182,35 @@ fn check_bytes(bytes: &[u8], lang: Lang) -> Balance {
     if let Some(reason) = scan.gave_up {
         return Balance::NotChecked { reason };
     }
-    match balance::match_all(bytes, &scan, lang, false).problem {
-        Some(raw) => Balance::Unbalanced {
-            problem: to_problem(bytes, &raw),
-        },
+    let matched = balance::match_all(bytes, &scan, lang, false);
+    match matched.problem {
+        Some(raw) => {
+            let mut problem = to_problem(bytes, &raw);
+            problem.hint = missing_brace_hint(bytes, &problem, matched.suspect);
+            Balance::Unbalanced { problem }
+        }
         None => Balance::Balanced,
     }
+}
+
+/// For a `{` left open at the end of the file: the first `}` that closes a `{` indented
+/// differently is probably where a `}` is missing.
+fn missing_brace_hint(
+    text: &[u8],
+    problem: &Problem,
+    suspect: Option<(usize, usize)>,
+) -> Option<String> {
+    let (close, open) = suspect?;
+    let open_brace = problem.open.as_ref().is_some_and(|o| o.text == "{");
+    if problem.kind != ProblemKind::Unclosed || !open_brace {
+        return None;
+    }
+    let starts = line_starts(text);
+    let (close_line, _) = line_col(text, &starts, close);
+    let (open_line, _) = line_col(text, &starts, open);
+    Some(format!(
+        "a `}}` may be missing before line {close_line}: the `}}` there closes the `{{` of line {open_line}, which is indented differently"
+    ))
 }
 
 /// Lex `text` with its language family's lexer (unknown languages: the brace rules).
@@ -211,6 +242,7 @@ pub(crate) fn to_problem(text: &[u8], raw: &RawProblem) -> Problem {
         column,
         found: raw.found.clone(),
         open,
+        hint: None,
     }
 }
 
@@ -282,7 +314,10 @@ impl EditBalance {
     /// ```
     pub fn warning(&self, path: &str) -> Option<crate::report::Warning> {
         let problem = self.new_problem()?;
-        let message = format!("the edit leaves the file unbalanced: {problem}");
+        let mut message = format!("the edit leaves the file unbalanced: {problem}");
+        if let Some(hint) = &problem.hint {
+            message.push_str(&format!(" ({hint})"));
+        }
         Some(
             crate::report::Warning::new(crate::report::WarningCode::UnbalancedEdit, message)
                 .with_path(path),
@@ -295,9 +330,14 @@ impl EditBalance {
         let problem = self.new_problem()?;
         let message = format!("{path}: the edit leaves the file unbalanced: {problem}");
         let details = serde_json::to_value(problem).ok();
+        let hint = problem.hint.clone().unwrap_or_else(|| {
+            "fix the patch so that every bracket, tag and quote it opens is closed, or apply \
+             without --strict-balance"
+                .to_string()
+        });
         let mut err = crate::Error::new(crate::ErrorCode::UnbalancedEdit, message)
             .with_path(path)
-            .with_hint("fix the patch so that every bracket, tag and quote it opens is closed, or apply without --strict-balance");
+            .with_hint(hint);
         err.details = details;
         Some(err)
     }

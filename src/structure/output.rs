@@ -54,10 +54,16 @@ impl FileBalance {
     pub fn render(&self) -> String {
         match &self.balance {
             Balance::Balanced => format!("{}: balanced ({})\n", self.path, self.lang),
-            Balance::Unbalanced { problem } => format!(
-                "{}:{}:{}: unbalanced: {problem}\n",
-                self.path, problem.line, problem.column
-            ),
+            Balance::Unbalanced { problem } => {
+                let mut out = format!(
+                    "{}:{}:{}: unbalanced: {problem}\n",
+                    self.path, problem.line, problem.column
+                );
+                if let Some(hint) = &problem.hint {
+                    out.push_str(&format!("  hint: {hint}\n"));
+                }
+                out
+            }
             Balance::NotChecked { reason } => {
                 format!("{}: not checked: {reason}\n", self.path)
             }

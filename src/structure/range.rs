@@ -81,12 +81,17 @@ pub struct Range {
 /// Why no range was found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {
+    /// The line is 0 or past the last line (a usage error).
     #[error("line {line} is outside the file, which has {lines} lines")]
     LineOutOfRange { line: usize, lines: usize },
+    /// No range of that kind encloses the line (`context_not_found`).
     #[error("line {line} is not inside any {kind} ({lang})")]
     NotFound { line: usize, kind: Kind, lang: Lang },
+    /// The language has no ranges of that kind: tags outside markup and JSX, functions in
+    /// YAML, CSS or JSON (a usage error).
     #[error("{lang} has no {kind} ranges")]
     Unsupported { kind: Kind, lang: Lang },
+    /// The text is too large or binary (`unsupported_file`).
     #[error("not read: {reason}")]
     NotRead { reason: String },
 }
@@ -217,9 +222,7 @@ impl Ctx<'_> {
         });
         match (kind, self.lang.family()) {
             (Kind::Tag, Family::Markup) => Ok(self.element(line, matched)),
-            (Kind::Tag, _) if matches!(self.lang, Lang::Jsx | Lang::Tsx) => {
-                Ok(self.element(line, matched))
-            }
+            (Kind::Tag, _) if self.lang.has_jsx() => Ok(self.element(line, matched)),
             (Kind::Tag, _) => unsupported,
             (Kind::Function, _) if matches!(self.lang, Lang::Yaml | Lang::Css | Lang::Json) => {
                 unsupported

@@ -145,6 +145,14 @@ fn jsx_text_and_expressions() {
         Lang::Jsx,
     );
     balanced("const ok = a < b && c > d;\n", Lang::Tsx);
+    balanced(
+        "const el = <p>It's {n > 1 ? 'many' : 'one'}</p>;\nconst lt = a < b;\n",
+        Lang::JavaScript,
+    );
+    balanced(
+        "const n = <number>x; if (a < b) { f(); }\n",
+        Lang::TypeScript,
+    );
     let (_, _, found, open) = at("const x = <div><span></div>;\n", Lang::Tsx);
     assert_eq!(found, "</div>");
     assert_eq!(open, Some(("<span>".to_string(), 1, 16)));
@@ -355,4 +363,18 @@ fn crlf_texts_and_scripts_inside_markup() {
     let cs = "namespace N {\n  [Serializable]\n  public class C : B {\n    [Obsolete]\n    public C(int a) : base(a) {\n      if (a > 0) { }\n    }\n  }\n}\n";
     assert_eq!(lines(cs, 6, None, Lang::CSharp), (5, 7, Kind::Function));
     assert_eq!(lines(cs, 4, None, Lang::CSharp), (3, 8, Kind::Block));
+}
+
+#[test]
+fn a_missing_brace_is_located_by_indentation() {
+    let text = "fn a() {\n    if x {\n        f();\n}\n\nfn b() {\n}\n";
+    let p = problem(text, Lang::Rust);
+    assert_eq!(p.open.as_ref().map(|o| o.line), Some(1));
+    assert_eq!(
+        p.hint.as_deref(),
+        Some("a `}` may be missing before line 4: the `}` there closes the `{` of line 2, which is indented differently")
+    );
+    // Allman and K&R styles, and closers after other code, raise no suspicion.
+    let p = problem("fn a()\n{\n    g(|| {\n        h();\n    });\n", Lang::Rust);
+    assert_eq!(p.hint, None);
 }

@@ -81,8 +81,10 @@ enum Node {
     LineComment(String),
     BlockComment(String),
     Word(String),
-    /// A char literal (`'('`) or a lifetime (`'a`).
+    /// A char literal (`'('`) or a lifetime (`'a`) (Rust), a regular expression (JavaScript).
     Quote(String),
+    /// A JavaScript template literal whose `${…}` holds code.
+    Template(Vec<Node>),
 }
 
 fn noise() -> impl Strategy<Value = String> {
@@ -95,22 +97,40 @@ fn noise() -> impl Strategy<Value = String> {
     .prop_map(|parts| parts.concat())
 }
 
-fn node() -> impl Strategy<Value = Node> {
-    let leaf = prop_oneof![
+fn leaf(js: bool) -> BoxedStrategy<Node> {
+    let quotes: Vec<&str> = if js {
+        vec!["= /[(]\"/g", "= /\\/{/", "= /a]b/i", "'(\\''", "'}'"]
+    } else {
+        vec!["'('", "'\\''", "'a", "'static", "'}'", "b'['"]
+    };
+    prop_oneof![
         noise().prop_map(|s| Node::Str(s.replace('\\', "").replace('"', "\\\""))),
         noise().prop_map(Node::LineComment),
         noise().prop_map(|s| Node::BlockComment(s.replace('/', "-"))),
         prop::sample::select(vec!["a", "fn", "x1", "r", "b", "_"])
             .prop_map(|w| Node::Word(w.into())),
-        prop::sample::select(vec!["'('", "'\\''", "'a", "'static", "'}'", "b'['"])
-            .prop_map(|q| Node::Quote(q.into())),
-    ];
-    leaf.prop_recursive(5, 80, 6, |inner| {
-        (
+        prop::sample::select(quotes).prop_map(|q| Node::Quote(q.into())),
+    ]
+    .boxed()
+}
+
+/// Programs of the grammar; with `js`, JavaScript flavoured (regexes, templates).
+fn node(js: bool) -> impl Strategy<Value = Node> {
+    leaf(js).prop_recursive(5, 80, 6, move |inner| {
+        let group = (
             prop::sample::select(vec![b'(', b'[', b'{']),
-            prop::collection::vec(inner, 0..6),
+            prop::collection::vec(inner.clone(), 0..6),
         )
-            .prop_map(|(b, children)| Node::Group(b, children))
+            .prop_map(|(b, children)| Node::Group(b, children));
+        if js {
+            prop_oneof![
+                3 => group,
+                1 => prop::collection::vec(inner, 0..4).prop_map(Node::Template),
+            ]
+            .boxed()
+        } else {
+            group.boxed()
+        }
     })
 }
 
@@ -122,15 +142,22 @@ fn closer(open: u8) -> u8 {
     }
 }
 
-/// Render nodes as Rust-like text, recording each bracket pair's offsets.
-fn render(nodes: &[Node], out: &mut String, pairs: &mut Vec<(usize, usize)>) {
+/// Render nodes as text, recording the offsets of each bracket pair that may be deleted.
+/// `in_template`: the nodes sit right inside `${…}` (or inside `{` groups that do), where
+/// deleting a `{` would let its partner end the `${` — a different program that may well
+/// balance — so those pairs are not recorded.
+fn render(nodes: &[Node], out: &mut String, pairs: &mut Vec<(usize, usize)>, in_template: bool) {
     for node in nodes {
         match node {
             Node::Group(b, children) => {
                 let open = out.len();
                 out.push(char::from(*b));
-                render(children, out, pairs);
-                pairs.push((open, out.len()));
+                // Under `${`, a chain of `{` groups shifts as a whole when one goes.
+                let chain = in_template && *b == b'{';
+                render(children, out, pairs, chain);
+                if !chain {
+                    pairs.push((open, out.len()));
+                }
                 out.push(char::from(closer(*b)));
             }
             Node::Str(s) => out.push_str(&format!("\"{s}\"")),
@@ -138,6 +165,12 @@ fn render(nodes: &[Node], out: &mut String, pairs: &mut Vec<(usize, usize)>) {
             Node::BlockComment(s) => out.push_str(&format!("/*{s}*/")),
             Node::Word(w) => out.push_str(w),
             Node::Quote(q) => out.push_str(q),
+            Node::Template(children) => {
+                // The `${…}` braces delimit the template's code: not brackets to delete.
+                out.push_str("`a ( ${ ");
+                render(children, out, pairs, true);
+                out.push_str("} ' `");
+            }
         }
         out.push(' ');
     }
@@ -149,11 +182,68 @@ fn offset(text: &str, line: usize, column: usize) -> usize {
     start + column - 1
 }
 
-fn problem_of(text: &str) -> Problem {
-    match check_balance(text, Lang::Rust) {
+fn problem_of(text: &str, lang: Lang) -> Problem {
+    match check_balance(text, lang) {
         Balance::Unbalanced { problem } => problem,
         other => panic!("expected a problem in {text:?}, got {other:?}"),
     }
+}
+
+/// The grammar's programs balance; without one bracket outside strings and comments they do
+/// not, and the problem points at that bracket's partner (or at a same-kind bracket further
+/// out, or the end of the file).
+fn check_program(
+    nodes: &[Node],
+    lang: Lang,
+    pick: prop::sample::Index,
+    delete_open: bool,
+) -> Result<(), TestCaseError> {
+    let mut text = String::new();
+    let mut pairs = Vec::new();
+    render(nodes, &mut text, &mut pairs, false);
+    prop_assert_eq!(check_balance(&text, lang), Balance::Balanced, "{}", text);
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let (open, close) = pairs[pick.index(pairs.len())];
+    let bytes = text.as_bytes();
+    let (open_char, close_char) = (char::from(bytes[open]), char::from(bytes[close]));
+    let mut broken = text.clone();
+    if delete_open {
+        broken.remove(open);
+        let p = problem_of(&broken, lang);
+        let at = offset(&broken, p.line, p.column);
+        prop_assert!(
+            p.kind != ProblemKind::Unclosed || at == broken.len(),
+            "{:?} in {}",
+            p,
+            broken
+        );
+        if p.kind != ProblemKind::Unclosed {
+            prop_assert_eq!(&p.found, &close_char.to_string(), "{}", broken);
+            prop_assert!(
+                at >= close - 1,
+                "{:?} before the partner at {} in {}",
+                p,
+                close - 1,
+                broken
+            );
+        }
+    } else {
+        broken.remove(close);
+        let p = problem_of(&broken, lang);
+        let at = offset(&broken, p.line, p.column);
+        let opened = p
+            .open
+            .as_ref()
+            .map(|o| (o.text.clone(), offset(&broken, o.line, o.column)));
+        let eof = p.kind == ProblemKind::Unclosed && at == broken.len();
+        let partner = opened
+            .as_ref()
+            .is_some_and(|(t, o)| *t == open_char.to_string() && *o <= open);
+        prop_assert!(eof || partner, "{:?} in {}", p, broken);
+    }
+    Ok(())
 }
 
 proptest! {
@@ -161,43 +251,20 @@ proptest! {
 
     #[test]
     fn generated_programs_balance_and_break_where_a_bracket_goes(
-        nodes in prop::collection::vec(node(), 1..6),
+        nodes in prop::collection::vec(node(false), 1..6),
         pick in any::<prop::sample::Index>(),
         delete_open in any::<bool>(),
     ) {
-        let mut text = String::new();
-        let mut pairs = Vec::new();
-        render(&nodes, &mut text, &mut pairs);
-        prop_assert_eq!(check_balance(&text, Lang::Rust), Balance::Balanced, "{}", text);
-        if pairs.is_empty() {
-            return Ok(());
-        }
-        let (open, close) = pairs[pick.index(pairs.len())];
-        let bytes = text.as_bytes();
-        let (open_char, close_char) = (char::from(bytes[open]), char::from(bytes[close]));
-        let mut broken = text.clone();
-        if delete_open {
-            broken.remove(open);
-            // The partner closer now has nothing to close (or closes a same-kind bracket
-            // further out, whose own closer is then reported).
-            let p = problem_of(&broken);
-            let at = offset(&broken, p.line, p.column);
-            prop_assert!(p.kind != ProblemKind::Unclosed || at == broken.len(), "{:?} in {}", p, broken);
-            if p.kind != ProblemKind::Unclosed {
-                prop_assert_eq!(&p.found, &close_char.to_string(), "{}", broken);
-                prop_assert!(at >= close - 1, "{:?} before the partner at {} in {}", p, close - 1, broken);
-            }
-        } else {
-            broken.remove(close);
-            // The partner opener stays open: reported as unclosed at the end of the file, or
-            // as what a later closer fails to close.
-            let p = problem_of(&broken);
-            let at = offset(&broken, p.line, p.column);
-            let opened = p.open.as_ref().map(|o| (o.text.clone(), offset(&broken, o.line, o.column)));
-            let eof = p.kind == ProblemKind::Unclosed && at == broken.len();
-            let partner = opened.as_ref().is_some_and(|(t, o)| *t == open_char.to_string() && *o <= open);
-            prop_assert!(eof || partner, "{:?} in {}", p, broken);
-        }
+        check_program(&nodes, Lang::Rust, pick, delete_open)?;
+    }
+
+    #[test]
+    fn generated_javascript_balances_and_breaks_where_a_bracket_goes(
+        nodes in prop::collection::vec(node(true), 1..6),
+        pick in any::<prop::sample::Index>(),
+        delete_open in any::<bool>(),
+    ) {
+        check_program(&nodes, Lang::JavaScript, pick, delete_open)?;
     }
 }
 
