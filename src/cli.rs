@@ -31,9 +31,11 @@ Examples:
   apply-patch --json edits.json            JSON edit request, JSON report
   apply-patch \"$(cat agent.patch)\"         patch text as the argument (Codex style)
   apply-patch undo                         revert the last applied patch
+  apply-patch read src/app.py --lines 1:40 numbered lines and the version for *** Base:
+  apply-patch mcp --root repo              serve MCP tools to an agent (stdio)
 
 Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage error;
-3 rollback failed (run `apply-patch recover`).";
+3 rollback failed (run `apply-patch recover`); 4 applied, but --post-check failed.";
 
 /// Raw command-line arguments, as clap parses them.
 #[derive(Debug, Parser)]
