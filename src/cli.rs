@@ -12,6 +12,8 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::PathBuf;
 
+use apply_patch::agent::cli as agent_cli; // agent (issue 6)
+use apply_patch::agent::run::AgentOptions; // agent (issue 6)
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
 use apply_patch::report::{error_text, Report, Style};
@@ -29,9 +31,11 @@ Examples:
   apply-patch --json edits.json            JSON edit request, JSON report
   apply-patch \"$(cat agent.patch)\"         patch text as the argument (Codex style)
   apply-patch undo                         revert the last applied patch
+  apply-patch read src/app.py --lines 1:40 numbered lines and the version for *** Base:
+  apply-patch mcp --root repo              serve MCP tools to an agent (stdio)
 
 Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage error;
-3 rollback failed (run `apply-patch recover`).";
+3 rollback failed (run `apply-patch recover`); 4 applied, but --post-check failed.";
 
 /// Raw command-line arguments, as clap parses them.
 #[derive(Debug, Parser)]
@@ -112,6 +116,22 @@ pub struct RawArgs {
     /// With --3way: write conflicts into the files with git-style markers instead of refusing.
     #[arg(long)]
     pub conflict_markers: bool,
+    // agent (issue 6): the agent options of an apply.
+    /// Merge onto a file that changed since its `*** Base:` (snapshot, index or HEAD base).
+    #[arg(long)]
+    pub rebase: bool,
+    /// Plan, keep the plan, print the diff and a preview id; write nothing.
+    #[arg(long)]
+    pub preview: bool,
+    /// Run CMD (`sh -c`, in the root) after writing; its outcome is `verification`.
+    #[arg(long, value_name = "CMD")]
+    pub post_check: Option<String>,
+    /// Revert the change when the post-check fails (post_check_failed).
+    #[arg(long, requires = "post_check")]
+    pub rollback_on_fail: bool,
+    /// Refuse (risk_exceeded) a patch whose risk score is above N.
+    #[arg(long, value_name = "N")]
+    pub max_risk: Option<u32>,
 }
 
 /// `--format` values.
@@ -157,6 +177,31 @@ pub enum Command {
         /// Patch files, or directories searched for *.patch and *.diff (default: the root).
         #[arg(value_name = "PATHS")]
         paths: Vec<PathBuf>,
+    },
+    // agent (issue 6)
+    /// Print a file with numbered lines and its version (for `*** Base:`).
+    Read {
+        /// The file, relative to the root.
+        path: String,
+        /// Only lines A to B (1-based, inclusive): `A:B`, `A:`, `:B` or `A`.
+        #[arg(long, value_name = "A:B")]
+        lines: Option<String>,
+    },
+    /// Apply a change kept by `--preview`, exactly once.
+    Confirm {
+        /// The preview id.
+        id: String,
+    },
+    /// Print a refused patch kept as a chip (named in its error).
+    Chip {
+        /// The chip id.
+        id: String,
+    },
+    /// Serve the Model Context Protocol on standard input and output.
+    Mcp {
+        /// Offer only the reading tools (read, range, check_balance).
+        #[arg(long)]
+        read_only: bool,
     },
     /// Print the function, block or element enclosing a line of FILE (no compiler needed).
     Range {
@@ -208,6 +253,18 @@ pub enum Action {
     Apply {
         input: Input,
         apply: ApplyOptions,
+        // agent (issue 6)
+        agent: Box<AgentOptions>,
+    },
+    // agent (issue 6)
+    Read {
+        path: String,
+        lines: Option<String>,
+    },
+    Confirm(String),
+    Chip(String),
+    Mcp {
+        read_only: bool,
     },
     Undo,
     Recover,
@@ -397,6 +454,11 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man) => Action::Man,
         Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        // agent (issue 6)
+        Some(Command::Read { path, lines }) => Action::Read { path, lines },
+        Some(Command::Confirm { id }) => Action::Confirm(id),
+        Some(Command::Chip { id }) => Action::Chip(id),
+        Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
         Some(Command::Range {
             file,
             line,
@@ -450,9 +512,24 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 three_way: raw.three_way,
                 conflict_markers: raw.conflict_markers,
             };
+            // agent (issue 6)
+            let agent = AgentOptions {
+                rebase: raw.rebase,
+                preview: raw.preview,
+                post_check: raw.post_check,
+                post_check_timeout: None,
+                rollback_on_fail: raw.rollback_on_fail,
+                max_risk: raw.max_risk,
+                state: None,
+                report_risk: raw.max_risk.is_some() || raw.preview,
+            };
+            if agent.preview && apply.check {
+                return Err(usage("--preview and --check do not go together"));
+            }
             Action::Apply {
                 input: input_of(raw.patch)?,
                 apply,
+                agent: Box::new(agent),
             }
         }
     };
@@ -540,10 +617,36 @@ fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
 fn execute(opts: Options) -> Outcome {
     let (json, style) = (opts.json, opts.style);
     match &opts.action {
-        Action::Apply { input, apply } => match read_input(input) {
-            Ok(bytes) => Outcome::report(&apply::apply_to_dir(&opts.root, &bytes, apply), &opts),
+        // agent (issue 6): applies with agent options go through the agent layer (risk,
+        // preview, rebase, post-check); the others through the plain and git flows, with a
+        // refused patch kept as a chip.
+        Action::Apply {
+            input,
+            apply,
+            agent,
+        } if agent_cli::any(agent) => match read_input(input) {
+            Ok(bytes) => agent_outcome(agent_cli::apply(
+                &opts.root, &bytes, apply, agent, json, style,
+            )),
             Err(e) => Outcome::error(e, json, style),
         },
+        Action::Apply { input, apply, .. } => match read_input(input) {
+            Ok(bytes) => Outcome::report(
+                &apply_patch::agent::run::apply_plain(&opts.root, &bytes, apply),
+                &opts,
+            ),
+            Err(e) => Outcome::error(e, json, style),
+        },
+        Action::Read { path, lines } => agent_outcome(agent_cli::read(
+            &opts.root,
+            path,
+            lines.as_deref(),
+            json,
+            style,
+        )),
+        Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
+        Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
+        Action::Mcp { read_only } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only)),
         Action::Convert { input, to } => match read_input(input).and_then(|b| convert(&b, *to)) {
             Ok(out) => Outcome {
                 stdout: out,
@@ -594,6 +697,15 @@ fn execute(opts: Options) -> Outcome {
                 ),
             }
         }
+    }
+}
+
+// agent (issue 6)
+fn agent_outcome(o: agent_cli::Output) -> Outcome {
+    Outcome {
+        stdout: o.stdout,
+        stderr: o.stderr,
+        status: o.status,
     }
 }
 

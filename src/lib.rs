@@ -6,6 +6,7 @@
 //! The pipeline, one module per stage:
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
+pub mod agent;
 pub mod apply;
 pub mod error;
 pub mod git;

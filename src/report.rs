@@ -119,6 +119,10 @@ pub enum WarningCode {
     Cleanup,
     /// `--3way` merged a file from its base blob (git integration).
     Merged,
+    // agent (issue 6): `--rebase` merged a stale Base; the MCP server saw a file change
+    // since the session read it.
+    Rebased,
+    ChangedSinceRead,
 }
 
 impl WarningCode {
@@ -133,6 +137,8 @@ impl WarningCode {
             WarningCode::Recovered => "recovered",
             WarningCode::Cleanup => "cleanup",
             WarningCode::Merged => "merged",
+            WarningCode::Rebased => "rebased",
+            WarningCode::ChangedSinceRead => "changed_since_read",
         }
     }
 }
@@ -415,7 +421,11 @@ fn other_details(e: &Error, s: &mut String) {
     if d.contains_key("line_text") {
         return;
     }
-    for (k, v) in d {
+    // A chip's per-hunk lists are for JSON readers: its hint already names the hunks.
+    for (k, v) in d
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "applicable" | "failed"))
+    {
         match v {
             serde_json::Value::String(t) => {
                 let _ = writeln!(s, "  {k}: {t}");

@@ -394,3 +394,35 @@ fn cached_changes(
     }
     Ok(out)
 }
+
+/// Plan (writing nothing) against a tree on disk the way the plain git flow does: inside a
+/// git work tree, with the submodule and `.git` write guard and blob ids hashed through the
+/// repository's filters; elsewhere, as [`apply::plan`]. For callers that commit themselves
+/// (the agent layer's preview, rebase and post-check), so that no path of the product plans
+/// a git work tree without the git guards.
+pub fn plan_on_disk(
+    tree: &dyn Tree,
+    input: &[u8],
+    opts: &ApplyOptions,
+) -> Result<crate::plan::Plan, crate::plan::Refusal> {
+    let refusal = |error: Error| crate::plan::Refusal {
+        error,
+        files: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let repo = match tree.root().map(Repo::discover) {
+        Some(Ok(Some(repo))) => Rc::new(repo),
+        Some(Err(e)) => return Err(refusal(e)),
+        _ => return apply::plan(tree, input, opts),
+    };
+    let patch = apply::parse_patch(input, opts).map_err(refusal)?;
+    let mut plan_opts = opts.plan_options().map_err(refusal)?;
+    plan_opts.git = Some(PlanHooks::new(Rc::clone(&repo)));
+    let bases = BTreeMap::new();
+    let git_tree = GitTree {
+        inner: tree,
+        repo: &repo,
+        bases: &bases,
+    };
+    crate::plan::plan(&git_tree, &patch, &plan_opts)
+}

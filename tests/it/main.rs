@@ -1,9 +1,11 @@
 //! The one integration test binary: one module per area.
 
+mod agent;
 mod cli;
 mod conformance;
 mod git;
 mod locate;
+mod mcp;
 mod parse_agent;
 mod parse_unified;
 mod roundtrip;

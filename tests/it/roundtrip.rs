@@ -586,8 +586,15 @@ fn every_single_byte_deletion_round_trips() {
                     continue;
                 };
                 let text = render::to_unified(&set);
-                let back = unified::parse(&text, 0, &ParseOptions { strip: None, ..opts })
-                    .map(|s| without_lines(s.into_owned()));
+                let back = unified::parse(
+                    &text,
+                    0,
+                    &ParseOptions {
+                        strip: None,
+                        ..opts
+                    },
+                )
+                .map(|s| without_lines(s.into_owned()));
                 assert_eq!(
                     back.as_ref().ok(),
                     Some(&set),

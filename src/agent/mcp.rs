@@ -1,0 +1,550 @@
+//! Stage: agent MCP. `apply-patch mcp [--read-only]` serves the Model Context Protocol over
+//! standard input and output (rmcp), so an agent can read and edit files of one root through
+//! tools whose descriptions teach the model the formats and what to do on each error.
+//!
+//! Permission modes: `--read-only` offers only the reading tools (`read`, `range`,
+//! `check_balance`); the default refuses a change to an
+//! existing file the session has not read (`not_read`, see [`crate::agent::permit`]). The
+//! server keeps, per session, what it served or wrote for each path (hash and line count).
+//! Must not write the work tree except through the applier's transaction.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+
+use crate::agent::permit::{self, ReadRecord};
+use crate::agent::read::{read_file, LineRange};
+use crate::agent::run::{self, AgentOptions};
+use crate::agent::{sha256_hex, tools, AgentState};
+use crate::apply::ApplyOptions;
+use crate::error::{Error, ErrorCode};
+use crate::model::Format;
+use crate::report::{Warning, WarningCode};
+use crate::text::Text;
+
+/// The most lines `read` serves when no `end_line` is given.
+pub const MAX_READ_LINES: usize = 2000;
+
+/// How much the server lets a client change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// Only the reading tools: `read`, `range`, `check_balance`.
+    ReadOnly,
+    /// Changes to existing files need a `read` of them first in this session.
+    ReadBeforeEdit,
+}
+
+/// Everything a session shares between its tool calls.
+#[derive(Debug)]
+struct Session {
+    root: PathBuf,
+    state: Option<AgentState>,
+    reads: Mutex<HashMap<String, ReadRecord>>,
+}
+
+/// The MCP server of one root.
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    session: Arc<Session>,
+    permission: Permission,
+    tool_router: ToolRouter<Self>,
+}
+
+/// Arguments of `read`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct ReadArgs {
+    /// Path of the file, relative to the project root.
+    pub path: String,
+    /// First line to return (1-based); default 1.
+    #[serde(default)]
+    pub start_line: Option<usize>,
+    /// Last line to return (1-based, inclusive); default: the end of the file.
+    #[serde(default)]
+    pub end_line: Option<usize>,
+}
+
+/// The agent options every writing tool takes.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct WriteOptions {
+    /// Merge the change onto a file that changed since the `*** Base:` / `base` you read
+    /// (refused as merge_conflict when both changed the same lines).
+    #[serde(default)]
+    pub rebase: bool,
+    /// Only check: report what would change, write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// A shell command run in the project root after writing (e.g. `cargo check`); its
+    /// outcome is the report's `verification`.
+    #[serde(default)]
+    pub post_check: Option<String>,
+    /// Undo the change when the post_check command fails (post_check_failed).
+    #[serde(default)]
+    pub rollback_on_fail: bool,
+    /// Refuse (risk_exceeded) a change whose risk score is above this.
+    #[serde(default)]
+    pub max_risk: Option<u32>,
+}
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct ApplyArgs {
+    /// The patch: the agent patch language (`*** Begin Patch` … `*** End Patch`), a git /
+    /// unified diff, or a JSON edit request.
+    pub patch: String,
+    #[serde(flatten)]
+    pub options: WriteOptions,
+}
+
+/// Arguments of `edit`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct EditArgs {
+    /// The edits (see the tool description for each `op`).
+    pub edits: Vec<serde_json::Value>,
+    /// Path → the `base` that `read` returned for it.
+    #[serde(default)]
+    pub base: Option<HashMap<String, String>>,
+    #[serde(flatten)]
+    pub options: WriteOptions,
+}
+
+/// Arguments of `preview`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct PreviewArgs {
+    /// The patch, in any format `apply_patch` takes.
+    pub patch: String,
+    /// As in `apply_patch`.
+    #[serde(default)]
+    pub rebase: bool,
+}
+
+/// Arguments of `confirm`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct ConfirmArgs {
+    /// The preview id that `preview` returned.
+    pub id: String,
+}
+
+/// Arguments of `range`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct RangeArgs {
+    /// Path of the file, relative to the project root.
+    pub path: String,
+    /// A 1-based line inside the range wanted.
+    pub line: usize,
+    /// `function`, `block` or `tag`; default: the innermost function, else block.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// Arguments of `check_balance`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct BalanceArgs {
+    /// Path of the file, relative to the project root.
+    pub path: String,
+}
+
+/// Arguments of `undo` (none).
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct UndoArgs {}
+
+#[tool_router]
+impl McpServer {
+    /// A server for `root` (absolute); `state` keeps what `read` served (for rebases),
+    /// previews and chips. Without a state place, preview, confirm and undo are refused.
+    pub fn new(root: PathBuf, permission: Permission, state: Option<AgentState>) -> Self {
+        let mut tool_router = Self::tool_router();
+        if permission == Permission::ReadOnly {
+            let names: Vec<String> = tool_router
+                .list_all()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            let reading = ["read", "range", "check_balance"];
+            for name in names.iter().filter(|n| !reading.contains(&n.as_str())) {
+                tool_router.remove_route(name);
+            }
+        }
+        McpServer {
+            session: Arc::new(Session {
+                root,
+                state,
+                reads: Mutex::new(HashMap::new()),
+            }),
+            permission,
+            tool_router,
+        }
+    }
+
+    /// The permission mode the server runs in.
+    pub fn permission(&self) -> Permission {
+        self.permission
+    }
+
+    /// What this session has read (or written) of `path`, if anything.
+    pub fn read_record(&self, path: &str) -> Option<ReadRecord> {
+        self.session.reads().get(path).cloned()
+    }
+
+    #[tool(name = "read", description = tools::READ)]
+    async fn read_tool(&self, Parameters(args): Parameters<ReadArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.read(args)).await
+    }
+
+    #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
+    async fn apply_patch_tool(&self, Parameters(args): Parameters<ApplyArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.write(args.patch.into_bytes(), None, args.options, false)).await
+    }
+
+    #[tool(name = "edit", description = tools::EDIT)]
+    async fn edit_tool(&self, Parameters(args): Parameters<EditArgs>) -> CallToolResult {
+        let request =
+            serde_json::json!({"edits": args.edits, "base": args.base.unwrap_or_default()});
+        let bytes = request.to_string().into_bytes();
+        let session = self.session.clone();
+        blocking(move || session.write(bytes, Some(Format::Json), args.options, false)).await
+    }
+
+    #[tool(name = "preview", description = tools::PREVIEW)]
+    async fn preview_tool(&self, Parameters(args): Parameters<PreviewArgs>) -> CallToolResult {
+        let options = WriteOptions {
+            rebase: args.rebase,
+            ..WriteOptions::default()
+        };
+        let session = self.session.clone();
+        blocking(move || session.write(args.patch.into_bytes(), None, options, true)).await
+    }
+
+    #[tool(name = "confirm", description = tools::CONFIRM)]
+    async fn confirm_tool(&self, Parameters(args): Parameters<ConfirmArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.confirm(&args.id)).await
+    }
+
+    #[tool(name = "range", description = tools::RANGE)]
+    async fn range_tool(&self, Parameters(args): Parameters<RangeArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.range(args)).await
+    }
+
+    #[tool(name = "check_balance", description = tools::CHECK_BALANCE)]
+    async fn check_balance_tool(
+        &self,
+        Parameters(args): Parameters<BalanceArgs>,
+    ) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.check_balance(args)).await
+    }
+
+    #[tool(name = "undo", description = tools::UNDO)]
+    async fn undo_tool(&self, Parameters(_): Parameters<UndoArgs>) -> CallToolResult {
+        let session = self.session.clone();
+        blocking(move || session.undo()).await
+    }
+}
+
+/// Run a tool's (blocking: file I/O, a post-check command) work off the protocol's thread.
+async fn blocking(work: impl FnOnce() -> CallToolResult + Send + 'static) -> CallToolResult {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(r) => r,
+        Err(e) => error_result(&Error::new(
+            ErrorCode::IoError,
+            format!("the tool stopped unexpectedly: {e}"),
+        )),
+    }
+}
+
+impl Session {
+    fn reads(&self) -> std::sync::MutexGuard<'_, HashMap<String, ReadRecord>> {
+        // A poisoned lock only means another call panicked mid-update of a plain map.
+        self.reads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read(&self, args: ReadArgs) -> CallToolResult {
+        // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
+        // (the header and a note say how many more there are).
+        let end = args.end_line.or_else(|| {
+            Some(
+                args.start_line
+                    .unwrap_or(1)
+                    .saturating_add(MAX_READ_LINES - 1),
+            )
+        });
+        let range = LineRange {
+            start: args.start_line,
+            end,
+        };
+        let store = self.state.as_ref().map(|s| &s.snapshots);
+        match read_file(&self.root, &args.path, range, store) {
+            Ok(out) => {
+                self.reads().insert(
+                    out.path.clone(),
+                    ReadRecord {
+                        sha256: out.sha256.clone(),
+                        total_lines: out.total_lines,
+                    },
+                );
+                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
+                result.structured_content = serde_json::to_value(&out).ok();
+                result
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+
+    /// `apply_patch`, `edit` and `preview`: the permission check, then the agent apply.
+    fn write(
+        &self,
+        input: Vec<u8>,
+        format: Option<Format>,
+        options: WriteOptions,
+        preview: bool,
+    ) -> CallToolResult {
+        let opts = ApplyOptions {
+            format,
+            check: options.dry_run,
+            diff: preview,
+            ..ApplyOptions::default()
+        };
+        let notices = match self.permit(&input, &opts) {
+            Ok(n) => n,
+            Err(e) => return error_result(&e),
+        };
+        if preview && self.state.is_none() {
+            return error_result(&no_state("preview"));
+        }
+        let agent = AgentOptions {
+            rebase: options.rebase,
+            preview,
+            post_check: options.post_check,
+            post_check_timeout: None,
+            rollback_on_fail: options.rollback_on_fail,
+            max_risk: options.max_risk,
+            state: self.state.as_ref().map(|s| s.state.clone()),
+            report_risk: true,
+        };
+        let mut report = run::apply_to_dir(&self.root, &input, &opts, &agent);
+        for n in notices {
+            report
+                .report
+                .warnings
+                .push(Warning::new(WarningCode::ChangedSinceRead, n.message).with_path(n.path));
+        }
+        if report.report.ok && !opts.check && !preview {
+            let paths: Vec<(String, Option<String>)> = report
+                .report
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.old_path.clone()))
+                .collect();
+            self.remember_written(&paths);
+        }
+        let value = serde_json::to_value(&report).unwrap_or_default();
+        report_result(value, report.exit != 0)
+    }
+
+    /// Parse the patch and check that the session read every existing file it changes.
+    fn permit(&self, input: &[u8], opts: &ApplyOptions) -> Result<Vec<permit::Notice>, Error> {
+        let patch = crate::apply::parse_patch(input, opts)?;
+        permit::check(&self.root, &patch, &self.reads())
+    }
+
+    /// After a write, the session knows the files as it wrote them.
+    fn remember_written(&self, paths: &[(String, Option<String>)]) {
+        let mut reads = self.reads();
+        for (path, old) in paths {
+            if let Some(old) = old {
+                reads.remove(old);
+            }
+            match std::fs::read(self.root.join(path)) {
+                Ok(bytes) => {
+                    reads.insert(
+                        path.clone(),
+                        ReadRecord {
+                            sha256: sha256_hex(&bytes),
+                            total_lines: Text::parse(&bytes).lines.len(),
+                        },
+                    );
+                }
+                Err(_) => {
+                    reads.remove(path);
+                }
+            }
+        }
+    }
+
+    /// The text of a file for the structure tools (UTF-8 only, confined to the root).
+    fn text_of(&self, path: &str) -> Result<(String, String), Error> {
+        let (rel, abs) = crate::agent::read::resolve(&self.root, path)?;
+        let bytes = std::fs::read(&abs).map_err(|e| {
+            let mut err = Error::io(&rel, "cannot read", &e);
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err.code = ErrorCode::FileNotFound;
+            }
+            err
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{rel} is not UTF-8")).with_path(&rel)
+        })?;
+        Ok((rel, text))
+    }
+
+    fn range(&self, args: RangeArgs) -> CallToolResult {
+        use crate::structure::{range, Kind, Lang, RangeReport};
+        let kind = match args.kind.as_deref() {
+            None => None,
+            Some("function") => Some(Kind::Function),
+            Some("block") => Some(Kind::Block),
+            Some("tag") => Some(Kind::Tag),
+            Some(other) => {
+                return error_result(&Error::new(
+                    ErrorCode::Usage,
+                    format!("unknown kind '{other}': use function, block or tag"),
+                ))
+            }
+        };
+        let found = self.text_of(&args.path).and_then(|(rel, text)| {
+            let r = range(&text, args.line, kind, Lang::from_path(&rel))
+                .map_err(|e| Error::from(e).with_path(&rel))?;
+            Ok(RangeReport {
+                path: rel,
+                range: r,
+            })
+        });
+        match found {
+            Ok(report) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+                result.structured_content = serde_json::to_value(&report).ok();
+                result
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+
+    fn check_balance(&self, args: BalanceArgs) -> CallToolResult {
+        use crate::structure::{check_balance, FileBalance, Lang};
+        match self.text_of(&args.path) {
+            Ok((rel, text)) => {
+                let lang = Lang::from_path(&rel);
+                let report = FileBalance {
+                    balance: check_balance(&text, lang),
+                    path: rel,
+                    lang,
+                };
+                let mut result = CallToolResult::success(vec![ContentBlock::text(report.render())]);
+                result.structured_content = serde_json::to_value(&report).ok();
+                result
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+
+    fn confirm(&self, id: &str) -> CallToolResult {
+        let Some(state) = &self.state else {
+            return error_result(&no_state("confirm"));
+        };
+        let r = run::confirm(&self.root, id, Some(state.state.clone()));
+        if r.ok {
+            let paths: Vec<(String, Option<String>)> = r
+                .files
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| {
+                    let path = f["path"].as_str()?.to_string();
+                    Some((path, f["old_path"].as_str().map(str::to_string)))
+                })
+                .collect();
+            self.remember_written(&paths);
+        }
+        let failed = !r.ok;
+        report_result(serde_json::to_value(&r).unwrap_or_default(), failed)
+    }
+
+    fn undo(&self) -> CallToolResult {
+        let Some(state) = &self.state else {
+            return error_result(&no_state("undo"));
+        };
+        match crate::txn::undo_with(&state.state, None) {
+            Ok(u) if u.undone.is_none() => error_result(
+                &Error::new(ErrorCode::Usage, "nothing to undo")
+                    .with_hint("no change has been written under this root"),
+            ),
+            Ok(u) => {
+                // What the files hold now is not what this session read or wrote.
+                let mut reads = self.reads();
+                for f in &u.files {
+                    reads.remove(f);
+                }
+                drop(reads);
+                let mut value = serde_json::to_value(&u).unwrap_or_default();
+                if let Some(map) = value.as_object_mut() {
+                    map.insert("ok".into(), true.into());
+                    map.insert("error".into(), serde_json::Value::Null);
+                }
+                report_result(value, false)
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+}
+
+fn no_state(tool: &str) -> Error {
+    Error::new(
+        ErrorCode::IoError,
+        format!("{tool} needs the state place of the root, which could not be opened"),
+    )
+    .with_hint("set XDG_STATE_HOME (or HOME) to a writable directory, or work in a git repository")
+}
+
+/// A report as the tool result: structured content, and the same JSON as text.
+fn report_result(value: serde_json::Value, is_error: bool) -> CallToolResult {
+    if is_error {
+        CallToolResult::structured_error(value)
+    } else {
+        CallToolResult::structured(value)
+    }
+}
+
+/// A refusal as the tool result a model sees: `isError`, the error object as structured
+/// content and as text (so clients that show only text still see code, message and hint).
+pub fn error_result(e: &Error) -> CallToolResult {
+    CallToolResult::structured_error(serde_json::json!({"ok": false, "error": e}))
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "apply-patch",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(tools::INSTRUCTIONS)
+    }
+}
+
+/// Serve `server` over standard input and output until the client closes them.
+pub fn serve_stdio(server: McpServer) -> Result<(), Error> {
+    let io_err = |what: &str, e: &dyn std::fmt::Display| {
+        Error::new(ErrorCode::IoError, format!("mcp server: {what}: {e}"))
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| io_err("cannot start the runtime", &e))?;
+    runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| io_err("initialisation failed", &e))?;
+        running.waiting().await.map_err(|e| io_err("stopped", &e))?;
+        Ok(())
+    })
+}

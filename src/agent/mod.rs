@@ -1,0 +1,112 @@
+//! Stage: the agent interface around the applier — what an agent pipeline needs besides
+//! "apply this patch":
+//! - [`read`]: numbered lines and the file's version (for `*** Base:`); [`snapshots`] keeps
+//!   what it served;
+//! - [`run`]: an apply with the agent options — [`rebase`] (three-way merge of a stale Base),
+//!   [`risk`] (`--max-risk`), [`preview`] (`--preview` / `confirm`), [`postcheck`]
+//!   (`--post-check`, `--rollback-on-fail`) and [`chips`] (kept refusals);
+//! - [`mcp`]: the MCP server, with [`permit`] (read before edit) and [`tools`] (the tool
+//!   descriptions); [`cli`]: what the command line prints for all of it.
+//!
+//! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
+//! planner's job, writing the transaction's. This module reads files, keeps its own records in
+//! the state place (never in the work tree) and calls the public entry points of the other
+//! stages.
+
+// `crate::Error` is the shared, deliberately rich error shape (expected lines, nearest text,
+// candidates); it is returned once per request, so its size does not matter here.
+#![allow(clippy::result_large_err)]
+
+pub mod chips;
+pub mod cli;
+pub mod mcp;
+pub mod permit;
+pub mod postcheck;
+pub mod preview;
+pub mod read;
+pub mod rebase;
+pub mod risk;
+pub mod run;
+pub mod snapshots;
+pub mod tools;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::state::StateDir;
+
+/// Refuse (`usage`) a root that is not an existing directory, as the applier does.
+pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
+    if root.is_dir() {
+        return Ok(());
+    }
+    Err(Error::new(
+        crate::error::ErrorCode::Usage,
+        format!("the root {} is not a directory", root.display()),
+    )
+    .with_hint("pass an existing directory with --root"))
+}
+
+/// The agent features' folders in the state place of a root (never in the work tree).
+#[derive(Debug, Clone)]
+pub struct AgentState {
+    pub state: StateDir,
+    pub snapshots: snapshots::SnapshotStore,
+    pub previews: preview::PreviewStore,
+    pub chips: chips::ChipStore,
+}
+
+impl AgentState {
+    /// The state of `root` (`.git/apply-patch/` in a git work tree, else the user's state
+    /// directory).
+    pub fn for_root(root: &std::path::Path) -> Result<AgentState, Error> {
+        AgentState::in_state_dir(StateDir::for_root(root)?)
+    }
+
+    /// The agent folders of an explicit state place.
+    pub fn in_state_dir(state: StateDir) -> Result<AgentState, Error> {
+        Ok(AgentState {
+            snapshots: snapshots::SnapshotStore::new(state.sub("snapshots")?),
+            previews: preview::PreviewStore::new(state.sub("previews")?),
+            chips: chips::ChipStore::new(state.sub("chips")?),
+            state,
+        })
+    }
+}
+
+/// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;
+/// 16 keeps collisions out of reach while staying short enough to copy).
+pub const VERSION_DIGITS: usize = 16;
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The version of a file's bytes as `read` hands it out and `*** Base:` takes it back: the
+/// first [`VERSION_DIGITS`] hex digits of its SHA-256.
+pub fn version_of(bytes: &[u8]) -> String {
+    let mut hex = sha256_hex(bytes);
+    hex.truncate(VERSION_DIGITS);
+    hex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_is_a_prefix_of_the_sha256() {
+        let full = sha256_hex(b"hello\n");
+        assert_eq!(
+            full,
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+        );
+        assert_eq!(version_of(b"hello\n"), &full[..VERSION_DIGITS]);
+    }
+}

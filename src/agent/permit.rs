@@ -1,0 +1,189 @@
+//! Stage: agent MCP (permissions). The default mode of the MCP server refuses a change to an
+//! existing file that the session has not read (`not_read`); a line-number edit (JSON
+//! `line_range` / `insert`) also needs the read's line count to still match the file
+//! (`stale_file` otherwise), and only warns when the content changed with the same count.
+//!
+//! Pure over the parsed patch and the session's records, plus reading the current files to
+//! count their lines. Must not write anything.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::agent::read::resolve;
+use crate::agent::sha256_hex;
+use crate::error::{Error, ErrorCode};
+use crate::model::{Body, Edit, FileOp, PatchSet};
+use crate::text::Text;
+
+/// What the session served of a file: the proof a later edit is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRecord {
+    pub sha256: String,
+    pub total_lines: usize,
+}
+
+/// A note for the report: the edit went ahead, but something differs from what was read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Notice {
+    pub code: &'static str,
+    pub message: String,
+    pub path: String,
+}
+
+/// Check that every existing file `patch` changes was read in this session. Returns the
+/// notices to add to the report, or the refusal.
+pub fn check(
+    root: &Path,
+    patch: &PatchSet<'_>,
+    reads: &HashMap<String, ReadRecord>,
+) -> Result<Vec<Notice>, Error> {
+    let mut notices = Vec::new();
+    for fp in patch.files.iter() {
+        if !matches!(
+            fp.op,
+            FileOp::Modify | FileOp::Rename | FileOp::Delete | FileOp::Mode
+        ) {
+            continue;
+        }
+        let Some(old) = fp.old_path.as_deref() else {
+            continue;
+        };
+        let joined = match &patch.cd {
+            Some(cd) => format!("{cd}/{old}"),
+            None => old.to_string(),
+        };
+        // A path the guards will refuse, or a file that is not there, is the planner's to
+        // report: only existing files need a read.
+        let Ok((rel, abs)) = resolve(root, &joined) else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(&abs) else {
+            continue;
+        };
+        let Some(record) = reads.get(&rel) else {
+            return Err(Error::new(
+                ErrorCode::NotRead,
+                format!("{rel} was not read in this session: read it before changing it"),
+            )
+            .with_path(&rel)
+            .with_hint(format!(
+                "call `read` with path \"{rel}\", then send the change again"
+            )));
+        };
+        if uses_line_numbers(&fp.body) {
+            let lines = Text::parse(&bytes).lines.len();
+            if lines != record.total_lines {
+                return Err(Error::new(
+                    ErrorCode::StaleFile,
+                    format!(
+                        "{rel} has {lines} lines now, {} when it was read: line numbers \
+                         from that read no longer hold",
+                        record.total_lines
+                    ),
+                )
+                .with_path(&rel)
+                .with_hint("read the file again and use the new line numbers"));
+            }
+            if sha256_hex(&bytes) != record.sha256 {
+                notices.push(Notice {
+                    code: "changed_since_read",
+                    message: format!(
+                        "{rel} changed since it was read (same line count): check the result"
+                    ),
+                    path: rel,
+                });
+            }
+        }
+    }
+    Ok(notices)
+}
+
+/// True when an edit of `body` names lines by number.
+fn uses_line_numbers(body: &Body<'_>) -> bool {
+    match body {
+        Body::Edits(edits) => edits
+            .iter()
+            .any(|e| matches!(e, Edit::LineRange { .. } | Edit::Insert { .. })),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FilePatch, Format};
+    use std::borrow::Cow;
+
+    fn file_patch(op: FileOp, path: &str, body: Body<'static>) -> FilePatch<'static> {
+        FilePatch {
+            op,
+            old_path: (op != FileOp::Add).then(|| path.to_string()),
+            new_path: (op != FileOp::Delete).then(|| path.to_string()),
+            old_mode: None,
+            new_mode: None,
+            base: None,
+            blob_ids: None,
+            body,
+            patch_line: 1,
+        }
+    }
+
+    fn set(files: Vec<FilePatch<'static>>) -> PatchSet<'static> {
+        PatchSet {
+            format: Format::Json,
+            cd: None,
+            files,
+        }
+    }
+
+    fn record(bytes: &[u8]) -> ReadRecord {
+        ReadRecord {
+            sha256: sha256_hex(bytes),
+            total_lines: Text::parse(bytes).lines.len(),
+        }
+    }
+
+    fn insert() -> Body<'static> {
+        Body::Edits(vec![Edit::Insert {
+            after: 1,
+            content: Cow::Borrowed("x\n"),
+        }])
+    }
+
+    #[test]
+    fn unread_existing_files_are_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "a\nb\n").expect("write");
+        let patch = set(vec![
+            file_patch(FileOp::Add, "new.txt", Body::Hunks(vec![])),
+            file_patch(FileOp::Modify, "missing.txt", Body::Hunks(vec![])),
+            file_patch(FileOp::Delete, "./a.txt", Body::Hunks(vec![])),
+        ]);
+        let e = check(dir.path(), &patch, &HashMap::new()).expect_err("a.txt unread");
+        assert_eq!(e.code, ErrorCode::NotRead);
+        assert_eq!(e.path.as_deref(), Some("a.txt"));
+        let reads = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
+        assert_eq!(
+            check(dir.path(), &patch, &reads).expect("read first"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn line_number_edits_need_the_same_line_count() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "a\nb\nc\n").expect("write");
+        let patch = set(vec![file_patch(FileOp::Modify, "a.txt", insert())]);
+        let stale = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
+        let e = check(dir.path(), &patch, &stale).expect_err("2 lines read, 3 now");
+        assert_eq!(e.code, ErrorCode::StaleFile);
+        let changed = HashMap::from([("a.txt".to_string(), record(b"a\nB\nc\n"))]);
+        let notices = check(dir.path(), &patch, &changed).expect("same count");
+        assert_eq!(notices.len(), 1);
+        assert_eq!(notices[0].code, "changed_since_read");
+        let same = HashMap::from([("a.txt".to_string(), record(b"a\nb\nc\n"))]);
+        assert!(check(dir.path(), &patch, &same)
+            .expect("unchanged")
+            .is_empty());
+    }
+}

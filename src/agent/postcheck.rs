@@ -1,0 +1,185 @@
+//! Stage: agent post-check. `--post-check CMD` runs a command (`sh -c CMD`, in the root, no
+//! standard input) after the commit — a build, a test, a linter — and reports its outcome in
+//! the report's `verification` field. Whether a failure rolls the transaction back
+//! (`--rollback-on-fail`) is the caller's decision; this module only runs and reports.
+//!
+//! Bounded: the command is killed after its timeout (default [`DEFAULT_TIMEOUT`]); only the
+//! last [`TAIL_BYTES`] of its output are kept. Must not write the work tree itself.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorCode};
+
+/// How long a post-check may run before it is killed: 10 minutes.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How much of stdout and of stderr is kept: the last 4 KiB of each.
+pub const TAIL_BYTES: usize = 4096;
+
+/// The `verification` object of the report.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Verification {
+    pub command: String,
+    /// `passed`, `failed` (non-zero exit or killed by a signal) or `timed_out`.
+    pub status: String,
+    /// The exit code (None when killed by a signal or timed out).
+    pub exit_code: Option<i32>,
+    /// The last [`TAIL_BYTES`] of standard output (lossily decoded).
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// The command was run with `--rollback-on-fail` and failed: the commit was undone.
+    #[serde(default)]
+    pub rolled_back: bool,
+}
+
+impl Verification {
+    pub fn passed(&self) -> bool {
+        self.status == "passed"
+    }
+
+    /// The error a failed check becomes with `--rollback-on-fail`.
+    pub fn to_error(&self) -> Error {
+        let how = match (self.status.as_str(), self.exit_code) {
+            ("timed_out", _) => "timed out".to_string(),
+            (_, Some(code)) => format!("exited with status {code}"),
+            _ => "was killed by a signal".to_string(),
+        };
+        Error::new(
+            ErrorCode::PostCheckFailed,
+            format!(
+                "post-check `{}` {how}; the change was rolled back",
+                self.command
+            ),
+        )
+        .with_hint("read the command's output in `verification`, fix the patch and send it again")
+        .with_details(serde_json::to_value(self).unwrap_or_default())
+    }
+}
+
+/// Run `command` through `sh -c` in `root` and wait for it (at most `timeout`).
+pub fn run(root: &Path, command: &str, timeout: Duration) -> Result<Verification, Error> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Its own process group, so a timeout kills the command's children too (they would
+    // otherwise keep the output pipes open).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io("sh", "cannot run the post-check with", &e))?;
+    // Drain both pipes on their own threads so a chatty command never blocks on a full pipe.
+    let out = child.stdout.take().map(|s| thread::spawn(move || tail(s)));
+    let err = child.stderr.take().map(|s| thread::spawn(move || tail(s)));
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(&mut child);
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(Error::io("sh", "cannot wait for the post-check", &e)),
+        }
+    };
+    let join =
+        |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+    let exit_code = status.and_then(|s| s.code());
+    let passed = status.is_some_and(|s| s.success());
+    Ok(Verification {
+        command: command.to_string(),
+        status: if timed_out {
+            "timed_out"
+        } else if passed {
+            "passed"
+        } else {
+            "failed"
+        }
+        .to_string(),
+        exit_code,
+        stdout_tail: join(out),
+        stderr_tail: join(err),
+        rolled_back: false,
+    })
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created above;
+        // it touches no memory of ours.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Read a stream to its end, keeping only its last [`TAIL_BYTES`].
+fn tail(mut r: impl Read) -> String {
+    let mut kept: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * TAIL_BYTES {
+                    kept.drain(..kept.len() - TAIL_BYTES);
+                }
+            }
+        }
+    }
+    if kept.len() > TAIL_BYTES {
+        kept.drain(..kept.len() - TAIL_BYTES);
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passing_and_failing_commands_are_reported() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("marker"), b"here").expect("write");
+        let v = run(dir.path(), "cat marker; echo oops >&2", DEFAULT_TIMEOUT).expect("runs");
+        assert!(v.passed());
+        assert_eq!(v.stdout_tail, "here");
+        assert_eq!(v.stderr_tail, "oops\n");
+        let v = run(dir.path(), "exit 3", DEFAULT_TIMEOUT).expect("runs");
+        assert_eq!((v.status.as_str(), v.exit_code), ("failed", Some(3)));
+        let e = v.to_error();
+        assert_eq!(e.code, ErrorCode::PostCheckFailed);
+        assert!(e.message.contains("exited with status 3"), "{}", e.message);
+    }
+
+    #[test]
+    fn long_output_keeps_its_tail() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let v = run(dir.path(), "seq 1 20000", DEFAULT_TIMEOUT).expect("runs");
+        assert!(v.stdout_tail.len() <= TAIL_BYTES);
+        assert!(v.stdout_tail.ends_with("19999\n20000\n"));
+    }
+
+    #[test]
+    fn a_hanging_command_times_out() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let v = run(dir.path(), "sleep 5", Duration::from_millis(200)).expect("runs");
+        assert_eq!(v.status, "timed_out");
+        assert_eq!(v.exit_code, None);
+    }
+}

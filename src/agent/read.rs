@@ -1,0 +1,417 @@
+//! Stage: agent read. `apply-patch read PATH [--lines A:B]`: a file's lines numbered from 1
+//! (the form agents expect: the number right-aligned, a tab, the line, tabs kept as tabs) and
+//! the file's version — a SHA-256 prefix to send back as `*** Base:` / JSON `base` — so that a
+//! later edit can prove which content it was written against.
+//!
+//! Reads only, confined to the root; never prints a binary or non-UTF-8 file (it says so, as
+//! `binary_file` / `invalid_utf8`, with the version so the file can still be deleted or
+//! replaced). Keeping the served content for rebases is the caller's choice (a
+//! [`SnapshotStore`]).
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::agent::snapshots::SnapshotStore;
+use crate::agent::{sha256_hex, version_of};
+use crate::error::{Error, ErrorCode};
+use crate::text::{Ending, Text};
+
+/// `--lines A:B`: 1-based, inclusive; either side may be left out (`A:`, `:B`), and a single
+/// number reads one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LineRange {
+    pub start: Option<usize>,
+    pub end: Option<usize>,
+}
+
+impl LineRange {
+    /// Parse `A:B`, `A:`, `:B` or `A`.
+    pub fn parse(s: &str) -> Result<LineRange, Error> {
+        let bad = || {
+            Error::new(
+                ErrorCode::Usage,
+                format!("invalid line range '{s}': expected A:B, A:, :B or A (1-based)"),
+            )
+        };
+        let num = |t: &str| -> Result<Option<usize>, Error> {
+            let t = t.trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            match t.parse::<usize>() {
+                Ok(0) | Err(_) => Err(bad()),
+                Ok(n) => Ok(Some(n)),
+            }
+        };
+        let range = match s.split_once(':') {
+            Some((a, b)) => LineRange {
+                start: num(a)?,
+                end: num(b)?,
+            },
+            None => {
+                let n = num(s)?.ok_or_else(bad)?;
+                LineRange {
+                    start: Some(n),
+                    end: Some(n),
+                }
+            }
+        };
+        if let (Some(a), Some(b)) = (range.start, range.end) {
+            if b < a {
+                return Err(bad());
+            }
+        }
+        Ok(range)
+    }
+}
+
+/// What `read` serves: the JSON form of `read --json` and of the MCP `read` tool.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadOutput {
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    /// The version to send back as `*** Base:` / JSON `base`.
+    pub base: String,
+    /// The full SHA-256 of the file's bytes.
+    pub sha256: String,
+    /// Lines in the whole file.
+    pub total_lines: usize,
+    /// 1-based number of `lines[0]` (0 when no line is served).
+    pub start_line: usize,
+    /// 1-based number of the last line served (0 when none).
+    pub end_line: usize,
+    /// The lines served, without their endings.
+    pub lines: Vec<String>,
+    /// `lf`, `crlf`, `mixed`, or `none` (no line ends in a newline).
+    pub line_ending: String,
+    /// The file's last line ends in a newline (true for an empty file).
+    pub final_newline: bool,
+    /// The file starts with a UTF-8 byte-order mark (not shown in line 1).
+    pub bom: bool,
+}
+
+impl ReadOutput {
+    /// The human form: one header line, then every line as `{number:>6}\t{line}`.
+    pub fn render(&self) -> String {
+        let mut out = if self.total_lines == 0 {
+            format!("{}  (empty file)  *** Base: {}\n", self.path, self.base)
+        } else {
+            format!(
+                "{}  lines {}-{} of {}  *** Base: {}\n",
+                self.path, self.start_line, self.end_line, self.total_lines, self.base
+            )
+        };
+        let width = self.end_line.to_string().len().max(6);
+        for (i, line) in self.lines.iter().enumerate() {
+            out.push_str(&format!("{:>width$}\t{line}\n", self.start_line + i));
+        }
+        let mut notes = Vec::new();
+        if self.line_ending == "crlf" || self.line_ending == "mixed" {
+            notes.push(format!("line endings: {}", self.line_ending));
+        }
+        if !self.final_newline {
+            notes.push("no newline at end of file".to_string());
+        }
+        if self.bom {
+            notes.push("starts with a UTF-8 BOM".to_string());
+        }
+        if self.end_line < self.total_lines {
+            notes.push(format!(
+                "{} more lines: read on from line {}",
+                self.total_lines - self.end_line,
+                self.end_line + 1
+            ));
+        }
+        if !notes.is_empty() {
+            out.push_str(&format!("({})\n", notes.join("; ")));
+        }
+        out
+    }
+}
+
+/// Read `path` (relative to `root`, or absolute inside it), serve `range` of its lines, and
+/// keep its content in `store` when one is given.
+pub fn read_file(
+    root: &Path,
+    path: &str,
+    range: LineRange,
+    store: Option<&SnapshotStore>,
+) -> Result<ReadOutput, Error> {
+    let (rel, abs) = resolve(root, path)?;
+    let meta = fs::metadata(&abs).map_err(|e| not_found_or_io(&rel, &e))?;
+    if meta.is_dir() {
+        return Err(
+            Error::new(ErrorCode::IsDirectory, format!("{rel} is a directory"))
+                .with_path(&rel)
+                .with_hint("read a file inside it"),
+        );
+    }
+    let bytes = fs::read(&abs).map_err(|e| not_found_or_io(&rel, &e))?;
+    let sha256 = sha256_hex(&bytes);
+    let base = version_of(&bytes);
+    check_text(&rel, &bytes, &base)?;
+    if let Some(store) = store {
+        store.keep(&sha256, &bytes)?;
+    }
+    let text = Text::parse(&bytes);
+    let total = text.lines.len();
+    let (start, end) = clamp(&rel, range, total)?;
+    let lines = text.lines[start.saturating_sub(1)..end]
+        .iter()
+        // check_text proved the whole file UTF-8, and lines split at ASCII bytes.
+        .map(|l| String::from_utf8_lossy(l.content).into_owned())
+        .collect();
+    Ok(ReadOutput {
+        path: rel,
+        base,
+        sha256,
+        total_lines: total,
+        start_line: start,
+        end_line: end,
+        lines,
+        line_ending: endings(&text).to_string(),
+        final_newline: text.ends_with_newline(),
+        bom: text.bom,
+    })
+}
+
+/// The 1-based inclusive bounds to serve (0, 0 for an empty file).
+fn clamp(rel: &str, range: LineRange, total: usize) -> Result<(usize, usize), Error> {
+    if total == 0 {
+        return Ok((0, 0));
+    }
+    let start = range.start.unwrap_or(1);
+    if start > total {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            format!("line {start} is past the end of {rel} ({total} lines)"),
+        )
+        .with_path(rel)
+        .with_hint(format!("ask for lines 1:{total} or fewer")));
+    }
+    Ok((start, range.end.unwrap_or(total).min(total)))
+}
+
+/// Refuse to serve a binary (a NUL byte) or non-UTF-8 file, naming where and its version.
+fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), Error> {
+    let details = serde_json::json!({"base": base, "size": bytes.len()});
+    if bytes.contains(&0) {
+        return Err(Error::new(
+            ErrorCode::BinaryFile,
+            format!("{rel} is a binary file ({} bytes): not shown", bytes.len()),
+        )
+        .with_path(rel)
+        .with_details(details)
+        .with_hint("binary files cannot be edited as text; replace or delete it whole"));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        let offset = e.valid_up_to();
+        let line = bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(Error::new(
+            ErrorCode::InvalidUtf8,
+            format!("{rel} is not UTF-8 (line {line}, byte {offset}): not shown"),
+        )
+        .with_path(rel)
+        .with_details(details)
+        .with_hint("edit it with a unified diff (matched byte for byte) or convert it to UTF-8"));
+    }
+    Ok(())
+}
+
+fn endings(text: &Text<'_>) -> &'static str {
+    let crlf = text.lines.iter().any(|l| l.ending == Ending::CrLf);
+    let lf = text.lines.iter().any(|l| l.ending == Ending::Lf);
+    match (lf, crlf) {
+        (true, true) => "mixed",
+        (false, true) => "crlf",
+        (true, false) => "lf",
+        (false, false) => "none",
+    }
+}
+
+fn not_found_or_io(rel: &str, e: &std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Error::new(ErrorCode::FileNotFound, format!("{rel} does not exist"))
+            .with_path(rel)
+            .with_hint("check the path (relative to the root); list the directory to find it")
+    } else {
+        Error::io(rel, "cannot read", e)
+    }
+}
+
+/// Confine `path` to `root`: normalise `.` and `..`, accept an absolute path inside the root,
+/// refuse `.git/` and anything that leads out (also through a symlink). Returns the
+/// root-relative `/` path and the resolved absolute path.
+pub fn resolve(root: &Path, path: &str) -> Result<(String, PathBuf), Error> {
+    let escape = |why: &str| {
+        Error::new(ErrorCode::PathEscape, format!("{path}: {why}"))
+            .with_path(path)
+            .with_hint("use a path inside the root")
+    };
+    let canon_root = root
+        .canonicalize()
+        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
+    let p = Path::new(path);
+    let relative = if p.is_absolute() {
+        let inside = p
+            .strip_prefix(&canon_root)
+            .or_else(|_| p.strip_prefix(root))
+            .map_err(|_| escape("an absolute path outside the root"))?;
+        inside.to_path_buf()
+    } else {
+        p.to_path_buf()
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for c in relative.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(escape("'..' leads out of the root"));
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(escape("not a relative path"));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(
+            Error::new(ErrorCode::IsDirectory, format!("{path} is the root")).with_path(path),
+        );
+    }
+    if parts.iter().any(|s| s == ".git") {
+        return Err(escape("inside .git/"));
+    }
+    let rel = parts.join("/");
+    let abs = canon_root.join(&rel);
+    // A symlink on the way may lead out: compare the real location with the real root.
+    if let Ok(real) = abs.canonicalize() {
+        if !real.starts_with(&canon_root) {
+            return Err(escape("a symlink leads out of the root"));
+        }
+    }
+    Ok((rel, abs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (p, b) in files {
+            let path = dir.path().join(p);
+            fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+            fs::write(path, b).expect("write");
+        }
+        dir
+    }
+
+    #[test]
+    fn ranges_parse() {
+        let r = |a, b| LineRange { start: a, end: b };
+        assert_eq!(LineRange::parse("3:7").expect("valid"), r(Some(3), Some(7)));
+        assert_eq!(LineRange::parse("3:").expect("valid"), r(Some(3), None));
+        assert_eq!(LineRange::parse(":7").expect("valid"), r(None, Some(7)));
+        assert_eq!(LineRange::parse("5").expect("valid"), r(Some(5), Some(5)));
+        for bad in ["0:3", "7:3", "a:b", "", "1:2:3"] {
+            assert_eq!(
+                LineRange::parse(bad).map_err(|e| e.code),
+                Err(ErrorCode::Usage),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbered_lines_keep_tabs_and_hide_endings() {
+        let dir = root_with(&[("src/a.rs", b"fn a() {\r\n\tx();\r\n}")]);
+        let out = read_file(dir.path(), "src/a.rs", LineRange::default(), None).expect("reads");
+        assert_eq!(out.lines, vec!["fn a() {", "\tx();", "}"]);
+        assert_eq!((out.start_line, out.end_line, out.total_lines), (1, 3, 3));
+        assert_eq!(out.line_ending, "crlf");
+        assert!(!out.final_newline);
+        assert_eq!(out.base, version_of(b"fn a() {\r\n\tx();\r\n}"));
+        let text = out.render();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("src/a.rs  lines 1-3 of 3  *** Base: {}", out.base).as_str())
+        );
+        assert_eq!(lines.next(), Some("     1\tfn a() {"));
+        assert_eq!(lines.next(), Some("     2\t\tx();"));
+        assert_eq!(lines.next(), Some("     3\t}"));
+        assert_eq!(
+            lines.next(),
+            Some("(line endings: crlf; no newline at end of file)")
+        );
+    }
+
+    #[test]
+    fn a_range_is_clamped_to_the_file() {
+        let dir = root_with(&[("a.txt", b"1\n2\n3\n4\n")]);
+        let out = read_file(
+            dir.path(),
+            "./a.txt",
+            LineRange::parse("3:9").expect("valid"),
+            None,
+        )
+        .expect("reads");
+        assert_eq!(out.lines, vec!["3", "4"]);
+        assert_eq!((out.start_line, out.end_line), (3, 4));
+        let past = read_file(
+            dir.path(),
+            "a.txt",
+            LineRange::parse("5:").expect("valid"),
+            None,
+        );
+        assert_eq!(past.map_err(|e| e.code), Err(ErrorCode::Usage));
+    }
+
+    #[test]
+    fn binary_and_non_utf8_files_are_not_printed() {
+        let dir = root_with(&[("b.bin", b"\x89PNG\0\0"), ("l1.txt", b"ok\ncaf\xe9\n")]);
+        let e = read_file(dir.path(), "b.bin", LineRange::default(), None).expect_err("binary");
+        assert_eq!(e.code, ErrorCode::BinaryFile);
+        assert!(e
+            .details
+            .is_some_and(|d| d["base"] == version_of(b"\x89PNG\0\0")));
+        let e = read_file(dir.path(), "l1.txt", LineRange::default(), None).expect_err("latin1");
+        assert_eq!(e.code, ErrorCode::InvalidUtf8);
+        assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    #[test]
+    fn paths_stay_inside_the_root() {
+        let dir = root_with(&[("a.txt", b"x\n"), (".git/config", b"[core]\n")]);
+        let code = |p: &str| {
+            read_file(dir.path(), p, LineRange::default(), None)
+                .map(|_| ())
+                .map_err(|e| e.code)
+        };
+        assert_eq!(code("../a.txt"), Err(ErrorCode::PathEscape));
+        assert_eq!(code("sub/../../a.txt"), Err(ErrorCode::PathEscape));
+        assert_eq!(code(".git/config"), Err(ErrorCode::PathEscape));
+        assert_eq!(code("/etc/passwd"), Err(ErrorCode::PathEscape));
+        assert_eq!(code("missing.txt"), Err(ErrorCode::FileNotFound));
+        let abs = dir.path().join("a.txt").display().to_string();
+        assert_eq!(code(&abs), Ok(()));
+        assert_eq!(code("x/../a.txt"), Ok(()));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/hostname", dir.path().join("out")).expect("symlink");
+            assert_eq!(code("out"), Err(ErrorCode::PathEscape));
+        }
+    }
+
+    #[test]
+    fn served_content_is_kept_as_a_snapshot() {
+        let dir = root_with(&[("a.txt", b"one\ntwo\n")]);
+        let store = SnapshotStore::new(dir.path().join("state"));
+        let out =
+            read_file(dir.path(), "a.txt", LineRange::default(), Some(&store)).expect("reads");
+        assert_eq!(store.find(&out.base).as_deref(), Some(&b"one\ntwo\n"[..]));
+    }
+}

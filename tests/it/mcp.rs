@@ -1,0 +1,339 @@
+//! The MCP server end to end: a real MCP client (rmcp's) starts `apply-patch mcp` as a child
+//! process and drives every tool and refusal over standard input and output.
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::{json, Value};
+
+use crate::util::TempTree;
+
+type Client = RunningService<RoleClient, ()>;
+
+const APP: &str = "\
+def load(path):
+    with open(path) as f:
+        return f.read()
+
+
+def greet(name):
+    message = 'hello ' + name
+    print(message)
+    return message
+";
+
+async fn start(t: &TempTree, extra: &[&str]) -> Client {
+    let state = t.outside("state");
+    let root = t.root();
+    let args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_apply-patch")).configure(|c| {
+        c.arg("mcp")
+            .args(&args)
+            .current_dir(&root)
+            .env("XDG_STATE_HOME", &state)
+            .env("HOME", &state)
+            .env_remove("APPLY_PATCH_FAILPOINT");
+    });
+    let transport = TokioChildProcess::new(cmd).expect("the server starts");
+    ().serve(transport)
+        .await
+        .expect("the MCP handshake succeeds")
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().expect("arguments are an object");
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} reaches the server: {e}"))
+}
+
+/// The structured result, and whether the tool said it failed.
+async fn data(client: &Client, tool: &str, args: Value) -> (Value, bool) {
+    let r = call(client, tool, args).await;
+    let failed = r.is_error == Some(true);
+    (
+        r.structured_content
+            .expect("every tool returns structured content"),
+        failed,
+    )
+}
+
+async fn error_code(client: &Client, tool: &str, args: Value) -> String {
+    let (value, failed) = data(client, tool, args).await;
+    assert!(failed, "{tool} should fail: {value}");
+    value["error"]["code"].as_str().unwrap_or("").to_string()
+}
+
+fn patch(base: &str, old: &str, new: &str) -> String {
+    format!(
+        "*** Begin Patch\n*** Update File: app.py\n*** Base: {base}\n@@ def greet(name):\n-    {old}\n+    {new}\n     print(message)\n*** End Patch\n"
+    )
+}
+
+#[tokio::test]
+async fn every_tool_and_refusal_over_stdio() {
+    let t = TempTree::with(&[("app.py", APP), ("notes.txt", "a\nb\nc\n")]);
+    let client = start(&t, &[]).await;
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "apply_patch",
+            "check_balance",
+            "confirm",
+            "edit",
+            "preview",
+            "range",
+            "read",
+            "undo"
+        ]
+    );
+    let apply = tools
+        .iter()
+        .find(|t| t.name == "apply_patch")
+        .expect("apply_patch");
+    let description = apply.description.as_deref().unwrap_or("");
+    assert!(description.contains("*** Begin Patch") && description.contains("not_read"));
+    let info = client.peer_info().expect("server info");
+    assert!(info
+        .instructions
+        .as_deref()
+        .is_some_and(|i| i.contains("read")));
+
+    // Structure signals.
+    let (value, failed) = data(&client, "range", json!({"path": "app.py", "line": 7})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(
+        (value["start_line"].as_u64(), value["end_line"].as_u64()),
+        (Some(6), Some(9))
+    );
+    assert_eq!(value["kind"], "function");
+    let bogus = json!({"path": "app.py", "line": 7, "kind": "class"});
+    assert_eq!(error_code(&client, "range", bogus).await, "usage");
+    let past = json!({"path": "app.py", "line": 99});
+    assert_eq!(error_code(&client, "range", past).await, "usage");
+    let (value, failed) = data(&client, "check_balance", json!({"path": "app.py"})).await;
+    assert!(!failed);
+    assert_eq!(value["status"], "balanced");
+    t.write("broken.py", b"def f(:\n    return [1, 2\n");
+    let (value, _) = data(&client, "check_balance", json!({"path": "broken.py"})).await;
+    assert_eq!(value["status"], "unbalanced", "{value}");
+    let missing = json!({"path": "nope.py"});
+    assert_eq!(
+        error_code(&client, "check_balance", missing).await,
+        "file_not_found"
+    );
+
+    // Not read yet: refused, nothing written.
+    let p = patch(
+        "0000000000000000",
+        "message = 'hello ' + name",
+        "message = 'hi ' + name",
+    );
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": p})).await,
+        "not_read"
+    );
+    assert_eq!(t.read_str("app.py"), APP);
+
+    // Read, then apply against the version read.
+    let r = call(
+        &client,
+        "read",
+        json!({"path": "app.py", "start_line": 6, "end_line": 7}),
+    )
+    .await;
+    let text = r.content[0].as_text().expect("text").text.clone();
+    assert!(
+        text.contains("     6\tdef greet(name):\n     7\t    message = 'hello ' + name\n"),
+        "{text}"
+    );
+    let base = r.structured_content.expect("data")["base"]
+        .as_str()
+        .expect("base")
+        .to_string();
+    let p = patch(&base, "message = 'hello ' + name", "message = 'hi ' + name");
+    let (report, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{report}");
+    assert_eq!(report["files"][0]["path"], "app.py");
+    assert!(report["risk"]["score"].as_u64().is_some());
+    assert!(t.read_str("app.py").contains("'hi ' + name"));
+
+    // The same patch again: its Base is stale now.
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": p})).await,
+        "stale_file"
+    );
+    // Wrong context: refused with a chip naming what failed.
+    let bad = "*** Begin Patch\n*** Update File: app.py\n@@\n-    message = 'bye'\n+    x\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": bad})).await;
+    assert!(failed);
+    assert_eq!(value["error"]["code"], "context_not_found");
+    assert!(value["error"]["details"]["chip"].is_string(), "{value}");
+    assert!(value["error"]["nearest"].is_object());
+    let garbled = "*** Begin Patch\n*** Frobnicate File: app.py\n*** End Patch\n";
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": garbled})).await,
+        "parse_error"
+    );
+    let outside = "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch\n";
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": outside})).await,
+        "path_escape"
+    );
+
+    // The session knows what it wrote: line-number edits work without another read.
+    let edit = json!({"edits": [{"op": "insert", "path": "app.py", "after_line": 0, "content": "import sys\n"}]});
+    let (value, failed) = data(&client, "edit", edit).await;
+    assert!(!failed, "{value}");
+    assert!(t.read_str("app.py").starts_with("import sys\ndef load"));
+
+    // Someone else adds a line: line numbers from the session no longer hold.
+    t.write(
+        "app.py",
+        format!("{}# tail\n", t.read_str("app.py")).as_bytes(),
+    );
+    let edit = json!({"edits": [{"op": "insert", "path": "app.py", "after_line": 1, "content": "import os\n"}]});
+    assert_eq!(
+        error_code(&client, "edit", edit.clone()).await,
+        "stale_file"
+    );
+    // After a read it goes through; a same-count change since the read is only a warning.
+    call(&client, "read", json!({"path": "app.py"})).await;
+    t.write(
+        "app.py",
+        t.read_str("app.py").replace("# tail", "# TAIL").as_bytes(),
+    );
+    let (value, failed) = data(&client, "edit", edit).await;
+    assert!(!failed, "{value}");
+    assert_eq!(
+        value["warnings"][0]["code"], "changed_since_read",
+        "{value}"
+    );
+
+    // A new file needs no read; JSON edit refusals come through too.
+    let create = json!({"edits": [{"op": "create", "path": "new.txt", "content": "fresh\n"}]});
+    assert!(!data(&client, "edit", create).await.1);
+    let wrong =
+        json!({"edits": [{"op": "replace", "path": "new.txt", "old": "stale", "new": "x"}]});
+    assert_eq!(
+        error_code(&client, "edit", wrong).await,
+        "context_not_found"
+    );
+
+    // Preview, confirm once, and undo.
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n a\n-b\n+B\n*** End Patch\n";
+    let (value, failed) = data(&client, "preview", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert!(value["diff"].as_str().is_some_and(|d| d.contains("+B")));
+    assert_eq!(
+        t.read_str("notes.txt"),
+        "a\nb\nc\n",
+        "a preview writes nothing"
+    );
+    let id = value["preview"].as_str().expect("preview id").to_string();
+    let (value, failed) = data(&client, "confirm", json!({"id": id})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(t.read_str("notes.txt"), "a\nB\nc\n");
+    assert_eq!(
+        error_code(&client, "confirm", json!({"id": id})).await,
+        "unknown_preview"
+    );
+    let (value, failed) = data(&client, "undo", json!({})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
+
+    // Risk and post-check options.
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-c\n+C\n*** End Patch\n";
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": p, "max_risk": 0})).await,
+        "risk_exceeded"
+    );
+    let args = json!({"patch": p, "post_check": "exit 1", "rollback_on_fail": true});
+    assert_eq!(
+        error_code(&client, "apply_patch", args).await,
+        "post_check_failed"
+    );
+    assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
+
+    client.cancel().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn rebase_merges_a_stale_base_over_mcp() {
+    let t = TempTree::with(&[("app.py", APP)]);
+    let client = start(&t, &[]).await;
+    let r = call(&client, "read", json!({"path": "app.py"})).await;
+    let base = r.structured_content.expect("data")["base"]
+        .as_str()
+        .expect("base")
+        .to_string();
+    // Another agent edits another function meanwhile.
+    t.write(
+        "app.py",
+        APP.replace("open(path)", "open(path, encoding='utf-8')")
+            .as_bytes(),
+    );
+    let p = patch(&base, "message = 'hello ' + name", "message = 'hi ' + name");
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": p})).await,
+        "stale_file"
+    );
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "rebase": true})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["warnings"][0]["code"], "rebased");
+    let text = t.read_str("app.py");
+    assert!(
+        text.contains("encoding='utf-8'") && text.contains("'hi ' + name"),
+        "{text}"
+    );
+    client.cancel().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn read_only_mode_offers_only_the_reading_tools() {
+    let t = TempTree::with(&[("app.py", APP)]);
+    let client = start(&t, &["--read-only"]).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["check_balance", "range", "read"]);
+    let args = json!({"patch": "*** Begin Patch\n*** Add File: x\n+y\n*** End Patch\n"});
+    let refused = client
+        .call_tool(
+            CallToolRequestParams::new("apply_patch")
+                .with_arguments(args.as_object().cloned().expect("object")),
+        )
+        .await;
+    assert!(refused.is_err(), "apply_patch is not offered: {refused:?}");
+    assert!(!t.root().join("x").exists());
+    let (value, failed) = data(&client, "read", json!({"path": "missing.py"})).await;
+    assert!(failed);
+    assert_eq!(value["error"]["code"], "file_not_found");
+    client.cancel().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn dry_run_writes_nothing_and_undo_needs_a_change() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\n")]);
+    let client = start(&t, &[]).await;
+    assert_eq!(error_code(&client, "undo", json!({})).await, "usage");
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "dry_run": true})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["path"], "notes.txt");
+    assert_eq!(t.read_str("notes.txt"), "a\nb\n");
+    assert_eq!(
+        error_code(&client, "confirm", json!({"id": "nonsense"})).await,
+        "unknown_preview"
+    );
+    client.cancel().await.expect("the session closes");
+}
