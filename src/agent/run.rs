@@ -278,8 +278,6 @@ fn roll_back(id: &str, state: &dyn Fn() -> Result<AgentState, Error>) -> Result<
     }
 }
 
-/// What the audit log records about each file of the plan.
-
 /// The risk of a plan, from its per-file line counts.
 fn score(plan: &Plan) -> Risk {
     let files: Vec<risk::FileChange<'_>> = plan
