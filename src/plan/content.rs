@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
 use crate::report::Snippet;
-use crate::text::Text;
+use crate::text::{Text, BOM};
 use crate::tree::Node;
 
 /// Lines of context around the edited region in a report snippet.
@@ -66,8 +66,52 @@ pub(super) fn added_bytes(hunks: &[Hunk<'_>]) -> Vec<u8> {
 pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
     let text = Text::parse(bytes);
     let file = text.contents();
-    let deleted: Vec<&[u8]> = hunks.iter().flat_map(|h| h.old_lines()).collect();
+    let mut deleted: Vec<&[u8]> = hunks.iter().flat_map(|h| h.old_lines()).collect();
+    // A diff's line 1 carries the file's BOM (diff tools do not know about it); ours does not.
+    if text.bom {
+        if let Some(first) = deleted.first_mut() {
+            *first = first.strip_prefix(BOM).unwrap_or(first);
+        }
+    }
     file == deleted
+}
+
+/// A unified diff's hunks against a file that starts with a BOM: diff tools write the BOM as
+/// part of line 1, while [`Text`] keeps it apart (SPEC §5: "a BOM is never part of line 1").
+/// Returns the hunks with the BOM taken off line 1 of each side, and whether the diff removes
+/// the BOM (old line 1 has it, new line 1 does not); None when no hunk touches line 1.
+pub(super) fn without_bom<'a>(hunks: &[Hunk<'a>]) -> Option<(Vec<Hunk<'a>>, bool)> {
+    let touches = |h: &Hunk<'_>| {
+        let old =
+            h.old_start == Some(1) && h.old_lines().next().is_some_and(|l| l.starts_with(BOM));
+        let new =
+            h.new_start == Some(1) && h.new_lines().next().is_some_and(|l| l.starts_with(BOM));
+        old || new
+    };
+    if !hunks.iter().any(touches) {
+        return None;
+    }
+    let mut drops_bom = false;
+    let mut out = hunks.to_vec();
+    for h in out.iter_mut().filter(|h| touches(h)) {
+        let first_old = (h.old_start == Some(1))
+            .then(|| h.lines.iter().position(|l| l.kind != LineKind::Insert))
+            .flatten();
+        let first_new = (h.new_start == Some(1))
+            .then(|| h.lines.iter().position(|l| l.kind != LineKind::Delete))
+            .flatten();
+        let had = first_old.is_some_and(|i| h.lines[i].text.starts_with(BOM));
+        let has = first_new.is_some_and(|i| h.lines[i].text.starts_with(BOM));
+        if had && first_new.is_some() && !has {
+            drops_bom = true;
+        }
+        for i in [first_old, first_new].into_iter().flatten() {
+            if let Some(rest) = h.lines[i].text.strip_prefix(BOM) {
+                h.lines[i].text = std::borrow::Cow::Owned(rest.to_vec());
+            }
+        }
+    }
+    Some((out, drops_bom))
 }
 
 /// Permission bits after a patch's mode change (only the executable bits move).

@@ -6,6 +6,8 @@ mod git;
 mod locate;
 mod parse_agent;
 mod parse_unified;
+mod props;
+mod regression;
 mod roundtrip;
 mod structure;
 mod txn;

@@ -1,0 +1,101 @@
+//! Regression tests from adversarial end-to-end runs of the real binary: one test per bug,
+//! named after the bug. Every refusal also checks that the tree is byte-identical.
+
+use crate::util::TempTree;
+
+/// Run `args` + the patch on stdin; on a non-zero exit, the tree must be unchanged.
+fn run_checked(t: &TempTree, args: &[&str], patch: &str) -> crate::util::Output {
+    let before = t.snapshot();
+    let out = t.run(args, patch);
+    if out.status != 0 {
+        assert_eq!(t.snapshot(), before, "a refusal changed the tree");
+    }
+    out
+}
+
+#[test]
+fn absolute_path_with_dotdot_back_into_the_root_is_accepted() {
+    let t = TempTree::with(&[("x", "a\n")]);
+    let root = std::fs::canonicalize(t.root()).expect("canonical root");
+    let name = root
+        .file_name()
+        .expect("the root has a name")
+        .to_string_lossy();
+    let path = format!("{}/../{name}/x", root.display());
+    let patch = format!("*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n");
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("x"), "b\n");
+    // Folding still confines: climbing out of the root stays refused.
+    let out_patch = format!(
+        "*** Begin Patch\n*** Update File: {}/../x\n@@\n-b\n+c\n*** End Patch\n",
+        root.display()
+    );
+    let out = run_checked(&t, &["--json"], &out_patch);
+    assert_eq!(out.status, 1);
+    assert_eq!(out.json()["error"]["code"], "path_escape");
+}
+
+#[test]
+fn file_and_folder_at_the_same_path_is_refused_at_planning_not_commit() {
+    let t = TempTree::with(&[("x", "a\n")]);
+    for patch in [
+        "*** Begin Patch\n*** Add File: n\n+b\n*** Add File: n/sub\n+c\n*** End Patch\n",
+        "*** Begin Patch\n*** Add File: d/sub\n+c\n*** Add File: d\n+b\n*** End Patch\n",
+        "*** Begin Patch\n*** Update File: x\n*** Move to: m/e/f\n@@\n-a\n+b\n*** Add File: m/e\n+b\n*** End Patch\n",
+    ] {
+        // --check must give the same answer as the real run.
+        let check = run_checked(&t, &["--json", "--check"], patch);
+        assert_eq!(check.status, 1, "{}", check.stdout);
+        assert_eq!(check.json()["error"]["code"], "file_exists");
+        let out = run_checked(&t, &["--json"], patch);
+        assert_eq!(out.status, 1, "{}", out.stdout);
+        assert_eq!(out.json()["error"]["code"], "file_exists");
+    }
+}
+
+const BOM: &str = "\u{feff}";
+
+#[test]
+fn git_diff_of_line_1_of_a_bom_file_does_not_double_the_bom() {
+    let t = TempTree::with(&[("f", &format!("{BOM}a\nb\nc\n"))]);
+    let patch =
+        format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-{BOM}a\n+{BOM}A\n b\n");
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}A\nb\nc\n"));
+    // Placed exactly: the BOM is not a difference the ladder has to forgive.
+    assert_eq!(out.json()["files"][0]["hunks"][0]["level"], "exact");
+    assert_eq!(out.json()["warnings"], serde_json::json!([]));
+    // And back again.
+    let out = run_checked(&t, &["--json", "-R"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}a\nb\nc\n"));
+}
+
+#[test]
+fn git_diff_removing_the_bom_removes_it() {
+    let t = TempTree::with(&[("f", &format!("{BOM}a\nb\n"))]);
+    let patch = format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-{BOM}a\n+a\n b\n");
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), "a\nb\n");
+    let out = run_checked(&t, &["--json", "-R"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}a\nb\n"));
+}
+
+#[test]
+fn git_deletion_diff_of_a_bom_file_is_accepted() {
+    let t = TempTree::with(&[("f", &format!("{BOM}a\nb\n")), ("keep", "k\n")]);
+    let patch = format!(
+        "diff --git a/f b/f\ndeleted file mode 100644\n--- a/f\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-{BOM}a\n-b\n"
+    );
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert!(!t.root().join("f").exists());
+    // Reversed, it brings the file back byte for byte.
+    let out = run_checked(&t, &["--json", "-R"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}a\nb\n"));
+}
