@@ -544,7 +544,19 @@ impl<'a> Planner<'a> {
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
             body => {
                 let opts = self.text_checks(shown, bytes, link)?;
-                let text = Text::parse(bytes);
+                let text = if self.format == Format::Unified && bytes == crate::text::BOM {
+                    // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool
+                    // that wrote the patch; match it as that line.
+                    Text {
+                        bom: false,
+                        lines: vec![crate::text::TextLine {
+                            content: bytes,
+                            ending: crate::text::Ending::None,
+                        }],
+                    }
+                } else {
+                    Text::parse(bytes)
+                };
                 let mut drops_bom = false;
                 let placements = match body {
                     Body::Hunks(hunks) => {

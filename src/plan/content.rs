@@ -73,20 +73,29 @@ pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
             *first = first.strip_prefix(BOM).unwrap_or(first);
         }
     }
-    file == deleted
+    // A file holding only a BOM has no lines, but a diff shows the BOM as one.
+    file == deleted || (bytes == BOM && deleted == [b""])
 }
 
 /// A unified diff's hunks against a file that starts with a BOM: diff tools write the BOM as
-/// part of line 1, while [`Text`] keeps it apart (SPEC §5: "a BOM is never part of line 1").
-/// Returns the hunks with the BOM taken off line 1 of each side, and whether the diff removes
-/// the BOM (old line 1 has it, new line 1 does not); None when no hunk touches line 1.
+/// part of the file's first line, while [`Text`] keeps it apart (SPEC §5: "a BOM is never
+/// part of line 1"). In a hunk at the top of the file, the first old-side line and the first
+/// new-side line that start with the BOM lose it (one context line may be both; after an
+/// insertion at the top it is no longer line 1 of the new side). Returns the hunks and whether
+/// the diff removes the BOM (the old side has it, the new side does not); None when no hunk
+/// at the top carries a BOM.
 pub(super) fn without_bom<'a>(hunks: &[Hunk<'a>]) -> Option<(Vec<Hunk<'a>>, bool)> {
+    let first_with_bom = |h: &Hunk<'_>, skip: LineKind| {
+        h.lines
+            .iter()
+            .position(|l| l.kind != skip && l.text.starts_with(BOM))
+    };
+    let at_top = |h: &Hunk<'_>| matches!(h.old_start, Some(0 | 1)) || h.new_start == Some(1);
     let touches = |h: &Hunk<'_>| {
-        let old =
-            h.old_start == Some(1) && h.old_lines().next().is_some_and(|l| l.starts_with(BOM));
-        let new =
-            h.new_start == Some(1) && h.new_lines().next().is_some_and(|l| l.starts_with(BOM));
-        old || new
+        at_top(h)
+            && first_with_bom(h, LineKind::Insert)
+                .or(first_with_bom(h, LineKind::Delete))
+                .is_some()
     };
     if !hunks.iter().any(touches) {
         return None;
@@ -94,18 +103,10 @@ pub(super) fn without_bom<'a>(hunks: &[Hunk<'a>]) -> Option<(Vec<Hunk<'a>>, bool
     let mut drops_bom = false;
     let mut out = hunks.to_vec();
     for h in out.iter_mut().filter(|h| touches(h)) {
-        let first_old = (h.old_start == Some(1))
-            .then(|| h.lines.iter().position(|l| l.kind != LineKind::Insert))
-            .flatten();
-        let first_new = (h.new_start == Some(1))
-            .then(|| h.lines.iter().position(|l| l.kind != LineKind::Delete))
-            .flatten();
-        let had = first_old.is_some_and(|i| h.lines[i].text.starts_with(BOM));
-        let has = first_new.is_some_and(|i| h.lines[i].text.starts_with(BOM));
-        if had && first_new.is_some() && !has {
-            drops_bom = true;
-        }
-        for i in [first_old, first_new].into_iter().flatten() {
+        let old = first_with_bom(h, LineKind::Insert);
+        let new = first_with_bom(h, LineKind::Delete);
+        drops_bom |= old.is_some() && new.is_none();
+        for i in [old, new].into_iter().flatten() {
             if let Some(rest) = h.lines[i].text.strip_prefix(BOM) {
                 h.lines[i].text = std::borrow::Cow::Owned(rest.to_vec());
             }

@@ -1,7 +1,8 @@
 //! Property tests of the whole pipeline: random multi-file trees and random edits, the
 //! unified diff of each file made with `render::file_diff`, applied with
 //! `apply::apply_to_memory`. The result must be exactly the intended tree; and a patch one of
-//! whose files cannot apply must leave every file unchanged.
+//! whose files cannot apply must leave every file unchanged. `--reverse` then gives the
+//! original bytes back.
 
 use std::collections::BTreeMap;
 
@@ -17,12 +18,19 @@ struct Content {
     lines: Vec<String>,
     crlf: bool,
     final_newline: bool,
+    /// A UTF-8 BOM before line 1 (kept by every edit).
+    bom: bool,
 }
 
 impl Content {
     fn bytes(&self) -> Vec<u8> {
         let eol = if self.crlf { "\r\n" } else { "\n" };
-        let mut s = self.lines.join(eol);
+        let mut s = if self.bom {
+            "\u{feff}".to_string()
+        } else {
+            String::new()
+        };
+        s.push_str(&self.lines.join(eol));
         if self.final_newline && !self.lines.is_empty() {
             s.push_str(eol);
         }
@@ -46,11 +54,13 @@ fn content() -> impl Strategy<Value = Content> {
         proptest::collection::vec(line(), 0..24),
         any::<bool>(),
         any::<bool>(),
+        proptest::bool::weighted(0.2),
     )
-        .prop_map(|(lines, crlf, final_newline)| Content {
+        .prop_map(|(lines, crlf, final_newline, bom)| Content {
             lines,
             crlf,
             final_newline,
+            bom,
         })
 }
 
@@ -100,11 +110,18 @@ fn edited(c: &Content, edits: &[(usize, usize, Vec<String>)], nl: Option<bool>) 
     out
 }
 
-/// The tree before, the intended tree after, and the patch between them.
+fn has_crlf(b: &[u8]) -> bool {
+    b.windows(2).any(|w| w == b"\r\n")
+}
+
+/// The tree before, the intended tree after, the patch between them, and whether reversing
+/// can give the CRLF endings back (a file left without lines, or deleted, keeps no ending to
+/// copy: lines re-inserted there get LF, SPEC §6).
 fn scenario(
     files: &[(Content, Fate)],
     added: &[Content],
-) -> (MemTree, BTreeMap<String, Vec<u8>>, String) {
+) -> (MemTree, BTreeMap<String, Vec<u8>>, String, bool) {
+    let mut reversible = true;
     let mut tree = MemTree::new();
     let mut want = BTreeMap::new();
     let mut patch = String::new();
@@ -112,19 +129,25 @@ fn scenario(
         let path = format!("dir{}/f{i}.txt", i % 2);
         let old = c.bytes();
         tree.insert(&path, old.clone());
+        let kept_crlf = |new: &[u8]| !has_crlf(&old) || has_crlf(new);
         match fate {
             Fate::Keep => {
                 want.insert(path, old);
             }
             Fate::Edit(e, nl) => {
                 let new = edited(c, e, *nl).bytes();
+                reversible &= kept_crlf(&new);
                 patch.push_str(&render::file_diff(Some(&path), Some(&path), &old, &new));
                 want.insert(path, new);
             }
-            Fate::Delete => patch.push_str(&render::file_diff(Some(&path), None, &old, b"")),
+            Fate::Delete => {
+                reversible &= kept_crlf(b"");
+                patch.push_str(&render::file_diff(Some(&path), None, &old, b""));
+            }
             Fate::Rename(e) => {
                 let to = format!("moved/f{i}.txt");
                 let new = edited(c, e, None).bytes();
+                reversible &= kept_crlf(&new);
                 patch.push_str(&render::file_diff(Some(&path), Some(&to), &old, &new));
                 want.insert(to, new);
             }
@@ -136,7 +159,7 @@ fn scenario(
         patch.push_str(&render::file_diff(None, Some(&path), b"", &bytes));
         want.insert(path, bytes);
     }
-    (tree, want, patch)
+    (tree, want, patch, reversible)
 }
 
 fn files_of(tree: &MemTree) -> BTreeMap<String, Vec<u8>> {
@@ -159,11 +182,20 @@ proptest! {
         files in proptest::collection::vec((content(), fate()), 1..5),
         added in proptest::collection::vec(content().prop_map(lf), 0..2),
     ) {
-        let (mut tree, want, patch) = scenario(&files, &added);
+        let (mut tree, want, patch, reversible) = scenario(&files, &added);
         prop_assume!(!patch.is_empty());
+        let before = files_of(&tree);
         let report = apply_to_memory(&mut tree, patch.as_bytes(), &ApplyOptions::default());
         prop_assert!(report.ok, "{:?}\n{}", report.error, patch);
         prop_assert_eq!(files_of(&tree), want, "{}", patch);
+        if !reversible {
+            return Ok(());
+        }
+        // --reverse gives the original bytes back.
+        let reverse = ApplyOptions { reverse: true, ..ApplyOptions::default() };
+        let report = apply_to_memory(&mut tree, patch.as_bytes(), &reverse);
+        prop_assert!(report.ok, "reverse: {:?}\n{}", report.error, patch);
+        prop_assert_eq!(files_of(&tree), before, "reverse: {}", patch);
     }
 
     #[test]
@@ -171,7 +203,7 @@ proptest! {
         files in proptest::collection::vec((content(), fate()), 1..5),
         at in any::<usize>(),
     ) {
-        let (mut tree, _, patch) = scenario(&files, &[]);
+        let (mut tree, _, patch, _) = scenario(&files, &[]);
         // A file whose diff was made against other content: its hunk cannot be placed.
         tree.insert("victim.txt", b"what is really there\n".to_vec());
         let bad = render::file_diff(

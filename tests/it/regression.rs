@@ -99,3 +99,35 @@ fn git_deletion_diff_of_a_bom_file_is_accepted() {
     assert_eq!(out.status, 0, "{}", out.stdout);
     assert_eq!(t.read_str("f"), format!("{BOM}a\nb\n"));
 }
+
+#[test]
+fn git_diff_inserting_above_the_bom_line_keeps_the_bom_at_the_top() {
+    // git's own diff shows the BOM moving to line 2; the BOM is not part of a line here, so
+    // it stays first, the inserted line after it (and the reverse gives the original back).
+    let t = TempTree::with(&[("f", &format!("{BOM}{{\nbar\n"))]);
+    let patch =
+        format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+top\n {BOM}{{\n bar\n");
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}top\n{{\nbar\n"));
+    let out = run_checked(&t, &["--json", "-R"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}{{\nbar\n"));
+}
+
+#[test]
+fn git_diffs_of_a_file_holding_only_a_bom_apply() {
+    let t = TempTree::with(&[("f", BOM), ("g", BOM)]);
+    let patch = format!(
+        "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-{BOM}\n\\ No newline at end of file\n+{BOM}x\n\\ No newline at end of file\n\
+         diff --git a/g b/g\ndeleted file mode 100644\n--- a/g\n+++ /dev/null\n@@ -1 +0,0 @@\n-{BOM}\n\\ No newline at end of file\n"
+    );
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}x"));
+    assert!(!t.root().join("g").exists());
+    let out = run_checked(&t, &["--json", "-R"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), BOM);
+    assert_eq!(t.read_str("g"), BOM);
+}
