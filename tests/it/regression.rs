@@ -131,3 +131,25 @@ fn git_diffs_of_a_file_holding_only_a_bom_apply() {
     assert_eq!(t.read_str("f"), BOM);
     assert_eq!(t.read_str("g"), BOM);
 }
+
+#[test]
+fn diff_dash_ru_capital_n_new_and_deleted_files_are_created_and_deleted() {
+    // `diff -ruN old new` writes no /dev/null: a missing side has the epoch as timestamp.
+    let t = TempTree::with(&[("gone.txt", "bye\n"), ("keep.txt", "a\n")]);
+    let patch = "diff -ruN o/gone.txt n/gone.txt\n\
+        --- o/gone.txt\t2026-11-30 03:43:01.588323270 +0000\n\
+        +++ n/gone.txt\t1970-01-01 00:00:00.000000000 +0000\n\
+        @@ -1 +0,0 @@\n-bye\n\
+        diff -ruN o/new.txt n/new.txt\n\
+        --- o/new.txt\t1970-01-01 00:00:00.000000000 +0000\n\
+        +++ n/new.txt\t2026-11-30 03:43:01.588674793 +0000\n\
+        @@ -0,0 +1,2 @@\n+hello\n+world\n";
+    let out = run_checked(&t, &["--json", "-p1"], patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert!(!t.root().join("gone.txt").exists());
+    assert_eq!(t.read_str("new.txt"), "hello\nworld\n");
+    let out = run_checked(&t, &["--json", "-p1", "-R"], patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("gone.txt"), "bye\n");
+    assert!(!t.root().join("new.txt").exists());
+}
