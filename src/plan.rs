@@ -560,9 +560,7 @@ impl<'a> Planner<'a> {
                 let mut drops_bom = false;
                 let placements = match body {
                     Body::Hunks(hunks) => {
-                        let rebased = (text.bom && self.format == Format::Unified)
-                            .then(|| without_bom(hunks))
-                            .flatten();
+                        let rebased = text.bom.then(|| without_bom(hunks)).flatten();
                         let hunks = match &rebased {
                             Some((h, drops)) => {
                                 drops_bom = *drops;

@@ -77,9 +77,9 @@ pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
     file == deleted || (bytes == BOM && deleted == [b""])
 }
 
-/// A unified diff's hunks against a file that starts with a BOM: diff tools write the BOM as
-/// part of the file's first line, while [`Text`] keeps it apart (SPEC §5: "a BOM is never
-/// part of line 1"). In a hunk at the top of the file, the first old-side line and the first
+/// Hunks against a file that starts with a BOM: diff tools (and agents that read the raw
+/// bytes) write the BOM as part of the file's first line, while [`Text`] keeps it apart (SPEC §5: "a BOM is never
+/// part of line 1"). In a hunk at the top of the file (or without a line number), the first old-side line and the first
 /// new-side line that start with the BOM lose it (one context line may be both; after an
 /// insertion at the top it is no longer line 1 of the new side). Returns the hunks and whether
 /// the diff removes the BOM (the old side has it, the new side does not); None when no hunk
@@ -90,7 +90,7 @@ pub(super) fn without_bom<'a>(hunks: &[Hunk<'a>]) -> Option<(Vec<Hunk<'a>>, bool
             .iter()
             .position(|l| l.kind != skip && l.text.starts_with(BOM))
     };
-    let at_top = |h: &Hunk<'_>| matches!(h.old_start, Some(0 | 1)) || h.new_start == Some(1);
+    let at_top = |h: &Hunk<'_>| matches!(h.old_start, None | Some(0 | 1)) || h.new_start == Some(1);
     let touches = |h: &Hunk<'_>| {
         at_top(h)
             && first_with_bom(h, LineKind::Insert)

@@ -233,3 +233,31 @@ proptest! {
         prop_assert_eq!(tree, before);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The same change in the agent language (converted with `render::to_agent`): it may be
+    /// refused (repeated lines make places ambiguous), but what it applies is exactly the
+    /// intended tree — never a misplaced hunk.
+    #[test]
+    fn agent_form_applies_exactly_or_refuses(
+        files in proptest::collection::vec((content().prop_map(lf), fate()), 1..4),
+    ) {
+        let (mut tree, want, patch, _) = scenario(&files, &[]);
+        prop_assume!(!patch.is_empty());
+        let Ok(set) = apply_patch::parse::unified::parse(patch.as_bytes(), 0, &Default::default()) else {
+            return Err(TestCaseError::fail(format!("a rendered diff parses: {patch}")));
+        };
+        let Ok(agent) = render::to_agent(&set) else {
+            return Ok(());
+        };
+        let before = tree.clone();
+        let report = apply_to_memory(&mut tree, agent.as_bytes(), &ApplyOptions::default());
+        if report.ok {
+            prop_assert_eq!(files_of(&tree), want, "{}", agent);
+        } else {
+            prop_assert_eq!(tree, before, "{}", agent);
+        }
+    }
+}

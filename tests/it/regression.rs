@@ -153,3 +153,14 @@ fn diff_dash_ru_capital_n_new_and_deleted_files_are_created_and_deleted() {
     assert_eq!(t.read_str("gone.txt"), "bye\n");
     assert!(!t.root().join("new.txt").exists());
 }
+
+#[test]
+fn agent_patch_carrying_the_bom_on_line_1_does_not_double_it() {
+    // An agent that read the raw bytes writes the BOM into its first line.
+    let t = TempTree::with(&[("f", &format!("{BOM}a\nb\n"))]);
+    let patch =
+        format!("*** Begin Patch\n*** Update File: f\n@@\n-{BOM}a\n+{BOM}A\n b\n*** End Patch\n");
+    let out = run_checked(&t, &["--json"], &patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("f"), format!("{BOM}A\nb\n"));
+}
