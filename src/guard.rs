@@ -30,7 +30,9 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
         let Some(root) = root else {
             return Err(escape("is absolute"));
         };
-        strip_root(path, root).ok_or_else(|| escape("is absolute and outside the root"))?
+        // Fold `.` and `..` first, as the OS would: `/root/../root/x` names `/root/x`.
+        strip_root(&fold_absolute(path), root)
+            .ok_or_else(|| escape("is absolute and outside the root"))?
     } else {
         path.to_string()
     };
@@ -57,6 +59,21 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
         return Err(escape("is inside .git/"));
     }
     Ok(parts.join("/"))
+}
+
+/// An absolute path with `.` and `..` folded lexically (`..` at `/` stays at `/`).
+fn fold_absolute(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// `path` without the root prefix. The patch may name the root through a symlinked parent

@@ -24,7 +24,7 @@ use crate::txn::{Change, NewState, Snapshot};
 use content::{
     add_exists_hint, added_node, binary_error, changed_mode, deletion_matches, destination_exists,
     full_blob_matches, is_directory, is_link_patch, level_words, missing_hint, node_bytes,
-    not_found, refuse_gitlinks, snippet,
+    not_found, refuse_gitlinks, snippet, without_bom,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -552,16 +552,40 @@ impl<'a> Planner<'a> {
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
             body => {
                 let opts = self.text_checks(shown, bytes, link)?;
-                let text = Text::parse(bytes);
+                let text = if self.format == Format::Unified && bytes == crate::text::BOM {
+                    // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool
+                    // that wrote the patch; match it as that line.
+                    Text {
+                        bom: false,
+                        lines: vec![crate::text::TextLine {
+                            content: bytes,
+                            ending: crate::text::Ending::None,
+                        }],
+                    }
+                } else {
+                    Text::parse(bytes)
+                };
+                let mut drops_bom = false;
                 let placements = match body {
                     Body::Hunks(hunks) => {
+                        let rebased = text.bom.then(|| without_bom(hunks)).flatten();
+                        let hunks = match &rebased {
+                            Some((h, drops)) => {
+                                drops_bom = *drops;
+                                h.as_slice()
+                            }
+                            None => hunks.as_slice(),
+                        };
                         locate::locate_hunks(&text.contents(), hunks, self.format, &opts)
                     }
                     Body::Edits(edits) => locate::locate_edits(&text, edits, &opts),
                     _ => Ok(Vec::new()),
                 }
                 .map_err(|e| e.into_error(shown))?;
-                let new = crate::splice::splice(&text, &placements);
+                let mut new = crate::splice::splice(&text, &placements);
+                if drops_bom && new.starts_with(crate::text::BOM) {
+                    new.drain(..crate::text::BOM.len().min(new.len()));
+                }
                 Ok(self.edited(shown, new, &placements))
             }
         }
@@ -661,6 +685,34 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// A planned file (or symlink) cannot lie below another planned file: `Add x` with
+    /// `Add x/y` would only fail at commit time (and pass `--check`), so it is refused here.
+    fn check_layout(&self) -> Result<(), Error> {
+        let holds_file = |p: &str| {
+            self.slots
+                .get(p)
+                .is_some_and(|s| matches!(s.current, Node::File { .. } | Node::Symlink { .. }))
+        };
+        for (path, slot) in &self.slots {
+            if !matches!(slot.current, Node::File { .. } | Node::Symlink { .. }) {
+                continue;
+            }
+            let mut parent = path.as_str();
+            while let Some((up, _)) = parent.rsplit_once('/') {
+                if holds_file(up) {
+                    return Err(Error::new(
+                        ErrorCode::FileExists,
+                        format!("cannot write {path}: the patch also makes {up} a file, so it cannot be a folder"),
+                    )
+                    .with_path(path.as_str())
+                    .with_hint("a path cannot be both a file and a folder; rename one of them"));
+                }
+                parent = up;
+            }
+        }
+        Ok(())
+    }
+
     fn finish(mut self) -> Result<Plan, Refusal> {
         if !self.done.is_empty() && !self.already.is_empty() {
             let error = Error::new(
@@ -676,6 +728,9 @@ impl<'a> Planner<'a> {
                 WarningCode::AlreadyApplied,
                 "the patch is already applied; nothing to do",
             ));
+        }
+        if let Err(error) = self.check_layout() {
+            return Err(self.refuse(error));
         }
         let mut changes = Vec::new();
         for path in &self.order {

@@ -30,7 +30,23 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
             .iter()
             .map(|l| l.ending)
             .find(|e| *e != Ending::None);
-        for piece in &p.pieces {
+        // The ending of the next kept line with one, for each piece: "the line below" an
+        // inserted line is the next line of the result, which may lie inside the hunk.
+        let mut next_kept = vec![below; p.pieces.len()];
+        let mut seen = below;
+        for (k, piece) in p.pieces.iter().enumerate().rev() {
+            next_kept[k] = seen;
+            if let Piece::Keep(i) = piece {
+                if let Some(e) = lines
+                    .get(*i)
+                    .map(|l| l.ending)
+                    .filter(|e| *e != Ending::None)
+                {
+                    seen = Some(e);
+                }
+            }
+        }
+        for (k, piece) in p.pieces.iter().enumerate() {
             match piece {
                 Piece::Keep(i) => {
                     if let Some(line) = lines.get(*i) {
@@ -46,7 +62,7 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
                         .map(|l| l.ending)
                         .filter(|e| *e != Ending::None);
                     let above = out.last_ending.filter(|e| *e != Ending::None);
-                    let ending = replaced.or(above).or(below).unwrap_or(Ending::Lf);
+                    let ending = replaced.or(above).or(next_kept[k]).unwrap_or(Ending::Lf);
                     out.push(new.as_slice(), ending);
                 }
             }
@@ -206,6 +222,19 @@ mod tests {
         assert_eq!(splice(&text, &[p]), b"a\r\nx\r\nb\n");
         let top = placement(0, 0, vec![insert("x", None)]);
         assert_eq!(splice(&text, &[top]), b"x\r\na\r\nb\n");
+    }
+
+    #[test]
+    fn insert_at_top_of_a_whole_file_hunk_takes_the_kept_line_below() {
+        // Found by the harden property test: the hunk covers the whole CRLF file, so there is
+        // no line after it; the line below the inserted one is the kept line 1.
+        let text = Text::parse(b"\r\n}\r\n}\r\n");
+        let p = placement(
+            0,
+            3,
+            vec![insert("}", None), Piece::Keep(0), Piece::Keep(2)],
+        );
+        assert_eq!(splice(&text, &[p]), b"}\r\n\r\n}\r\n");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
 use crate::report::Snippet;
-use crate::text::Text;
+use crate::text::{Text, BOM};
 use crate::tree::Node;
 
 /// Lines of context around the edited region in a report snippet.
@@ -66,8 +66,53 @@ pub(super) fn added_bytes(hunks: &[Hunk<'_>]) -> Vec<u8> {
 pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
     let text = Text::parse(bytes);
     let file = text.contents();
-    let deleted: Vec<&[u8]> = hunks.iter().flat_map(|h| h.old_lines()).collect();
-    file == deleted
+    let mut deleted: Vec<&[u8]> = hunks.iter().flat_map(|h| h.old_lines()).collect();
+    // A diff's line 1 carries the file's BOM (diff tools do not know about it); ours does not.
+    if text.bom {
+        if let Some(first) = deleted.first_mut() {
+            *first = first.strip_prefix(BOM).unwrap_or(first);
+        }
+    }
+    // A file holding only a BOM has no lines, but a diff shows the BOM as one.
+    file == deleted || (bytes == BOM && deleted == [b""])
+}
+
+/// Hunks against a file that starts with a BOM: diff tools (and agents that read the raw
+/// bytes) write the BOM as part of the file's first line, while [`Text`] keeps it apart (SPEC §5: "a BOM is never
+/// part of line 1"). In a hunk at the top of the file (or without a line number), the first old-side line and the first
+/// new-side line that start with the BOM lose it (one context line may be both; after an
+/// insertion at the top it is no longer line 1 of the new side). Returns the hunks and whether
+/// the diff removes the BOM (the old side has it, the new side does not); None when no hunk
+/// at the top carries a BOM.
+pub(super) fn without_bom<'a>(hunks: &[Hunk<'a>]) -> Option<(Vec<Hunk<'a>>, bool)> {
+    let first_with_bom = |h: &Hunk<'_>, skip: LineKind| {
+        h.lines
+            .iter()
+            .position(|l| l.kind != skip && l.text.starts_with(BOM))
+    };
+    let at_top = |h: &Hunk<'_>| matches!(h.old_start, None | Some(0 | 1)) || h.new_start == Some(1);
+    let touches = |h: &Hunk<'_>| {
+        at_top(h)
+            && first_with_bom(h, LineKind::Insert)
+                .or(first_with_bom(h, LineKind::Delete))
+                .is_some()
+    };
+    if !hunks.iter().any(touches) {
+        return None;
+    }
+    let mut drops_bom = false;
+    let mut out = hunks.to_vec();
+    for h in out.iter_mut().filter(|h| touches(h)) {
+        let old = first_with_bom(h, LineKind::Insert);
+        let new = first_with_bom(h, LineKind::Delete);
+        drops_bom |= old.is_some() && new.is_none();
+        for i in [old, new].into_iter().flatten() {
+            if let Some(rest) = h.lines[i].text.strip_prefix(BOM) {
+                h.lines[i].text = std::borrow::Cow::Owned(rest.to_vec());
+            }
+        }
+    }
+    Some((out, drops_bom))
 }
 
 /// Permission bits after a patch's mode change (only the executable bits move).

@@ -8,6 +8,8 @@ mod locate;
 mod mcp;
 mod parse_agent;
 mod parse_unified;
+mod props;
+mod regression;
 mod roundtrip;
 mod structure;
 mod txn;

@@ -367,6 +367,10 @@ fn plain_file_patch<'a>(
     let first = cur
         .peek()
         .ok_or_else(|| cur.error_at_end("expected a '--- ' line"))?;
+    let pos = cur.pos;
+    cur.pos = pos + 1;
+    let plus = cur.peek();
+    cur.pos = pos;
     let content = content(cur, opts, false)?;
     let Some((old, new, _)) = content.names.clone() else {
         return Err(first.error("expected a '--- ' line followed by a '+++ ' line"));
@@ -375,10 +379,65 @@ fn plain_file_patch<'a>(
         FileName::Path(p) => Some(p.clone()),
         FileName::DevNull => None,
     };
-    let (old, new) = (raw(&old), raw(&new));
+    let (mut old, mut new) = (raw(&old), raw(&new));
+    // `diff -N` names a missing side with the epoch as its timestamp, not /dev/null (git
+    // apply and GNU patch read it so); trusted only when every hunk agrees that side is empty.
+    let hunks = content.body.hunks();
+    let empty_side = |count: fn(&Hunk<'_>) -> Option<usize>| {
+        !hunks.is_empty() && hunks.iter().all(|h| count(h) == Some(0))
+    };
+    let old_epoch = has_epoch_timestamp(first.body()) && empty_side(|h| h.old_count);
+    let new_epoch =
+        plus.is_some_and(|l| has_epoch_timestamp(l.body())) && empty_side(|h| h.new_count);
+    if old.is_some() && new.is_some() && old_epoch != new_epoch {
+        if old_epoch {
+            old = None;
+        } else {
+            new = None;
+        }
+    }
     let mut fp = plain_model(first, old.as_deref(), new.as_deref(), opts, content.body)?;
     check_body(&mut fp, opts, first)?;
     Ok(fp)
+}
+
+/// True when a `---` / `+++` line's timestamp (after its TAB) is the Unix epoch, in any time
+/// zone: `1970-01-01 00:00:00.000000000 +0000`, `1969-12-31 19:00:00 -0500`.
+pub(super) fn has_epoch_timestamp(line: &[u8]) -> bool {
+    let Some(tab) = line.iter().rposition(|&b| b == b'\t') else {
+        return false;
+    };
+    let Ok(stamp) = std::str::from_utf8(&line[tab + 1..]) else {
+        return false;
+    };
+    let mut parts = stamp.split_whitespace();
+    let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let zone = parts.next().unwrap_or("+0000");
+    let day: i64 = match date {
+        "1970-01-01" => 0,
+        "1969-12-31" => -1,
+        _ => return false,
+    };
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, "0"));
+    let num = |s: &str| s.parse::<i64>().ok();
+    let hms: Vec<Option<i64>> = clock.split(':').map(num).collect();
+    let [Some(h), Some(m), Some(sec)] = hms[..] else {
+        return false;
+    };
+    if !fraction.bytes().all(|b| b == b'0') || zone.len() != 5 {
+        return false;
+    }
+    let sign = match zone.as_bytes()[0] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return false,
+    };
+    let (Some(zh), Some(zm)) = (num(&zone[1..3]), num(&zone[3..5])) else {
+        return false;
+    };
+    day * 86_400 + h * 3_600 + m * 60 + sec - sign * (zh * 3_600 + zm * 60) == 0
 }
 
 /// A plain diff's file patch. With two different names, the `+++` name is the file changed

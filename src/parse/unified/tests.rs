@@ -214,3 +214,29 @@ fn a_bom_before_the_first_line_is_skipped() {
     let set = parse(text, 0, &opts()).expect("parses");
     assert_eq!((set.files[0].path(), set.files[0].patch_line), ("x", 1));
 }
+
+#[test]
+fn diff_dash_n_epoch_timestamps_mean_a_missing_side() {
+    // `diff -ruN old new` (found by the harden GNU patch comparison): no /dev/null, the
+    // missing side has the epoch as its timestamp.
+    let add = "--- o/new\t1970-01-01 00:00:00.000000000 +0000\n+++ n/new\t2026-11-30 03:43:01.588674793 +0000\n@@ -0,0 +1 @@\n+x\n";
+    let del = "--- o/gone\t2026-11-30 03:43:01.5 +0000\n+++ n/gone\t1969-12-31 19:00:00.000000000 -0500\n@@ -1 +0,0 @@\n-x\n";
+    let p1 = ParseOptions {
+        strip: Some(1),
+        ..opts()
+    };
+    let set = parse_ok(&format!("{add}{del}"), &p1);
+    assert_eq!(set.files[0].op, FileOp::Add);
+    assert_eq!(set.files[0].new_path.as_deref(), Some("new"));
+    assert_eq!(set.files[1].op, FileOp::Delete);
+    assert_eq!(set.files[1].old_path.as_deref(), Some("gone"));
+    // An epoch stamp on a side whose hunks have lines is just an old file.
+    let old_file = "--- o/f\t1970-01-01 00:00:00 +0000\n+++ n/f\t2026-11-30 03:43:01 +0000\n@@ -1 +1 @@\n-x\n+y\n";
+    assert_eq!(parse_ok(old_file, &p1).files[0].op, FileOp::Modify);
+    assert!(!file::has_epoch_timestamp(
+        b"--- f\t1970-01-01 00:00:01 +0000"
+    ));
+    assert!(file::has_epoch_timestamp(
+        b"--- f\t1970-01-01 01:00:00 +0100"
+    ));
+}
