@@ -103,6 +103,10 @@ pub struct RawArgs {
     /// Allow patching Jupyter notebooks (.ipynb).
     #[arg(long)]
     pub allow_notebooks: bool,
+    /// Refuse (unbalanced_edit) an edit that leaves a balanced file's brackets, tags or
+    /// quotes unbalanced, instead of warning.
+    #[arg(long)]
+    pub strict_balance: bool,
     // git integration (src/git/flow.rs):
     /// Apply to the work tree and the git index together (touched files must match the index).
     #[arg(long)]
@@ -511,6 +515,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 cached: raw.cached,
                 three_way: raw.three_way,
                 conflict_markers: raw.conflict_markers,
+                strict_balance: raw.strict_balance,
             };
             // agent (issue 6)
             let agent = AgentOptions {
@@ -560,6 +565,7 @@ fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
         (raw.strict_base, "--strict-base"),
         (!raw.protect.is_empty(), "--protect"),
         (raw.allow_notebooks, "--allow-notebooks"),
+        (raw.strict_balance, "--strict-balance"),
     ];
     flags
         .into_iter()

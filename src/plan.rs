@@ -41,6 +41,8 @@ pub struct PlanOptions {
     pub diff: bool,
     /// git integration: inside a git work tree, blob ids are hashed as `git add` would.
     pub git: Option<crate::git::PlanHooks>,
+    /// `--strict-balance`: an edit that unbalances a file refuses the patch (Issue 7).
+    pub strict_balance: bool,
 }
 
 impl Default for PlanOptions {
@@ -52,6 +54,7 @@ impl Default for PlanOptions {
             allow_notebooks: false,
             diff: false,
             git: None,
+            strict_balance: false,
         }
     }
 }
@@ -132,6 +135,8 @@ struct Edited {
     already: Vec<usize>,
     /// 1-based numbers of hunks that change something.
     done: Vec<usize>,
+    /// Where the changing hunks stand in the new file (for the balance check).
+    regions: Vec<balance::Region>,
 }
 
 impl Edited {
@@ -144,6 +149,7 @@ impl Edited {
             snippet: None,
             already: Vec::new(),
             done: Vec::new(),
+            regions: Vec::new(),
         }
     }
 }
@@ -352,6 +358,9 @@ impl<'a> Planner<'a> {
         };
         self.check_bases(fp, shown, &bytes)?;
         let edited = self.edit(fp, shown, &bytes, link)?;
+        if !link {
+            self.check_balance(fp, shown, &bytes, &edited, report)?;
+        }
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         let wants_mode = fp
             .new_mode
@@ -427,6 +436,9 @@ impl<'a> Planner<'a> {
                 return Ok(());
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
+        }
+        if !link {
+            self.check_balance(fp, new_shown, &bytes, &edited, report)?;
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
@@ -562,7 +574,9 @@ impl<'a> Planner<'a> {
                 }
                 .map_err(|e| e.into_error(shown))?;
                 let new = crate::splice::splice(&text, &placements);
-                Ok(self.edited(shown, new, &placements))
+                let mut edited = self.edited(shown, new, &placements);
+                edited.regions = balance::regions(&placements);
+                Ok(edited)
             }
         }
     }
@@ -708,6 +722,7 @@ impl<'a> Planner<'a> {
     }
 }
 
+mod balance;
 mod content;
 #[cfg(test)]
 mod tests;

@@ -88,6 +88,10 @@ pub struct WriteOptions {
     /// Refuse (risk_exceeded) a change whose risk score is above this.
     #[serde(default)]
     pub max_risk: Option<u32>,
+    /// Refuse (unbalanced_edit) a change that leaves a balanced file's brackets, tags or
+    /// quotes unbalanced, instead of warning.
+    #[serde(default)]
+    pub strict_balance: bool,
 }
 
 /// Arguments of `apply_patch`.
@@ -310,6 +314,7 @@ impl Session {
             format,
             check: options.dry_run,
             diff: preview,
+            strict_balance: options.strict_balance,
             ..ApplyOptions::default()
         };
         let notices = match self.permit(&input, &opts) {

@@ -337,3 +337,24 @@ async fn dry_run_writes_nothing_and_undo_needs_a_change() {
     );
     client.cancel().await.expect("the session closes");
 }
+
+#[tokio::test]
+async fn strict_balance_refuses_an_unbalancing_edit_over_mcp() {
+    let t = TempTree::with(&[("f.rs", "fn f() {\n    g(1);\n}\n")]);
+    let client = start(&t, &[]).await;
+    call(&client, "read", json!({"path": "f.rs"})).await;
+    let p = "*** Begin Patch\n*** Update File: f.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
+    let args = json!({"patch": p, "strict_balance": true});
+    assert_eq!(
+        error_code(&client, "apply_patch", args).await,
+        "unbalanced_edit"
+    );
+    assert_eq!(t.read_str("f.rs"), "fn f() {\n    g(1);\n}\n");
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert!(
+        value["warnings"].to_string().contains("unbalanced_edit"),
+        "{value}"
+    );
+    client.cancel().await.expect("the session closes");
+}
