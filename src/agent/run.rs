@@ -23,7 +23,7 @@ use crate::plan::Plan;
 use crate::report::{FileReport, Report, Warning, WarningCode};
 use crate::state::StateDir;
 use crate::tree::{DiskTree, Kind, Node, Tree};
-use crate::txn::{self, AuditFile, AuditRecord, NewState, Snapshot, TxnOptions};
+use crate::txn::{self, NewState, Snapshot, TxnOptions};
 
 /// The agent options of one apply (the rest are [`ApplyOptions`]).
 #[derive(Debug, Clone, Default)]
@@ -202,7 +202,11 @@ fn commit(
         state: agent.state.clone(),
         ..TxnOptions::new(tree.path())
     };
-    let committed = match txn::commit(&txn_opts, planned.changes.clone(), &audit_record(&planned)) {
+    let committed = match txn::commit(
+        &txn_opts,
+        planned.changes.clone(),
+        &apply::audit_record(&planned),
+    ) {
         Ok(c) => c,
         Err(e) => return out(Report::failure(e, planned.files, planned.warnings)),
     };
@@ -271,23 +275,6 @@ fn roll_back(id: &str, state: &dyn Fn() -> Result<AgentState, Error>) -> Result<
         Ok(u) if u.undone.as_deref() == Some(id) => Ok(()),
         Ok(_) => Err(failed("another change was written after it".into())),
         Err(e) => Err(failed(e.message)),
-    }
-}
-
-/// What the audit log records about each file of the plan.
-fn audit_record(plan: &Plan) -> AuditRecord {
-    AuditRecord {
-        files: plan
-            .files
-            .iter()
-            .map(|f| AuditFile {
-                path: f.path.clone(),
-                old_path: f.old_path.clone(),
-                op: f.op.as_str().to_string(),
-                lines_added: f.added,
-                lines_removed: f.removed,
-            })
-            .collect(),
     }
 }
 

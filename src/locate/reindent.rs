@@ -24,8 +24,9 @@ impl Unit {
     fn count(self, indent: &[u8]) -> Option<usize> {
         match self {
             Unit::Tab => indent.iter().all(|&b| b == b'\t').then_some(indent.len()),
-            Unit::Spaces(n) => (indent.iter().all(|&b| b == b' ') && indent.len() % n == 0)
-                .then_some(indent.len() / n),
+            Unit::Spaces(n) => (indent.iter().all(|&b| b == b' ')
+                && indent.len().is_multiple_of(n))
+            .then_some(indent.len() / n),
         }
     }
 }
