@@ -190,6 +190,9 @@ pub enum Command {
         /// Only lines A to B (1-based, inclusive): `A:B`, `A:`, `:B` or `A`.
         #[arg(long, value_name = "A:B")]
         lines: Option<String>,
+        /// Only the function (else block, else element) enclosing line N.
+        #[arg(long, value_name = "N", conflicts_with = "lines")]
+        around: Option<usize>,
     },
     /// Apply a change kept by `--preview`, exactly once.
     Confirm {
@@ -264,6 +267,7 @@ pub enum Action {
     Read {
         path: String,
         lines: Option<String>,
+        around: Option<usize>,
     },
     Confirm(String),
     Chip(String),
@@ -459,7 +463,20 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Man) => Action::Man,
         Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
         // agent (issue 6)
-        Some(Command::Read { path, lines }) => Action::Read { path, lines },
+        Some(Command::Read {
+            path,
+            lines,
+            around,
+        }) => {
+            if around == Some(0) {
+                return Err(usage("--around counts lines from 1"));
+            }
+            Action::Read {
+                path,
+                lines,
+                around,
+            }
+        }
         Some(Command::Confirm { id }) => Action::Confirm(id),
         Some(Command::Chip { id }) => Action::Chip(id),
         Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
@@ -643,7 +660,12 @@ fn execute(opts: Options) -> Outcome {
             ),
             Err(e) => Outcome::error(e, json, style),
         },
-        Action::Read { path, lines } => agent_outcome(agent_cli::read(
+        Action::Read {
+            path,
+            around: Some(line),
+            ..
+        } => agent_outcome(agent_cli::read_around(&opts.root, path, *line, json, style)),
+        Action::Read { path, lines, .. } => agent_outcome(agent_cli::read(
             &opts.root,
             path,
             lines.as_deref(),

@@ -611,3 +611,63 @@ mod apply_balance {
         assert_eq!(codes, [("unbalanced_edit", Some(2))]);
     }
 }
+
+/// `apply-patch read PATH --around N` (Issue 7): the enclosing function with `read`'s header.
+mod read_around {
+    use crate::util::TempTree;
+
+    const LIB: &str = "use std::fmt;\n\nfn parse(input: &str) -> u32 {\n    let n = input\n        .trim();\n    n.len() as u32\n}\n\nfn other() {}\n";
+
+    fn snapshot(name: &str, text: String) {
+        insta::with_settings!({
+            snapshot_path => "../../snapshots/structure",
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    #[test]
+    fn prints_the_enclosing_function_numbered_with_the_version() {
+        let t = TempTree::with(&[("src/lib.rs", LIB)]);
+        let out = t.run(&["read", "src/lib.rs", "--around", "5"], "");
+        assert_eq!(out.status, 0, "{}", out.normalized());
+        snapshot("read_around", out.normalized());
+        let full = t.run(&["read", "src/lib.rs", "--json"], "").json();
+        let v = t
+            .run(&["read", "src/lib.rs", "--around", "5", "--json"], "")
+            .json();
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["base"], full["base"], "the same version as read");
+        assert_eq!((&v["start_line"], &v["end_line"]), (&3.into(), &7.into()));
+        assert_eq!(v["lines"][0], "fn parse(input: &str) -> u32 {");
+        assert_eq!(v["around"]["line"], 5);
+        assert_eq!(v["around"]["kind"], "function");
+        assert_eq!(v["around"]["lang"], "rust");
+    }
+
+    #[test]
+    fn refusals_and_usage_errors() {
+        let t = TempTree::with(&[("src/lib.rs", LIB)]);
+        let out = t.run(&["read", "src/lib.rs", "--around", "1"], "");
+        assert_eq!(out.status, 1, "line 1 is in no function: {}", out.stdout);
+        assert!(
+            out.stderr
+                .starts_with("error[context_not_found]: src/lib.rs: line 1"),
+            "{}",
+            out.stderr
+        );
+        let v = t
+            .run(&["read", "src/lib.rs", "--around", "1", "--json"], "")
+            .json();
+        assert_eq!(v["error"]["code"], "context_not_found");
+        for args in [
+            &["read", "src/lib.rs", "--around", "0"][..],
+            &["read", "src/lib.rs", "--around", "99"],
+            &["read", "src/lib.rs", "--around", "3", "--lines", "1:2"],
+        ] {
+            assert_eq!(t.run(args, "").status, 2, "{args:?}");
+        }
+        assert_eq!(t.run(&["read", "gone.rs", "--around", "1"], "").status, 1);
+    }
+}
