@@ -437,11 +437,11 @@ impl<'a> Planner<'a> {
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
+        self.fill_report(report, old_shown, &bytes, &edited);
+        report.binary = matches!(fp.body, Body::Binary(_));
         if !link {
             self.check_balance(fp, new_shown, &bytes, &edited, report)?;
         }
-        self.fill_report(report, old_shown, &bytes, &edited);
-        report.binary = matches!(fp.body, Body::Binary(_));
         if new_mode != mode {
             report.new_mode = fp.new_mode;
         }

@@ -610,6 +610,21 @@ mod apply_balance {
             .collect();
         assert_eq!(codes, [("unbalanced_edit", Some(2))]);
     }
+
+    #[test]
+    fn a_moved_file_is_checked_under_its_new_name() {
+        let mut tree = MemTree::new();
+        tree.insert("a.rs", b"fn f() {\n    g(1);\n}\n".to_vec());
+        let moved = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
+        let report = apply_to_memory(&mut tree, moved.as_bytes(), &ApplyOptions::default());
+        assert!(report.ok, "{:?}", report.error);
+        let w: Vec<_> = report
+            .warnings
+            .iter()
+            .map(|w| (w.code.as_str(), w.path.as_deref(), w.hunk))
+            .collect();
+        assert_eq!(w, [("unbalanced_edit", Some("b.rs"), Some(1))]);
+    }
 }
 
 /// `apply-patch read PATH --around N` (Issue 7): the enclosing function with `read`'s header.
