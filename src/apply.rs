@@ -73,6 +73,9 @@ pub struct ApplyOptions {
     pub three_way: bool,
     /// `--conflict-markers`: with `--3way`, write conflicts with git-style markers.
     pub conflict_markers: bool,
+    /// `--strict-balance`: refuse (`unbalanced_edit`) an edit that leaves a balanced file
+    /// unbalanced, instead of warning.
+    pub strict_balance: bool,
 }
 
 impl Default for ApplyOptions {
@@ -96,6 +99,7 @@ impl Default for ApplyOptions {
             cached: false,
             three_way: false,
             conflict_markers: false,
+            strict_balance: false,
         }
     }
 }
@@ -122,6 +126,7 @@ impl ApplyOptions {
             allow_notebooks: self.allow_notebooks,
             diff: self.diff,
             git: None,
+            strict_balance: self.strict_balance,
         })
     }
 }

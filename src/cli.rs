@@ -103,6 +103,10 @@ pub struct RawArgs {
     /// Allow patching Jupyter notebooks (.ipynb).
     #[arg(long)]
     pub allow_notebooks: bool,
+    /// Refuse (unbalanced_edit) an edit that leaves a balanced file's brackets, tags or
+    /// quotes unbalanced, instead of warning.
+    #[arg(long)]
+    pub strict_balance: bool,
     // git integration (src/git/flow.rs):
     /// Apply to the work tree and the git index together (touched files must match the index).
     #[arg(long)]
@@ -186,6 +190,9 @@ pub enum Command {
         /// Only lines A to B (1-based, inclusive): `A:B`, `A:`, `:B` or `A`.
         #[arg(long, value_name = "A:B")]
         lines: Option<String>,
+        /// Only the function (else block, else element) enclosing line N.
+        #[arg(long, value_name = "N", conflicts_with = "lines")]
+        around: Option<usize>,
     },
     /// Apply a change kept by `--preview`, exactly once.
     Confirm {
@@ -260,6 +267,7 @@ pub enum Action {
     Read {
         path: String,
         lines: Option<String>,
+        around: Option<usize>,
     },
     Confirm(String),
     Chip(String),
@@ -455,7 +463,20 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Man) => Action::Man,
         Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
         // agent (issue 6)
-        Some(Command::Read { path, lines }) => Action::Read { path, lines },
+        Some(Command::Read {
+            path,
+            lines,
+            around,
+        }) => {
+            if around == Some(0) {
+                return Err(usage("--around counts lines from 1"));
+            }
+            Action::Read {
+                path,
+                lines,
+                around,
+            }
+        }
         Some(Command::Confirm { id }) => Action::Confirm(id),
         Some(Command::Chip { id }) => Action::Chip(id),
         Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
@@ -511,6 +532,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 cached: raw.cached,
                 three_way: raw.three_way,
                 conflict_markers: raw.conflict_markers,
+                strict_balance: raw.strict_balance,
             };
             // agent (issue 6)
             let agent = AgentOptions {
@@ -560,6 +582,7 @@ fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
         (raw.strict_base, "--strict-base"),
         (!raw.protect.is_empty(), "--protect"),
         (raw.allow_notebooks, "--allow-notebooks"),
+        (raw.strict_balance, "--strict-balance"),
     ];
     flags
         .into_iter()
@@ -637,7 +660,12 @@ fn execute(opts: Options) -> Outcome {
             ),
             Err(e) => Outcome::error(e, json, style),
         },
-        Action::Read { path, lines } => agent_outcome(agent_cli::read(
+        Action::Read {
+            path,
+            around: Some(line),
+            ..
+        } => agent_outcome(agent_cli::read_around(&opts.root, path, *line, json, style)),
+        Action::Read { path, lines, .. } => agent_outcome(agent_cli::read(
             &opts.root,
             path,
             lines.as_deref(),

@@ -41,6 +41,8 @@ pub struct PlanOptions {
     pub diff: bool,
     /// git integration: inside a git work tree, blob ids are hashed as `git add` would.
     pub git: Option<crate::git::PlanHooks>,
+    /// `--strict-balance`: an edit that unbalances a file refuses the patch (Issue 7).
+    pub strict_balance: bool,
 }
 
 impl Default for PlanOptions {
@@ -52,6 +54,7 @@ impl Default for PlanOptions {
             allow_notebooks: false,
             diff: false,
             git: None,
+            strict_balance: false,
         }
     }
 }
@@ -132,6 +135,8 @@ struct Edited {
     already: Vec<usize>,
     /// 1-based numbers of hunks that change something.
     done: Vec<usize>,
+    /// Where the changing hunks stand in the new file (for the balance check).
+    regions: Vec<balance::Region>,
 }
 
 impl Edited {
@@ -144,6 +149,7 @@ impl Edited {
             snippet: None,
             already: Vec::new(),
             done: Vec::new(),
+            regions: Vec::new(),
         }
     }
 }
@@ -352,6 +358,9 @@ impl<'a> Planner<'a> {
         };
         self.check_bases(fp, shown, &bytes)?;
         let edited = self.edit(fp, shown, &bytes, link)?;
+        if !link {
+            self.check_balance(fp, shown, &bytes, &edited, report)?;
+        }
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         let wants_mode = fp
             .new_mode
@@ -430,6 +439,9 @@ impl<'a> Planner<'a> {
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
+        if !link {
+            self.check_balance(fp, new_shown, &bytes, &edited, report)?;
+        }
         if new_mode != mode {
             report.new_mode = fp.new_mode;
         }
@@ -586,7 +598,9 @@ impl<'a> Planner<'a> {
                 if drops_bom && new.starts_with(crate::text::BOM) {
                     new.drain(..crate::text::BOM.len().min(new.len()));
                 }
-                Ok(self.edited(shown, new, &placements))
+                let mut edited = self.edited(shown, new, &placements);
+                edited.regions = balance::regions(&placements);
+                Ok(edited)
             }
         }
     }
@@ -763,6 +777,7 @@ impl<'a> Planner<'a> {
     }
 }
 
+mod balance;
 mod content;
 #[cfg(test)]
 mod tests;

@@ -63,6 +63,10 @@ pub struct FileReport {
     /// The content changed by a binary patch (human summary only: no line counts).
     #[serde(skip)]
     pub binary: bool,
+    /// With `--strict-balance` only: what the balance check found for this text file
+    /// (`still_balanced`, `already_unbalanced`, `not_checked` with its reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balance: Option<crate::structure::EditBalance>,
 }
 
 impl FileReport {
@@ -80,6 +84,7 @@ impl FileReport {
             removed: 0,
             new_mode: None,
             binary: false,
+            balance: None,
         }
     }
 }

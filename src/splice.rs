@@ -26,26 +26,11 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
             cursor = cursor.max(start);
             continue;
         }
-        let below = lines[(start + p.old_len).min(lines.len())..]
+        let after = lines[(start + p.old_len).min(lines.len())..]
             .iter()
             .map(|l| l.ending)
             .find(|e| *e != Ending::None);
-        // The ending of the next kept line with one, for each piece: "the line below" an
-        // inserted line is the next line of the result, which may lie inside the hunk.
-        let mut next_kept = vec![below; p.pieces.len()];
-        let mut seen = below;
-        for (k, piece) in p.pieces.iter().enumerate().rev() {
-            next_kept[k] = seen;
-            if let Piece::Keep(i) = piece {
-                if let Some(e) = lines
-                    .get(*i)
-                    .map(|l| l.ending)
-                    .filter(|e| *e != Ending::None)
-                {
-                    seen = Some(e);
-                }
-            }
-        }
+        let mut below = Below::new(after);
         for (k, piece) in p.pieces.iter().enumerate() {
             match piece {
                 Piece::Keep(i) => {
@@ -62,7 +47,10 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
                         .map(|l| l.ending)
                         .filter(|e| *e != Ending::None);
                     let above = out.last_ending.filter(|e| *e != Ending::None);
-                    let ending = replaced.or(above).or(next_kept[k]).unwrap_or(Ending::Lf);
+                    let ending = replaced
+                        .or(above)
+                        .or_else(|| below.at(k, &p.pieces, lines))
+                        .unwrap_or(Ending::Lf);
                     out.push(new.as_slice(), ending);
                 }
             }
@@ -74,6 +62,50 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
     }
     out.push_run(lines.get(cursor..).unwrap_or(&[]));
     out.finish(final_newline)
+}
+
+/// "The line below" an inserted line (SPEC §6): the next line of the result that comes from
+/// the file — a later `Keep` piece of the same hunk, else the first line after the hunk's old
+/// region — skipping lines without an ending. Asked only when neither the replaced line nor
+/// the line above gives an ending, and scanned forward once per hunk, so a long run of
+/// insertions stays linear.
+struct Below {
+    /// Index of the piece the last scan stopped at (0: not scanned yet; a scan for piece
+    /// `k` always stops after `k`).
+    at: usize,
+    /// The ending of the `Keep` piece at `at`, None when no later `Keep` has one.
+    found: Option<Ending>,
+    /// The ending of the first line after the old region that has one.
+    after: Option<Ending>,
+}
+
+impl Below {
+    fn new(after: Option<Ending>) -> Self {
+        Below {
+            at: 0,
+            found: None,
+            after,
+        }
+    }
+
+    /// The ending of the line below piece `k`.
+    fn at(&mut self, k: usize, pieces: &[Piece], lines: &[TextLine<'_>]) -> Option<Ending> {
+        if self.at <= k {
+            self.found = None;
+            self.at = pieces.len();
+            for (j, piece) in pieces.iter().enumerate().skip(k + 1) {
+                let ending = match piece {
+                    Piece::Keep(i) => lines.get(*i).map(|l| l.ending),
+                    Piece::Insert { .. } => None,
+                };
+                if let Some(e) = ending.filter(|e| *e != Ending::None) {
+                    (self.at, self.found) = (j, Some(e));
+                    break;
+                }
+            }
+        }
+        self.found.or(self.after)
+    }
 }
 
 /// An upper bound of the result's size: the file plus every inserted line with a CRLF.
@@ -235,6 +267,26 @@ mod tests {
             vec![insert("}", None), Piece::Keep(0), Piece::Keep(2)],
         );
         assert_eq!(splice(&text, &[p]), b"}\r\n\r\n}\r\n");
+    }
+
+    #[test]
+    fn an_insert_at_the_top_takes_the_ending_of_a_kept_line_below() {
+        // `@@ -1 +1,2 @@` / `+a` / ` ` on a CRLF file holding one empty line.
+        let text = Text::parse(b"\r\n");
+        let p = placement(0, 1, vec![insert("a", None), Piece::Keep(0)]);
+        assert_eq!(splice(&text, &[p]), b"a\r\n\r\n");
+        // Inserted lines before the kept one all take its ending; the lines after the hunk
+        // come only after the hunk's own kept lines.
+        let text = Text::parse(b"k\r\nz\n");
+        let p = placement(
+            0,
+            1,
+            vec![insert("a", None), insert("b", None), Piece::Keep(0)],
+        );
+        assert_eq!(splice(&text, &[p]), b"a\r\nb\r\nk\r\nz\n");
+        // No kept line below in the hunk: the first line after it.
+        let p = placement(0, 1, vec![insert("a", None)]);
+        assert_eq!(splice(&text, &[p]), b"a\nz\n");
     }
 
     #[test]

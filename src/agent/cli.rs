@@ -78,6 +78,31 @@ pub fn read(root: &Path, path: &str, lines: Option<&str>, json: bool, style: Sty
     }
 }
 
+/// `apply-patch read PATH --around N [--json]`: the function (else block, else element)
+/// enclosing line N, with `read`'s header and version.
+pub fn read_around(root: &Path, path: &str, line: usize, json: bool, style: Style) -> Output {
+    if let Err(e) = crate::agent::check_root(root) {
+        return Output::error(e, json, style);
+    }
+    let state = AgentState::for_root(root).ok();
+    match crate::agent::around::read_around(root, path, line, state.as_ref().map(|s| &s.snapshots))
+    {
+        Ok(out) if json => {
+            let mut value = serde_json::to_value(&out).unwrap_or_default();
+            if let Some(map) = value.as_object_mut() {
+                map.insert("ok".into(), true.into());
+                map.insert("error".into(), serde_json::Value::Null);
+            }
+            Output::json(&value, 0)
+        }
+        Ok(out) => Output {
+            stdout: out.render().into_bytes(),
+            ..Output::default()
+        },
+        Err(e) => Output::error(e, json, style),
+    }
+}
+
 /// True when any agent option is set (the plain apply path is used otherwise).
 pub fn any(agent: &AgentOptions) -> bool {
     agent.rebase

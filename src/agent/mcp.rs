@@ -66,6 +66,10 @@ pub struct ReadArgs {
     /// Last line to return (1-based, inclusive); default: the end of the file.
     #[serde(default)]
     pub end_line: Option<usize>,
+    /// Instead of a line range: return the function (else block, else element) enclosing
+    /// this line (1-based), found from the text alone.
+    #[serde(default)]
+    pub around: Option<usize>,
 }
 
 /// The agent options every writing tool takes.
@@ -88,6 +92,10 @@ pub struct WriteOptions {
     /// Refuse (risk_exceeded) a change whose risk score is above this.
     #[serde(default)]
     pub max_risk: Option<u32>,
+    /// Refuse (unbalanced_edit) a change that leaves a balanced file's brackets, tags or
+    /// quotes unbalanced, instead of warning.
+    #[serde(default)]
+    pub strict_balance: bool,
 }
 
 /// Arguments of `apply_patch`.
@@ -267,6 +275,9 @@ impl Session {
     }
 
     fn read(&self, args: ReadArgs) -> CallToolResult {
+        if let Some(line) = args.around {
+            return self.read_around(&args, line);
+        }
         // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
         // (the header and a note say how many more there are).
         let end = args.end_line.or_else(|| {
@@ -298,6 +309,32 @@ impl Session {
         }
     }
 
+    /// `read` with `around`: the enclosing range instead of a line range.
+    fn read_around(&self, args: &ReadArgs, line: usize) -> CallToolResult {
+        if args.start_line.is_some() || args.end_line.is_some() {
+            return error_result(&Error::new(
+                ErrorCode::Usage,
+                "give either around or start_line/end_line, not both",
+            ));
+        }
+        let store = self.state.as_ref().map(|s| &s.snapshots);
+        match crate::agent::around::read_around(&self.root, &args.path, line, store) {
+            Ok(out) => {
+                self.reads().insert(
+                    out.read.path.clone(),
+                    ReadRecord {
+                        sha256: out.read.sha256.clone(),
+                        total_lines: out.read.total_lines,
+                    },
+                );
+                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
+                result.structured_content = serde_json::to_value(&out).ok();
+                result
+            }
+            Err(e) => error_result(&e),
+        }
+    }
+
     /// `apply_patch`, `edit` and `preview`: the permission check, then the agent apply.
     fn write(
         &self,
@@ -310,6 +347,7 @@ impl Session {
             format,
             check: options.dry_run,
             diff: preview,
+            strict_balance: options.strict_balance,
             ..ApplyOptions::default()
         };
         let notices = match self.permit(&input, &opts) {

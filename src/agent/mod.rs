@@ -17,6 +17,7 @@
 // candidates); it is returned once per request, so its size does not matter here.
 #![allow(clippy::result_large_err)]
 
+pub mod around;
 pub mod chips;
 pub mod cli;
 pub mod mcp;

@@ -23,7 +23,7 @@ are kept as tabs) under a header `PATH  lines A-B of N  *** Base: HEX`, and the 
 (`structuredContent`: path, base, total_lines, start_line, end_line, lines, line_ending, \
 final_newline). Give `start_line`/`end_line` (1-based, inclusive) to read part of a large \
 file; without `end_line` at most 2000 lines are served and a last note says where to read \
-on. Keep `base`: put `*** Base: HEX` right after `*** Update File: PATH` in a patch (or \
+on. Or give `around: N` to read just the function (else block, else element) enclosing line N, found from the text alone (the JSON adds `around`: line, start_line, end_line, opening_line, kind, lang, fallback); `context_not_found` when no function or block holds the line. Keep `base`: put `*** Base: HEX` right after `*** Update File: PATH` in a patch (or \
 `\"base\": {PATH: HEX}` in `edit`) so the change is checked against what you read. \
 Errors: `file_not_found` (check the path, relative to the root), `is_directory`, \
 `path_escape` (outside the root or in .git/), `binary_file` / `invalid_utf8` (not shown; \

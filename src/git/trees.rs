@@ -35,7 +35,7 @@ impl Tree for GitTree<'_> {
     }
 
     fn kind(&self, path: &str) -> Result<Kind, Error> {
-        self.repo.check_path(path)?;
+        check_probe(self.repo, path)?;
         self.inner.kind(path)
     }
 
@@ -52,6 +52,15 @@ impl Tree for GitTree<'_> {
             )),
             (_, node) => Ok((snapshot, node)),
         }
+    }
+}
+
+/// `kind` is also how the path guard asks whether a directory holds a nested repository
+/// (`DIR/.git`): that probe reads, never writes, so only the directory is checked.
+fn check_probe(repo: &Repo, path: &str) -> Result<(), Error> {
+    match path.rsplit_once('/') {
+        Some((dir, ".git")) => repo.check_path(dir),
+        _ => repo.check_path(path),
     }
 }
 
@@ -81,7 +90,7 @@ impl Tree for IndexTree<'_> {
     }
 
     fn kind(&self, path: &str) -> Result<Kind, Error> {
-        self.repo.check_path(path)?;
+        check_probe(self.repo, path)?;
         match self.entry(path)? {
             Some(e) if e.mode.is_symlink() => Ok(Kind::Symlink(self.repo.read_blob(&e.id, path)?)),
             Some(e) if e.mode.is_gitlink() => Ok(Kind::Directory),

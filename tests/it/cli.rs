@@ -451,6 +451,24 @@ fn reverse_needs_a_unified_diff() {
 }
 
 #[test]
+fn agent_options_with_git_flags_are_a_usage_error() {
+    // Agent options route the apply through the agent layer, which has no git flow.
+    let tree = sample();
+    let out = refused(&tree, &["--preview", "--index"], AGENT, "usage");
+    assert_eq!(out.status, 2);
+    assert_cli_snapshot!("err_usage_agent_with_git", out);
+    for args in [
+        &["--rebase", "--cached"][..],
+        &["--max-risk", "50", "--3way"],
+        &["--post-check", "true", "--index"],
+        &["--preview", "--3way", "--conflict-markers"],
+    ] {
+        let out = refused(&tree, args, AGENT, "usage");
+        assert_eq!(out.status, 2, "{args:?}: {}", out.normalized());
+    }
+}
+
+#[test]
 fn unknown_flag_is_a_usage_error_also_in_json() {
     let tree = sample();
     let out = tree.run(&["--frobnicate"], "");

@@ -337,3 +337,43 @@ async fn dry_run_writes_nothing_and_undo_needs_a_change() {
     );
     client.cancel().await.expect("the session closes");
 }
+
+#[tokio::test]
+async fn strict_balance_refuses_an_unbalancing_edit_over_mcp() {
+    let t = TempTree::with(&[("f.rs", "fn f() {\n    g(1);\n}\n")]);
+    let client = start(&t, &[]).await;
+    call(&client, "read", json!({"path": "f.rs"})).await;
+    let p = "*** Begin Patch\n*** Update File: f.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
+    let args = json!({"patch": p, "strict_balance": true});
+    assert_eq!(
+        error_code(&client, "apply_patch", args).await,
+        "unbalanced_edit"
+    );
+    assert_eq!(t.read_str("f.rs"), "fn f() {\n    g(1);\n}\n");
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert!(
+        value["warnings"].to_string().contains("unbalanced_edit"),
+        "{value}"
+    );
+    client.cancel().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn read_around_serves_the_enclosing_function() {
+    let t = TempTree::with(&[("f.rs", "use x;\n\nfn f() {\n    g(1);\n}\n")]);
+    let client = start(&t, &[]).await;
+    let r = call(&client, "read", json!({"path": "f.rs", "around": 4})).await;
+    let v = r.structured_content.expect("data");
+    assert_eq!((&v["start_line"], &v["end_line"]), (&3.into(), &5.into()));
+    assert_eq!(v["around"]["kind"], "function");
+    // Reading around counts as reading: the file can now be edited.
+    let p = "*** Begin Patch\n*** Update File: f.rs\n@@\n-    g(1);\n+    g(2);\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    let args = json!({"path": "f.rs", "around": 1});
+    assert_eq!(error_code(&client, "read", args).await, "context_not_found");
+    let args = json!({"path": "f.rs", "around": 4, "start_line": 1});
+    assert_eq!(error_code(&client, "read", args).await, "usage");
+    client.cancel().await.expect("the session closes");
+}

@@ -491,19 +491,24 @@ fn real_diffs_apply_forward_reversed_and_as_agent() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// `apply(diff(a, b), a) == b` through the whole pipeline, final newlines included.
-    /// (LF files only: diffs carry no line endings, inserted lines take the file's.)
+    /// `apply(diff(a, b), a) == b` through the whole pipeline, final newlines included, for
+    /// LF and CRLF files. Diffs carry no line endings: inserted lines take the file's (the
+    /// replaced line's, else the line above's, else the line below's), so a CRLF file stays
+    /// CRLF whenever it has a line with an ending to take it from.
     #[test]
     fn file_diff_applies_through_the_pipeline(
         old in proptest::collection::vec("[abc]{0,3}", 0..14),
         new in proptest::collection::vec("[abc]{0,3}", 0..14),
         old_nl: bool,
         new_nl: bool,
+        crlf: bool,
     ) {
+        let has_ending = old.len() >= 2 || (old.len() == 1 && old_nl);
+        let eol = if crlf && has_ending { "\r\n" } else { "\n" };
         let join = |v: &Vec<String>, nl: bool| {
-            let mut s = v.join("\n");
+            let mut s = v.join(eol);
             if nl && !v.is_empty() {
-                s.push('\n');
+                s.push_str(eol);
             }
             s.into_bytes()
         };
@@ -605,4 +610,20 @@ fn every_single_byte_deletion_round_trips() {
             }
         }
     }
+}
+
+/// A line inserted at the top of a CRLF file, above a context line of the same hunk, takes
+/// that line's CRLF (the line below), not LF.
+#[test]
+fn an_insert_above_a_context_line_takes_its_crlf() {
+    let mut tree = apply_patch::tree::MemTree::new();
+    tree.insert("f", b"\r\n".to_vec());
+    let diff = b"--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n+a\n \n";
+    let report = apply_patch::apply::apply_to_memory(
+        &mut tree,
+        diff,
+        &apply_patch::apply::ApplyOptions::default(),
+    );
+    assert!(report.ok, "{:?}", report.error);
+    assert_eq!(tree.get("f"), Some(&b"a\r\n\r\n"[..]));
 }

@@ -445,3 +445,244 @@ mod cli {
         }
     }
 }
+
+/// The balance check around every apply (Issue 7): the `unbalanced_edit` warning, the
+/// `--strict-balance` refusal, and a file that was unbalanced before is not blamed — in the
+/// plain, git, agent and in-memory flows.
+mod apply_balance {
+    use crate::util::TempTree;
+    use apply_patch::apply::{apply_to_memory, ApplyOptions};
+    use apply_patch::tree::MemTree;
+
+    const TWO: &str = "fn one() -> u32 {\n    1\n}\n\nfn two() -> u32 {\n    2\n}\n";
+    /// Hunk 1 keeps the file balanced, hunk 2 opens a `(` it never closes.
+    const BREAKS: &str = "*** Begin Patch\n*** Update File: src/two.rs\n@@\n fn one() -> u32 {\n-    1\n+    1 + 0\n }\n@@\n fn two() -> u32 {\n-    2\n+    (2\n }\n*** End Patch\n";
+    const BROKEN: &str = "fn f() {\n    g(1;\n}\n\nfn h() -> u32 {\n    2\n}\n";
+    /// Edits an already unbalanced Rust file and a text file the check does not know.
+    const EDITS_BROKEN: &str = "*** Begin Patch\n*** Update File: src/broken.rs\n@@\n fn h() -> u32 {\n-    2\n+    3\n }\n*** Update File: notes.txt\n@@\n-(\n+((\n*** End Patch\n";
+
+    fn snapshot(name: &str, text: String) {
+        insta::with_settings!({
+            snapshot_path => "../../snapshots/structure",
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    fn tree() -> TempTree {
+        TempTree::with(&[
+            ("src/two.rs", TWO),
+            ("src/broken.rs", BROKEN),
+            ("notes.txt", "(\n"),
+        ])
+    }
+
+    #[test]
+    fn an_edit_that_unbalances_a_file_warns_and_names_the_hunk() {
+        let t = tree();
+        let out = t.run(&["-"], BREAKS);
+        assert_eq!(out.status, 0, "{}", out.normalized());
+        snapshot("apply_unbalanced_edit_warning", out.normalized());
+        assert!(t.read_str("src/two.rs").contains("    (2\n"));
+        let t = tree();
+        let out = t.run(&["--json", "-"], BREAKS);
+        let v = out.json();
+        assert_eq!(v["ok"], true);
+        let w = &v["warnings"][0];
+        assert_eq!(
+            (&w["code"], &w["path"], &w["hunk"]),
+            (&"unbalanced_edit".into(), &"src/two.rs".into(), &2.into())
+        );
+        assert!(
+            v["files"][0].get("balance").is_none(),
+            "no note without --strict-balance: {v}"
+        );
+    }
+
+    #[test]
+    fn strict_balance_refuses_and_writes_nothing() {
+        let t = tree();
+        let before = t.snapshot();
+        let out = t.run(&["--strict-balance", "-"], BREAKS);
+        assert_eq!(out.status, 1, "{}", out.normalized());
+        snapshot("apply_strict_balance_refused", out.normalized());
+        assert_eq!(t.snapshot(), before, "a refused patch changes nothing");
+        let out = t.run(&["--strict-balance", "--json", "-"], BREAKS);
+        let v = out.json();
+        assert_eq!(v["error"]["code"], "unbalanced_edit");
+        assert_eq!(v["error"]["path"], "src/two.rs");
+        assert_eq!(v["error"]["hunk"], 2);
+        assert_eq!(v["files"][0]["balance"]["status"], "newly_unbalanced");
+        assert_eq!(t.snapshot(), before);
+    }
+
+    #[test]
+    fn an_already_unbalanced_file_is_not_blamed() {
+        let t = tree();
+        let out = t.run(&["-"], EDITS_BROKEN);
+        assert_eq!(out.status, 0, "{}", out.normalized());
+        assert_eq!(out.stderr, "", "no warning for a file broken before");
+        let t = tree();
+        let out = t.run(&["--strict-balance", "--json", "-"], EDITS_BROKEN);
+        let v = out.json();
+        assert_eq!(v["ok"], true, "{v}");
+        assert!(v["warnings"].as_array().is_some_and(Vec::is_empty), "{v}");
+        let broken = &v["files"][0]["balance"];
+        assert_eq!(broken["status"], "already_unbalanced");
+        assert_eq!(broken["problem"]["line"], 3);
+        let notes = &v["files"][1]["balance"];
+        assert_eq!(notes["status"], "not_checked");
+        assert_eq!(notes["reason"], "unknown language (give one with --lang)");
+        assert_eq!(
+            t.read_str("src/broken.rs"),
+            BROKEN.replace("    2\n", "    3\n")
+        );
+    }
+
+    #[test]
+    fn the_agent_layer_and_git_flow_check_balance_too() {
+        // Agent options route through the agent layer.
+        let t = tree();
+        let before = t.snapshot();
+        let out = t.run(
+            &["--strict-balance", "--max-risk", "100", "--json", "-"],
+            BREAKS,
+        );
+        assert_eq!(
+            out.json()["error"]["code"],
+            "unbalanced_edit",
+            "{}",
+            out.stdout
+        );
+        assert_eq!(t.snapshot(), before);
+        // Inside a git work tree, the git flow plans (a file in a subdirectory: the guard's
+        // probe for a nested repository, `src/.git`, must not read as a write into .git).
+        let t = tree();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(t.root())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !git(&["init", "-q"]) || !git(&["add", "-A"]) {
+            println!("skipped the git flow: git is not available");
+            return;
+        }
+        let before = t.snapshot();
+        let out = t.run(&["--index", "--strict-balance", "--json", "-"], BREAKS);
+        assert_eq!(
+            out.json()["error"]["code"],
+            "unbalanced_edit",
+            "{}",
+            out.stdout
+        );
+        assert_eq!(t.snapshot(), before);
+        let out = t.run(&["--index", "--json", "-"], BREAKS);
+        let v = out.json();
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["warnings"][0]["code"], "unbalanced_edit");
+    }
+
+    #[test]
+    fn in_memory_trees_are_checked() {
+        let mut tree = MemTree::new();
+        tree.insert("src/two.rs", TWO.as_bytes().to_vec());
+        let strict = ApplyOptions {
+            strict_balance: true,
+            ..ApplyOptions::default()
+        };
+        let report = apply_to_memory(&mut tree, BREAKS.as_bytes(), &strict);
+        assert_eq!(
+            report.error.map(|e| e.code),
+            Some(apply_patch::ErrorCode::UnbalancedEdit)
+        );
+        assert_eq!(tree.get("src/two.rs"), Some(TWO.as_bytes()));
+        let report = apply_to_memory(&mut tree, BREAKS.as_bytes(), &ApplyOptions::default());
+        assert!(report.ok, "{:?}", report.error);
+        let codes: Vec<_> = report
+            .warnings
+            .iter()
+            .map(|w| (w.code.as_str(), w.hunk))
+            .collect();
+        assert_eq!(codes, [("unbalanced_edit", Some(2))]);
+    }
+
+    #[test]
+    fn a_moved_file_is_checked_under_its_new_name() {
+        let mut tree = MemTree::new();
+        tree.insert("a.rs", b"fn f() {\n    g(1);\n}\n".to_vec());
+        let moved = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
+        let report = apply_to_memory(&mut tree, moved.as_bytes(), &ApplyOptions::default());
+        assert!(report.ok, "{:?}", report.error);
+        let w: Vec<_> = report
+            .warnings
+            .iter()
+            .map(|w| (w.code.as_str(), w.path.as_deref(), w.hunk))
+            .collect();
+        assert_eq!(w, [("unbalanced_edit", Some("b.rs"), Some(1))]);
+    }
+}
+
+/// `apply-patch read PATH --around N` (Issue 7): the enclosing function with `read`'s header.
+mod read_around {
+    use crate::util::TempTree;
+
+    const LIB: &str = "use std::fmt;\n\nfn parse(input: &str) -> u32 {\n    let n = input\n        .trim();\n    n.len() as u32\n}\n\nfn other() {}\n";
+
+    fn snapshot(name: &str, text: String) {
+        insta::with_settings!({
+            snapshot_path => "../../snapshots/structure",
+            prepend_module_to_snapshot => false,
+        }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    #[test]
+    fn prints_the_enclosing_function_numbered_with_the_version() {
+        let t = TempTree::with(&[("src/lib.rs", LIB)]);
+        let out = t.run(&["read", "src/lib.rs", "--around", "5"], "");
+        assert_eq!(out.status, 0, "{}", out.normalized());
+        snapshot("read_around", out.normalized());
+        let full = t.run(&["read", "src/lib.rs", "--json"], "").json();
+        let v = t
+            .run(&["read", "src/lib.rs", "--around", "5", "--json"], "")
+            .json();
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["base"], full["base"], "the same version as read");
+        assert_eq!((&v["start_line"], &v["end_line"]), (&3.into(), &7.into()));
+        assert_eq!(v["lines"][0], "fn parse(input: &str) -> u32 {");
+        assert_eq!(v["around"]["line"], 5);
+        assert_eq!(v["around"]["kind"], "function");
+        assert_eq!(v["around"]["lang"], "rust");
+    }
+
+    #[test]
+    fn refusals_and_usage_errors() {
+        let t = TempTree::with(&[("src/lib.rs", LIB)]);
+        let out = t.run(&["read", "src/lib.rs", "--around", "1"], "");
+        assert_eq!(out.status, 1, "line 1 is in no function: {}", out.stdout);
+        assert!(
+            out.stderr
+                .starts_with("error[context_not_found]: src/lib.rs: line 1"),
+            "{}",
+            out.stderr
+        );
+        let v = t
+            .run(&["read", "src/lib.rs", "--around", "1", "--json"], "")
+            .json();
+        assert_eq!(v["error"]["code"], "context_not_found");
+        for args in [
+            &["read", "src/lib.rs", "--around", "0"][..],
+            &["read", "src/lib.rs", "--around", "99"],
+            &["read", "src/lib.rs", "--around", "3", "--lines", "1:2"],
+        ] {
+            assert_eq!(t.run(args, "").status, 2, "{args:?}");
+        }
+        assert_eq!(t.run(&["read", "gone.rs", "--around", "1"], "").status, 1);
+    }
+}
