@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorCode};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode, PatchSet};
 use crate::parse::binary;
 use crate::parse::quoted::quote;
+use crate::parse::unified::own_endings;
 use crate::parse::ParseOptions;
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
@@ -97,8 +98,9 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
                 drift: 0,
                 next_old: 1,
             };
+            let keep_cr = own_endings(fp.op, hunks);
             for h in hunks {
-                hunk_to_unified(h, &mut pos, out);
+                hunk_to_unified(h, &mut pos, keep_cr, out);
             }
         }
         Body::Binary(b) => {
@@ -170,7 +172,7 @@ struct Position {
     next_old: usize,
 }
 
-fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
+fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, keep_cr: (bool, bool), out: &mut Vec<u8>) {
     let old_count = h.old_lines().count();
     let new_count = h.new_lines().count();
     // A range of no lines names the line before it (`-5,0`: after line 5).
@@ -203,11 +205,13 @@ fn hunk_to_unified(h: &Hunk<'_>, pos: &mut Position, out: &mut Vec<u8>) {
         )
         .as_bytes(),
     );
-    write_lines(h, out);
+    write_lines(h, keep_cr, out);
 }
 
-/// The lines of a hunk with their `\ No newline at end of file` markers.
-fn write_lines(h: &Hunk<'_>, out: &mut Vec<u8>) {
+/// The lines of a hunk with their `\ No newline at end of file` markers. `keep_cr`: whether
+/// the parser keeps the CR of a `+` line and of a `-` line of this file patch
+/// ([`own_endings`]).
+fn write_lines(h: &Hunk<'_>, keep_cr: (bool, bool), out: &mut Vec<u8>) {
     let last_old = h.lines.iter().rposition(|l| l.kind != LineKind::Insert);
     let last_new = h.lines.iter().rposition(|l| l.kind != LineKind::Delete);
     for (i, l) in h.lines.iter().enumerate() {
@@ -218,8 +222,14 @@ fn write_lines(h: &Hunk<'_>, out: &mut Vec<u8>) {
         });
         out.extend_from_slice(&l.text);
         // The parser drops one CR before a line's LF (CRLF diffs read like LF ones), so a
-        // line whose own text ends in CR needs one more to read back the same.
-        if l.text.ends_with(b"\r") {
+        // line whose own text ends in CR needs one more to read back the same — unless the
+        // parser keeps that CR as content (a created or deleted file's own endings).
+        let kept = match l.kind {
+            LineKind::Insert => keep_cr.0,
+            LineKind::Delete => keep_cr.1,
+            LineKind::Context => false,
+        };
+        if l.text.ends_with(b"\r") && !kept {
             out.push(b'\r');
         }
         out.push(b'\n');

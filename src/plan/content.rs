@@ -73,8 +73,14 @@ pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
             *first = first.strip_prefix(BOM).unwrap_or(first);
         }
     }
+    // A CRLF file's deletion keeps the diff's CRs (parse::unified); endings never count.
+    fn no_cr(l: &[u8]) -> &[u8] {
+        l.strip_suffix(b"\r").unwrap_or(l)
+    }
+    let same =
+        file.len() == deleted.len() && file.iter().zip(&deleted).all(|(f, d)| no_cr(f) == no_cr(d));
     // A file holding only a BOM has no lines, but a diff shows the BOM as one.
-    file == deleted || (bytes == BOM && deleted == [b""])
+    same || (bytes == BOM && deleted == [b""])
 }
 
 /// Hunks against a file that starts with a BOM: diff tools (and agents that read the raw

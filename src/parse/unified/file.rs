@@ -4,6 +4,8 @@
 //! No I/O; placement-related checks are limited to what the diff itself proves (counts,
 //! zero-context hunks).
 
+use std::borrow::Cow;
+
 use nom::bytes::complete::tag;
 use nom::combinator::rest;
 use nom::sequence::preceded;
@@ -506,6 +508,7 @@ fn check_body(
     let Body::Hunks(hunks) = &mut fp.body else {
         return Ok(());
     };
+    keep_own_endings(op, hunks);
     let only = hunks.len() == 1;
     for h in hunks.iter_mut() {
         let at = |h: &Hunk<'_>, msg: &str| ParseError {
@@ -544,6 +547,45 @@ fn check_body(
         ));
     }
     Ok(())
+}
+
+/// Whether the CR at the end of a `+` line, and of a `-` line, is content (kept in the line's
+/// text) in a file patch: for `+` lines only when it creates a file (an Add, or a copy or
+/// rename whose every line is inserted), for `-` lines only in a Delete. So a new CRLF file
+/// stays CRLF and the reverse of a CRLF file's deletion gives its bytes back; elsewhere
+/// inserted lines take the file's endings (SPEC §6) and the CR is dropped. The renderer asks
+/// the same question to write lines that read back the same.
+pub(crate) fn own_endings(op: FileOp, hunks: &[Hunk<'_>]) -> (bool, bool) {
+    let keep_insert = match op {
+        FileOp::Add => true,
+        FileOp::Copy | FileOp::Rename => hunks
+            .iter()
+            .all(|h| h.lines.iter().all(|l| l.kind == LineKind::Insert)),
+        _ => false,
+    };
+    (keep_insert, op == FileOp::Delete)
+}
+
+/// Drops the CR that the parser kept at the end of `+` and `-` lines where it is not content
+/// ([`own_endings`]).
+fn keep_own_endings(op: FileOp, hunks: &mut [Hunk<'_>]) {
+    let (keep_insert, keep_delete) = own_endings(op, hunks);
+    for l in hunks.iter_mut().flat_map(|h| h.lines.iter_mut()) {
+        let keep = match l.kind {
+            LineKind::Insert => keep_insert,
+            LineKind::Delete => keep_delete,
+            LineKind::Context => true,
+        };
+        if !keep && l.text.ends_with(b"\r") {
+            l.text = match std::mem::take(&mut l.text) {
+                Cow::Borrowed(b) => Cow::Borrowed(&b[..b.len() - 1]),
+                Cow::Owned(mut v) => {
+                    v.pop();
+                    Cow::Owned(v)
+                }
+            };
+        }
+    }
 }
 
 /// A hunk header as git writes it, for error lines.

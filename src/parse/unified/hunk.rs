@@ -127,6 +127,14 @@ impl<'a> Builder<'a> {
                 line.error("a hunk line follows '\\ No newline at end of file' on the same side")
             );
         }
+        // A `+`/`-` line keeps its CR for now: the file patch decides (`check_body`) whether
+        // the diff's own line endings are content (a created or deleted file) or not.
+        let text = match line.text.len().checked_sub(text.len() + 1) {
+            Some(start) if kind != LineKind::Context && line.text.ends_with(b"\r") => {
+                &line.text[start..]
+            }
+            _ => text,
+        };
         self.hunk.lines.push(Line::new(kind, Cow::Borrowed(text)));
         Ok(())
     }
@@ -374,9 +382,11 @@ mod tests {
 
     #[test]
     fn empty_lines_and_crlf_are_context() {
+        // A context line loses its CR here; a `+`/`-` line keeps it until the file patch
+        // decides whether it is content (file::own_endings).
         let (h, _) = parse_hunk("@@ -1,3 +1,3 @@\r\n a\r\n\n-b\r\n+c\r\n", false).expect("ok");
         let texts: Vec<_> = h.lines.iter().map(|l| l.text.as_ref()).collect();
-        assert_eq!(texts, vec![&b"a"[..], b"", b"b", b"c"]);
+        assert_eq!(texts, vec![&b"a"[..], b"", b"b\r", b"c\r"]);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod hunk;
 pub(crate) mod lines;
 mod paths;
 
+pub(crate) use file::own_endings;
 use lines::{with_hint, Cursor};
 
 use crate::model::{Format, PatchSet};

@@ -240,3 +240,30 @@ fn diff_dash_n_epoch_timestamps_mean_a_missing_side() {
         b"--- f\t1970-01-01 01:00:00 +0100"
     ));
 }
+
+#[test]
+fn crs_of_created_and_deleted_files_are_content() {
+    let texts = |set: &PatchSet<'_>| -> Vec<Vec<u8>> {
+        set.files[0].body.hunks()[0]
+            .lines
+            .iter()
+            .map(|l| l.text.to_vec())
+            .collect()
+    };
+    let add = "--- /dev/null\r\n+++ b/n.txt\r\n@@ -0,0 +1,2 @@\r\n+a\r\n+b\n";
+    assert_eq!(
+        texts(&parse_ok(add, &opts())),
+        [b"a\r".to_vec(), b"b".to_vec()]
+    );
+    let del = "--- a/n.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\r\n-b\r\n";
+    assert_eq!(
+        texts(&parse_ok(del, &opts())),
+        [b"a\r".to_vec(), b"b\r".to_vec()]
+    );
+    // In a changed file the endings are the file's: the CRs go.
+    let modify = "--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n";
+    assert_eq!(
+        texts(&parse_ok(modify, &opts())),
+        [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
+    );
+}
