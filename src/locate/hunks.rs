@@ -257,9 +257,18 @@ impl Locator<'_, '_> {
             } else {
                 start.saturating_sub(1)
             };
-            return Ok(self.insertion_at(index, hunk, pos.min(n), Some(pos.min(n))));
+            if pos > n {
+                let what = format!("the hunk inserts after line {pos}");
+                return Err(past_the_end(index, &what, n, Vec::new()));
+            }
+            return Ok(self.insertion_at(index, hunk, pos, Some(pos)));
         }
         let s = start.saturating_sub(1);
+        if s + pat.len() > n {
+            let what = format!("the hunk deletes lines {}-{}", s + 1, s + pat.len());
+            let expected = pat.lines.iter().map(|l| lossy(l)).collect();
+            return Err(past_the_end(index, &what, n, expected));
+        }
         for &level in ladder::levels(self.opts.bytes_only) {
             if self.view.matches_at(&mut pat, level, s) {
                 return Ok(self.build(index, hunk, s, level, Some(s)));
@@ -462,6 +471,22 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
     out
 }
 
+/// A `--unidiff-zero` hunk whose line numbers lie past the end of an `n`-line file: refused
+/// rather than put at the end (where `git apply` would put it), since the patch was made
+/// against another version of the file.
+fn past_the_end(index: usize, what: &str, n: usize, expected: Vec<String>) -> LocateError {
+    let lines = if n == 1 { "line" } else { "lines" };
+    LocateError::ContextNotFound {
+        hunk: index,
+        message: format!("{what} (--unidiff-zero), but the file has only {n} {lines}"),
+        expected,
+        nearest: None,
+        hint: "the patch was made against a longer version of the file: re-read the file and \
+               make the diff again"
+            .to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -628,6 +653,39 @@ mod tests {
         };
         let placed = locate_hunks(&lines, &[h], Format::Unified, &opts).expect("exact");
         assert_eq!(crate::splice::splice(&text, &placed), b"a\nb\nx\ny\nc\n");
+    }
+
+    #[test]
+    fn unidiff_zero_past_the_end_is_refused_not_appended() {
+        let text = Text::parse(b"a\nb\nc\n");
+        let lines = text.contents();
+        let opts = LocateOptions {
+            unidiff_zero: true,
+            ..LocateOptions::default()
+        };
+        // `@@ -7,0 +8 @@`: after line 7 of a 3-line file (git appends it at the end).
+        let mut insert = hunk("+x");
+        insert.old_start = Some(7);
+        insert.old_count = Some(0);
+        // `@@ -5,2 +4,0 @@`: lines 5-6 of a 3-line file.
+        let mut delete = hunk("-d\n-e");
+        delete.old_start = Some(5);
+        delete.old_count = Some(2);
+        for h in [insert, delete] {
+            match locate_hunks(&lines, &[h], Format::Unified, &opts) {
+                Err(LocateError::ContextNotFound { message, hint, .. }) => {
+                    assert!(message.contains("the file has only 3 lines"), "{message}");
+                    assert!(hint.contains("longer version of the file"), "{hint}");
+                }
+                other => panic!("must be refused: {other:?}"),
+            }
+        }
+        // Right after the last line is still the end of the file.
+        let mut at_end = hunk("+x");
+        at_end.old_start = Some(3);
+        at_end.old_count = Some(0);
+        let placed = locate_hunks(&lines, &[at_end], Format::Unified, &opts).expect("at the end");
+        assert_eq!(crate::splice::splice(&text, &placed), b"a\nb\nc\nx\n");
     }
 
     #[test]

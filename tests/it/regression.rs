@@ -164,3 +164,27 @@ fn agent_patch_carrying_the_bom_on_line_1_does_not_double_it() {
     assert_eq!(out.status, 0, "{}", out.stdout);
     assert_eq!(t.read_str("f"), format!("{BOM}A\nb\n"));
 }
+
+#[test]
+fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
+    let t = TempTree::with(&[("f.txt", "1\n2\n3\n")]);
+    for patch in [
+        "--- a/f.txt\n+++ b/f.txt\n@@ -7,0 +8 @@\n+eight\n",
+        "--- a/f.txt\n+++ b/f.txt\n@@ -5,2 +4,0 @@\n-5\n-6\n",
+    ] {
+        let out = run_checked(&t, &["--json", "--unidiff-zero"], patch);
+        assert_eq!(out.status, 1, "{}", out.stdout);
+        let error = &out.json()["error"];
+        assert_eq!(error["code"], "context_not_found");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains("the file has only 3 lines"), "{message}");
+    }
+    // After the last line is the end of the file, as before.
+    let out = run_checked(
+        &t,
+        &["--unidiff-zero"],
+        "--- a/f.txt\n+++ b/f.txt\n@@ -3,0 +4 @@\n+4\n",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
+}
