@@ -16,6 +16,7 @@ use apply_patch::agent::cli as agent_cli; // agent (issue 6)
 use apply_patch::agent::run::AgentOptions; // agent (issue 6)
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
+use apply_patch::parse::ParseOptions;
 use apply_patch::report::{error_text, Report, Style};
 use apply_patch::structure;
 use apply_patch::txn;
@@ -146,6 +147,23 @@ pub enum FormatArg {
     Json,
 }
 
+/// How `convert` reads its patch: the parse options of an apply.
+#[derive(Debug, Default, clap::Args)]
+pub struct ReadArgs {
+    /// Strip N leading path components from unified diff paths.
+    #[arg(short = 'p', value_name = "N")]
+    pub strip: Option<usize>,
+    /// Force the patch format instead of detecting it.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+    /// Ignore hunk line counts of unified diffs.
+    #[arg(long)]
+    pub recount: bool,
+    /// Accept zero-context hunks.
+    #[arg(long)]
+    pub unidiff_zero: bool,
+}
+
 /// `convert --to` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ConvertTo {
@@ -168,6 +186,8 @@ pub enum Command {
         /// The patch: a file, `-` for standard input (the default), or the patch text.
         #[arg(value_name = "PATCH")]
         patch: Option<OsString>,
+        #[command(flatten)]
+        read: ReadArgs,
     },
     /// Print a shell completion script.
     Completions {
@@ -279,6 +299,7 @@ pub enum Action {
     Convert {
         input: Input,
         to: ConvertTo,
+        parse: ParseOptions,
     },
     Completions(clap_complete::Shell),
     Man,
@@ -446,7 +467,8 @@ fn clap_error(e: clap::Error, json: bool) -> Outcome {
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
     if raw.command.is_some() {
-        if let Some(flag) = apply_only_flag(&raw) {
+        let convert = matches!(raw.command, Some(Command::Convert { .. }));
+        if let Some(flag) = apply_only_flag(&raw, convert) {
             return Err(usage(&format!(
                 "{flag} applies a patch; it cannot be combined with a subcommand"
             )));
@@ -455,9 +477,16 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let action = match raw.command {
         Some(Command::Undo) => Action::Undo,
         Some(Command::Recover) => Action::Recover,
-        Some(Command::Convert { to, patch }) => Action::Convert {
+        Some(Command::Convert { to, patch, read }) => Action::Convert {
             input: input_of(patch)?,
             to,
+            // Given before the subcommand or after it.
+            parse: ParseOptions {
+                format: read.format.or(raw.format).map(format_of),
+                strip: read.strip.or(raw.strip),
+                recount: read.recount || raw.recount,
+                unidiff_zero: read.unidiff_zero || raw.unidiff_zero,
+            },
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man) => Action::Man,
@@ -510,11 +539,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 return Err(usage("--window must be at least 1"));
             }
             let apply = ApplyOptions {
-                format: raw.format.map(|f| match f {
-                    FormatArg::Agent => Format::Agent,
-                    FormatArg::Unified => Format::Unified,
-                    FormatArg::Json => Format::Json,
-                }),
+                format: raw.format.map(format_of),
                 strip: raw.strip,
                 recount: raw.recount,
                 unidiff_zero: raw.unidiff_zero,
@@ -563,22 +588,34 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     })
 }
 
+fn format_of(f: FormatArg) -> Format {
+    match f {
+        FormatArg::Agent => Format::Agent,
+        FormatArg::Unified => Format::Unified,
+        FormatArg::Json => Format::Json,
+    }
+}
+
 /// The first option given that only applying a patch uses (a subcommand ignores them, so
-/// naming one with a subcommand is a mistake worth reporting).
-fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
+/// naming one with a subcommand is a mistake worth reporting). `convert` reads a patch: it
+/// takes the parse options (`-p`, `--format`, `--recount`, `--unidiff-zero`).
+fn apply_only_flag(raw: &RawArgs, convert: bool) -> Option<&'static str> {
+    let parse_flags = [
+        (raw.strip.is_some(), "-p"),
+        (raw.recount, "--recount"),
+        (raw.unidiff_zero, "--unidiff-zero"),
+        (raw.format.is_some(), "--format"),
+    ];
+    let parse_flags = parse_flags.into_iter().filter(|_| !convert);
     let flags = [
         (raw.patch.is_some(), "PATCH"),
         (raw.check, "--check"),
         (raw.diff, "--diff"),
         (raw.reverse, "--reverse"),
-        (raw.strip.is_some(), "-p"),
         (raw.directory.is_some(), "--directory"),
         (!raw.include.is_empty(), "--include"),
         (!raw.exclude.is_empty(), "--exclude"),
-        (raw.recount, "--recount"),
-        (raw.unidiff_zero, "--unidiff-zero"),
         (raw.window != 20, "--window"),
-        (raw.format.is_some(), "--format"),
         (raw.strict_base, "--strict-base"),
         (!raw.protect.is_empty(), "--protect"),
         (raw.allow_notebooks, "--allow-notebooks"),
@@ -586,6 +623,7 @@ fn apply_only_flag(raw: &RawArgs) -> Option<&'static str> {
     ];
     flags
         .into_iter()
+        .chain(parse_flags)
         .find(|(used, _)| *used)
         .map(|(_, name)| name)
 }
@@ -675,13 +713,15 @@ fn execute(opts: Options) -> Outcome {
         Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
         Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
         Action::Mcp { read_only } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only)),
-        Action::Convert { input, to } => match read_input(input).and_then(|b| convert(&b, *to)) {
-            Ok(out) => Outcome {
-                stdout: out,
-                ..Outcome::default()
-            },
-            Err(e) => Outcome::error(e, json, style),
-        },
+        Action::Convert { input, to, parse } => {
+            match read_input(input).and_then(|b| convert(&b, parse, *to)) {
+                Ok(out) => Outcome {
+                    stdout: out,
+                    ..Outcome::default()
+                },
+                Err(e) => Outcome::error(e, json, style),
+            }
+        }
         Action::Range {
             file,
             line,
@@ -841,12 +881,12 @@ fn balance_outcome(opts: &Options, files: &[PathBuf], lang: Option<structure::La
     }
 }
 
-fn convert(input: &[u8], to: ConvertTo) -> Result<Vec<u8>, Error> {
+fn convert(input: &[u8], parse: &ParseOptions, to: ConvertTo) -> Result<Vec<u8>, Error> {
     let to = match to {
         ConvertTo::Unified => Format::Unified,
         ConvertTo::Agent => Format::Agent,
     };
-    apply_patch::render::convert(input, &Default::default(), to)
+    apply_patch::render::convert(input, parse, to)
 }
 
 /// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short

@@ -43,13 +43,16 @@ fn mode_text(m: Mode) -> String {
 /// ```
 pub fn to_unified(set: &PatchSet<'_>) -> Vec<u8> {
     let mut out = Vec::new();
+    // The agent language and JSON have no modes: an added or deleted file is a regular one,
+    // and git wants its mode line. A plain diff's Add stays as it was (it reads back the same).
+    let default_modes = set.format != Format::Unified;
     for fp in &set.files {
-        file_to_unified(fp, &mut out);
+        file_to_unified(fp, default_modes, &mut out);
     }
     out
 }
 
-fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
+fn file_to_unified(fp: &FilePatch<'_>, default_modes: bool, out: &mut Vec<u8>) {
     let old = fp
         .old_path
         .as_deref()
@@ -61,7 +64,7 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
         .or(fp.old_path.as_deref())
         .unwrap_or("");
     let mut head = format!("diff --git {} {}\n", side("a/", old), side("b/", new));
-    let mode_on_index = mode_lines(fp, &mut head);
+    let mode_on_index = mode_lines(fp, default_modes, &mut head);
     let word = match fp.op {
         FileOp::Rename => Some("rename"),
         FileOp::Copy => Some("copy"),
@@ -121,9 +124,10 @@ fn file_to_unified(fp: &FilePatch<'_>, out: &mut Vec<u8>) {
 }
 
 /// The mode lines of a file patch's header. Returns the mode to write on the index line
-/// instead (an unchanged mode of a file patch with blob ids, as git does).
-fn mode_lines(fp: &FilePatch<'_>, head: &mut String) -> Option<Mode> {
-    let empty = matches!(&fp.body, Body::Hunks(h) if h.is_empty());
+/// instead (an unchanged mode of a file patch with blob ids, as git does). `default_modes`:
+/// an added or deleted file without a mode gets `100644`.
+fn mode_lines(fp: &FilePatch<'_>, default_modes: bool, head: &mut String) -> Option<Mode> {
+    let empty = default_modes || matches!(&fp.body, Body::Hunks(h) if h.is_empty());
     match fp.op {
         FileOp::Add => {
             if fp.new_mode.is_some() || empty {

@@ -3,6 +3,7 @@
 mod agent;
 mod cli;
 mod conformance;
+mod convert;
 mod git;
 mod locate;
 mod mcp;
