@@ -814,3 +814,4 @@ fn symlinks_are_matched_and_staged_as_links() {
 
 mod cli;
 mod crlf;
+mod subdirs;
