@@ -365,7 +365,7 @@ impl<'a> Planner<'a> {
                 fp.new_mode.map_or(0, |m| m.0)
             ));
         }
-        self.fill_report(report, shown, &bytes, &edited);
+        self.fill_report(report, (shown, real), &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
         let node = if link {
@@ -428,7 +428,7 @@ impl<'a> Planner<'a> {
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
-        self.fill_report(report, old_shown, &bytes, &edited);
+        self.fill_report(report, (old_shown, old_real), &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         if new_mode != mode {
             report.new_mode = fp.new_mode;
@@ -473,8 +473,14 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    fn fill_report(&mut self, report: &mut FileReport, shown: &str, old: &[u8], edited: &Edited) {
-        report.old_sha256 = Some(sha256_hex(old));
+    fn fill_report(
+        &mut self,
+        report: &mut FileReport,
+        (shown, real): (&str, &str),
+        old: &[u8],
+        edited: &Edited,
+    ) {
+        report.old_sha256 = Some(self.old_hash(real, old));
         report.new_sha256 = Some(sha256_hex(&edited.bytes));
         report.hunks = edited.hunks.clone();
         report.added = edited.added;
@@ -654,6 +660,19 @@ impl<'a> Planner<'a> {
         e
     }
 
+    /// SHA-256 (hex) of `old`, the content at `real`: the snapshot's hash when `old` is still
+    /// the content that was read (hashing a large file again costs more than comparing it).
+    fn old_hash(&self, real: &str, old: &[u8]) -> String {
+        match self.slots.get(real) {
+            Some(Slot {
+                snapshot: Snapshot::File { sha256, .. },
+                original: Node::File { bytes, .. },
+                ..
+            }) if bytes.as_slice() == old => crate::txn::journal::hex(sha256),
+            _ => sha256_hex(old),
+        }
+    }
+
     fn record_diff(&mut self, old: Option<&str>, new: Option<&str>, before: &[u8], after: &[u8]) {
         if self.opts.diff && (before != after || old != new) {
             self.diff
@@ -679,23 +698,21 @@ impl<'a> Planner<'a> {
         }
         let mut changes = Vec::new();
         for path in &self.order {
-            let slot = &self.slots[path];
+            // Moved out, not cloned: the new content can be large and the planner is done.
+            let Some(slot) = self.slots.remove(path) else {
+                continue;
+            };
             if slot.current == slot.original {
                 continue;
             }
-            let after = match &slot.current {
-                Node::File { bytes, mode } => NewState::File {
-                    bytes: bytes.clone(),
-                    mode: *mode,
-                },
-                Node::Symlink { target } => NewState::Symlink {
-                    target: target.clone(),
-                },
+            let after = match slot.current {
+                Node::File { bytes, mode } => NewState::File { bytes, mode },
+                Node::Symlink { target } => NewState::Symlink { target },
                 Node::Missing | Node::Directory => NewState::Absent,
             };
             changes.push(Change {
                 path: path.clone(),
-                before: slot.snapshot.clone(),
+                before: slot.snapshot,
                 after,
             });
         }
