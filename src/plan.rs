@@ -341,17 +341,39 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let current = self.node(real)?.clone();
+        // Taken out of its slot rather than cloned (the file can be large); put back when the
+        // edit fails, replaced by the new content when it succeeds.
+        self.node(real)?;
+        let current = match self.slots.get_mut(real) {
+            Some(slot) => std::mem::replace(&mut slot.current, Node::Missing),
+            None => Node::Missing,
+        };
+        let result = self.modify_node(fp, shown, real, report, &current);
+        if result.is_err() {
+            self.set(real, current);
+        }
+        result
+    }
+
+    /// [`Self::modify`] on the content taken from the slot of `real`.
+    fn modify_node(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        real: &str,
+        report: &mut FileReport,
+        current: &Node,
+    ) -> Result<(), Error> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
                 return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
             }
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, mode } => (bytes, mode, false),
-            Node::Symlink { target } => (target, 0, true),
+            Node::File { bytes, mode } => (bytes.as_slice(), *mode, false),
+            Node::Symlink { target } => (target.as_slice(), 0, true),
         };
-        self.check_bases(fp, shown, &bytes)?;
-        let edited = self.edit(fp, shown, &bytes, link)?;
+        self.check_bases(fp, shown, bytes)?;
+        let edited = self.edit(fp, shown, bytes, link)?;
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         let wants_mode = fp
             .new_mode
@@ -365,9 +387,9 @@ impl<'a> Planner<'a> {
                 fp.new_mode.map_or(0, |m| m.0)
             ));
         }
-        self.fill_report(report, (shown, real), &bytes, &edited);
+        self.fill_report(report, (shown, real), bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
-        self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
+        self.record_diff(Some(shown), Some(shown), bytes, &edited.bytes);
         let node = if link {
             Node::Symlink {
                 target: edited.bytes,
