@@ -347,19 +347,41 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let current = self.node(real)?.clone();
+        // Taken out of its slot rather than cloned (the file can be large); put back when the
+        // edit fails, replaced by the new content when it succeeds.
+        self.node(real)?;
+        let current = match self.slots.get_mut(real) {
+            Some(slot) => std::mem::replace(&mut slot.current, Node::Missing),
+            None => Node::Missing,
+        };
+        let result = self.modify_node(fp, shown, real, report, &current);
+        if result.is_err() {
+            self.set(real, current);
+        }
+        result
+    }
+
+    /// [`Self::modify`] on the content taken from the slot of `real`.
+    fn modify_node(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        real: &str,
+        report: &mut FileReport,
+        current: &Node,
+    ) -> Result<(), Error> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
                 return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
             }
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, mode } => (bytes, mode, false),
-            Node::Symlink { target } => (target, 0, true),
+            Node::File { bytes, mode } => (bytes.as_slice(), *mode, false),
+            Node::Symlink { target } => (target.as_slice(), 0, true),
         };
-        self.check_bases(fp, shown, &bytes)?;
-        let edited = self.edit(fp, shown, &bytes, link)?;
+        self.check_bases(fp, shown, bytes)?;
+        let edited = self.edit(fp, shown, bytes, link)?;
         if !link {
-            self.check_balance(fp, shown, &bytes, &edited, report)?;
+            self.check_balance(fp, shown, bytes, &edited, report)?;
         }
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         let wants_mode = fp
@@ -374,9 +396,9 @@ impl<'a> Planner<'a> {
                 fp.new_mode.map_or(0, |m| m.0)
             ));
         }
-        self.fill_report(report, shown, &bytes, &edited);
+        self.fill_report(report, (shown, real), bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
-        self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
+        self.record_diff(Some(shown), Some(shown), bytes, &edited.bytes);
         let node = if link {
             Node::Symlink {
                 target: edited.bytes,
@@ -437,7 +459,7 @@ impl<'a> Planner<'a> {
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
-        self.fill_report(report, old_shown, &bytes, &edited);
+        self.fill_report(report, (old_shown, old_real), &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         if !link {
             self.check_balance(fp, new_shown, &bytes, &edited, report)?;
@@ -485,8 +507,14 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    fn fill_report(&mut self, report: &mut FileReport, shown: &str, old: &[u8], edited: &Edited) {
-        report.old_sha256 = Some(sha256_hex(old));
+    fn fill_report(
+        &mut self,
+        report: &mut FileReport,
+        (shown, real): (&str, &str),
+        old: &[u8],
+        edited: &Edited,
+    ) {
+        report.old_sha256 = Some(self.old_hash(real, old));
         report.new_sha256 = Some(sha256_hex(&edited.bytes));
         report.hunks = edited.hunks.clone();
         report.added = edited.added;
@@ -692,6 +720,19 @@ impl<'a> Planner<'a> {
         e
     }
 
+    /// SHA-256 (hex) of `old`, the content at `real`: the snapshot's hash when `old` is still
+    /// the content that was read (hashing a large file again costs more than comparing it).
+    fn old_hash(&self, real: &str, old: &[u8]) -> String {
+        match self.slots.get(real) {
+            Some(Slot {
+                snapshot: Snapshot::File { sha256, .. },
+                original: Node::File { bytes, .. },
+                ..
+            }) if bytes.as_slice() == old => crate::txn::journal::hex(sha256),
+            _ => sha256_hex(old),
+        }
+    }
+
     fn record_diff(&mut self, old: Option<&str>, new: Option<&str>, before: &[u8], after: &[u8]) {
         if self.opts.diff && (before != after || old != new) {
             self.diff
@@ -748,23 +789,21 @@ impl<'a> Planner<'a> {
         }
         let mut changes = Vec::new();
         for path in &self.order {
-            let slot = &self.slots[path];
+            // Moved out, not cloned: the new content can be large and the planner is done.
+            let Some(slot) = self.slots.remove(path) else {
+                continue;
+            };
             if slot.current == slot.original {
                 continue;
             }
-            let after = match &slot.current {
-                Node::File { bytes, mode } => NewState::File {
-                    bytes: bytes.clone(),
-                    mode: *mode,
-                },
-                Node::Symlink { target } => NewState::Symlink {
-                    target: target.clone(),
-                },
+            let after = match slot.current {
+                Node::File { bytes, mode } => NewState::File { bytes, mode },
+                Node::Symlink { target } => NewState::Symlink { target },
                 Node::Missing | Node::Directory => NewState::Absent,
             };
             changes.push(Change {
                 path: path.clone(),
-                before: slot.snapshot.clone(),
+                before: slot.snapshot,
                 after,
             });
         }

@@ -51,7 +51,7 @@ impl<'a> Text<'a> {
         let mut lines = Vec::with_capacity(memchr_count(body) + 1);
         let mut rest = body;
         while !rest.is_empty() {
-            match rest.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', rest) {
                 Some(i) => {
                     let (content, ending) = if i > 0 && rest[i - 1] == b'\r' {
                         (&rest[..i - 1], Ending::CrLf)
@@ -119,7 +119,7 @@ impl<'a> Text<'a> {
 }
 
 fn memchr_count(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count()
+    memchr::memchr_iter(b'\n', bytes).count()
 }
 
 #[cfg(test)]

@@ -142,7 +142,12 @@ pub(super) fn node_bytes(node: &Node) -> &[u8] {
     }
 }
 
-/// The edited region of the new file with ±3 lines, numbered as in the new file.
+/// The most lines of the new file the edited region (first to last edited line) may span for a
+/// report snippet: a snippet is for reading, and a whole-file one would cost a copy of the file.
+pub(crate) const SNIPPET_MAX_LINES: usize = 200;
+
+/// The edited region of the new file with ±3 lines, numbered as in the new file; `None` when
+/// nothing was edited or the region spans more than [`SNIPPET_MAX_LINES`] lines.
 pub(super) fn snippet(new: &[u8], placements: &[Placement]) -> Option<Snippet> {
     let mut drift: isize = 0;
     let mut region: Option<(usize, usize)> = None;
@@ -157,19 +162,42 @@ pub(super) fn snippet(new: &[u8], placements: &[Placement]) -> Option<Snippet> {
         region = Some((lo.min(new_start), hi.max(new_start + new_len)));
     }
     let (lo, hi) = region?;
-    let text = Text::parse(new);
+    if hi - lo > SNIPPET_MAX_LINES {
+        return None;
+    }
     let from = lo.saturating_sub(SNIPPET_CONTEXT);
-    let to = (hi + SNIPPET_CONTEXT).min(text.lines.len());
-    let lines = text
-        .lines
-        .get(from..to)?
-        .iter()
-        .map(|l| String::from_utf8_lossy(l.content).into_owned())
-        .collect();
+    let to = hi + SNIPPET_CONTEXT;
     Some(Snippet {
         start_line: from + 1,
-        lines,
+        lines: line_range(new, from, to)?,
     })
+}
+
+/// Lines `from..to` (0-based, `to` clipped at the end) of `bytes` without their endings, as
+/// `Text::parse` splits them, found without splitting the whole file.
+fn line_range(bytes: &[u8], from: usize, to: usize) -> Option<Vec<String>> {
+    let mut newlines = memchr::memchr_iter(b'\n', bytes);
+    let start = match from {
+        0 => 0,
+        n => newlines.nth(n - 1)? + 1,
+    };
+    let end = match to.checked_sub(from + 1) {
+        Some(n) => newlines.nth(n).map_or(bytes.len(), |i| i + 1),
+        None => start,
+    };
+    let body = &bytes[start..end];
+    let body = match from {
+        0 => body.strip_prefix(crate::text::BOM).unwrap_or(body),
+        _ => body,
+    };
+    let lines = body.split_inclusive(|&b| b == b'\n').map(|line| {
+        let content = match line.strip_suffix(b"\n") {
+            Some(c) => c.strip_suffix(b"\r").unwrap_or(c),
+            None => line,
+        };
+        String::from_utf8_lossy(content).into_owned()
+    });
+    Some(lines.collect())
 }
 
 pub(super) fn level_words(level: Level) -> &'static str {
@@ -274,5 +302,37 @@ pub(super) fn missing_hint(format: Format) -> &'static str {
         Format::Agent => "check the path, or add the file with *** Add File",
         Format::Json => "check the path, or create the file with a `create` edit",
         Format::Unified => "check the path and the strip count (-p N), --directory and --root",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `line_range` agrees with `Text::parse` on every range of every file.
+        #[test]
+        fn line_range_matches_text_parse(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'a'), Just(0xEF), Just(0xBB), Just(0xBF)],
+                0..40,
+            ),
+            from in 0usize..12,
+            extra in 1usize..12,
+        ) {
+            let text = Text::parse(&bytes);
+            let to = from + extra;
+            let want: Option<Vec<String>> = text
+                .lines
+                .get(from..to.min(text.lines.len()))
+                .map(|ls| ls.iter().map(|l| String::from_utf8_lossy(l.content).into_owned()).collect());
+            let got = line_range(&bytes, from, to);
+            if from < text.lines.len() || from == 0 {
+                prop_assert_eq!(got, want);
+            } else {
+                prop_assert!(got.is_none() || got == Some(Vec::new()));
+            }
+        }
     }
 }

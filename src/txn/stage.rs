@@ -85,6 +85,8 @@ struct Planned {
     located: Located,
     /// What the staleness check saw at the path: checked again just before the rename.
     seen: Option<dirfd::Stat>,
+    /// The journal form of `change.after`, hashed once (the new content can be large).
+    after: State,
 }
 
 impl Txn<'_> {
@@ -167,7 +169,7 @@ impl Txn<'_> {
                 }
             }
             let before = State::from_snapshot(&p.change.before);
-            let after = State::from_new(&p.change.after);
+            let after = p.after.clone();
             entries.push(Entry {
                 path: p.change.path.clone(),
                 backup: matches!(before, State::File { .. }).then(|| format!("b{i}")),
@@ -243,13 +245,15 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
         }
         let located = journal::locate_in(root, &change.path, &mut cache)?;
         let seen = check_fresh(&located, &change)?;
-        if State::from_snapshot(&change.before) == State::from_new(&change.after) {
+        let after = State::from_new(&change.after);
+        if State::from_snapshot(&change.before) == after {
             continue;
         }
         planned.push(Planned {
             change,
             located,
             seen,
+            after,
         });
     }
     Ok(planned)
