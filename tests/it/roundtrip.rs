@@ -629,3 +629,25 @@ fn an_insert_above_a_context_line_takes_its_crlf() {
     assert!(report.ok, "{:?}", report.error);
     assert_eq!(tree.get("f"), Some(&b"a\r\n\r\n"[..]));
 }
+
+/// Found by `diff_shaped_noise_never_panics`: with `--recount`, two `-- ` lines (deletions of
+/// "- ", or an e-mail signature) after a hunk header.
+#[test]
+fn recount_with_signature_like_deletions_round_trips() {
+    let input = "diff --git a/x b/x\n@@ -1,2 +1,2 @@\n-- \n-- \n";
+    let opts = ParseOptions {
+        recount: true,
+        ..ParseOptions::default()
+    };
+    if let Ok(set) = unified::parse(input.as_bytes(), 0, &opts) {
+        let set = without_lines(set.into_owned());
+        let text = render::to_unified(&set);
+        let back = unified::parse(&text, 0, &opts);
+        assert!(
+            back.is_ok(),
+            "{back:?}\n---\n{}",
+            String::from_utf8_lossy(&text)
+        );
+        assert_eq!(without_lines(back.expect("checked").into_owned()), set);
+    }
+}

@@ -298,8 +298,15 @@ fn recounted_lines<'a>(
         }
         match hunk_line(line.body()) {
             BodyLine::Line(kind, text) => {
-                if line.body() == b"-- " && !next_is_hunk_line(cur) {
-                    // An e-mail signature separator, not a deleted line "- ".
+                // An e-mail signature separator, not a deleted line "- ": a signature follows
+                // a hunk's lines and is itself followed by a line that is no hunk line (the
+                // version of `git format-patch`); at the end of the input, or first in its
+                // hunk, `-- ` deletes "- " (so that what the renderer writes reads back).
+                let signature = line.body() == b"-- "
+                    && !b.hunk.lines.is_empty()
+                    && cur.peek_at(1).is_some()
+                    && !next_is_hunk_line(cur);
+                if signature {
                     break;
                 }
                 b.push(line, kind, text)?;
