@@ -31,6 +31,51 @@ pub(crate) fn arrange(mut ps: Vec<Placement>) -> Result<Vec<Placement>, LocateEr
     Ok(ps)
 }
 
+/// Add `new` to `accepted` (placements that [`arrange`] accepts together, untrimmed, sorted
+/// by arrangement order) when [`arrange`] would accept them all with `new`; else the refusal
+/// `arrange` would give. Only the run of placements chained to `new` by overlaps is arranged
+/// again: a placement that starts at or after the end of the placement before it enters the
+/// arrangement unchanged, so nothing before it can change what happens from it on.
+pub(crate) fn insert_arranged(
+    accepted: &mut Vec<Placement>,
+    new: Placement,
+) -> Result<(), LocateError> {
+    let order = |p: &Placement| (p.start, p.old_len > 0, p.hunk);
+    let key = order(&new);
+    let pos = accepted.partition_point(|p| order(p) < key);
+    accepted.insert(pos, new);
+    // Does list[k] enter the arrangement untouched (placed, and starting at or after the end
+    // of the last placed one before it, `skip` aside)?
+    let fresh = |list: &[Placement], k: usize, skip: Option<usize>| {
+        let p = &list[k];
+        !p.already_applied
+            && match (0..k)
+                .rev()
+                .filter(|&j| Some(j) != skip)
+                .map(|j| &list[j])
+                .find(|q| !q.already_applied)
+            {
+                Some(q) => p.start >= q.start + q.old_len,
+                None => true,
+            }
+    };
+    let mut lo = pos;
+    while lo > 0 && !fresh(accepted, lo, None) {
+        lo -= 1;
+    }
+    // From `hi` on, the arrangement with `new` and the one without it (which was accepted)
+    // run the same from the same state.
+    let mut hi = pos + 1;
+    while hi < accepted.len() && !(fresh(accepted, hi, None) && fresh(accepted, hi, Some(pos))) {
+        hi += 1;
+    }
+    if let Err(e) = arrange(accepted[lo..hi].to_vec()) {
+        accepted.remove(pos);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Drop `p`'s trailing kept lines from `cut` on, if they are all kept lines.
 fn trim_tail(p: &mut Placement, cut: usize) -> bool {
     let end = p.start + p.old_len;
