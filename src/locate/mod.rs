@@ -10,6 +10,8 @@ use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
 use crate::model::{Edit, Format, Hunk};
 use crate::text::Text;
 
+#[cfg(test)]
+mod assess_tests;
 mod diagnose;
 mod edits;
 mod hunks;
