@@ -57,7 +57,8 @@ pub(crate) fn assess_hunks(
         file_unit: None,
         diagnose: false,
     };
-    // The accepted placements as placed (untrimmed), sorted by arrangement order.
+    // The accepted placements that are not already applied, as placed (untrimmed), sorted by
+    // arrangement order.
     let mut accepted: Vec<Placement> = Vec::new();
     let mut out = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {

@@ -31,8 +31,8 @@ pub(crate) fn arrange(mut ps: Vec<Placement>) -> Result<Vec<Placement>, LocateEr
     Ok(ps)
 }
 
-/// Add `new` to `accepted` (placements that [`arrange`] accepts together, untrimmed, sorted
-/// by arrangement order) when [`arrange`] would accept them all with `new`; else the refusal
+/// Add `new` to `accepted` (placed, not already-applied placements that [`arrange`] accepts
+/// together, untrimmed, sorted by arrangement order) when [`arrange`] would accept them all with `new`; else the refusal
 /// `arrange` would give. Only the run of placements chained to `new` by overlaps is arranged
 /// again: a placement that starts at or after the end of the placement before it enters the
 /// arrangement unchanged, so nothing before it can change what happens from it on.
@@ -40,24 +40,22 @@ pub(crate) fn insert_arranged(
     accepted: &mut Vec<Placement>,
     new: Placement,
 ) -> Result<(), LocateError> {
+    // `arrange` neither checks nor changes an already-applied placement: keep none.
+    if new.already_applied {
+        return Ok(());
+    }
     let order = |p: &Placement| (p.start, p.old_len > 0, p.hunk);
     let key = order(&new);
     let pos = accepted.partition_point(|p| order(p) < key);
     accepted.insert(pos, new);
-    // Does list[k] enter the arrangement untouched (placed, and starting at or after the end
-    // of the last placed one before it, `skip` aside)?
+    // Does list[k] enter the arrangement untouched (starting at or after the end of the one
+    // before it, `skip` aside)?
     let fresh = |list: &[Placement], k: usize, skip: Option<usize>| {
-        let p = &list[k];
-        !p.already_applied
-            && match (0..k)
-                .rev()
-                .filter(|&j| Some(j) != skip)
-                .map(|j| &list[j])
-                .find(|q| !q.already_applied)
-            {
-                Some(q) => p.start >= q.start + q.old_len,
-                None => true,
-            }
+        let before = match k.checked_sub(1) {
+            Some(j) if Some(j) == skip => j.checked_sub(1),
+            j => j,
+        };
+        before.is_none_or(|j| list[k].start >= list[j].start + list[j].old_len)
     };
     let mut lo = pos;
     while lo > 0 && !fresh(accepted, lo, None) {
