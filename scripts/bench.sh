@@ -101,4 +101,40 @@ row "1M lines, hints +37" "$work/full" big.txt big.shift37.diff big.expected.txt
 row "1M lines, CRLF" "$work/full" big.crlf.txt big.crlf.diff big.crlf.expected.txt none
 row "50k lines, exact" "$work/small" big.txt big.diff big.expected.txt git
 row "50k lines, hints +37" "$work/small" big.txt big.shift37.diff big.expected.txt git
+
+# refused LABEL DIR INPUT DIFF: apply-patch must refuse (exit 1) and leave the file as it was;
+# prints its best time and memory. The refusal names which hunks would apply (the chip), so
+# every hunk is assessed: this must stay about as fast as an apply.
+refused() {
+  local label="$1" dir="$2" input="$3" diff="$4"
+  local best="" best_kb="" t="$scratch/tree" status
+  for _ in $(seq "$runs"); do
+    rm -rf "$t" && mkdir -p "$t" && cp "$dir/$input" "$t/big.txt"
+    status=0
+    /usr/bin/time -v -o "$scratch/time" "$bin" --root "$t" "$dir/$diff" >"$scratch/out" 2>"$scratch/err" || status=$?
+    [ "$status" -eq 1 ] || { echo "bench: $label: expected a refusal (exit 1), got $status" >&2; cat "$scratch/err" >&2; exit 1; }
+    cmp -s "$t/big.txt" "$dir/$input" || { echo "bench: $label: a refusal changed the file" >&2; exit 1; }
+    local wall kb
+    wall="$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$scratch/time" |
+      awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')"
+    kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")"
+    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best="$wall"
+      best_kb="$kb"
+    fi
+  done
+  awk -v l="$label" -v s="$best" -v kb="$best_kb" \
+    'BEGIN { printf "%-22s %-12s %9.2f %9.1f %11s %12s\n", l, "apply-patch", s, kb/1024, "-", "-" }'
+}
+
+# Re-applying the diff: the hunks with inserted lines are already applied, the pure deletions
+# are not found (SPEC: a partly applied patch is refused). An unrelated file of the same size
+# (every `let` spelled `var`): no hunk fits.
+for size in full small; do
+  [ -f "$work/$size/unrelated.txt" ] || sed 's/\blet\b/var/g' "$work/$size/big.txt" >"$work/$size/unrelated.txt"
+done
+refused "1M lines, re-applied" "$work/full" big.expected.txt big.diff
+refused "1M lines, unrelated" "$work/full" unrelated.txt big.diff
+refused "50k lines, re-applied" "$work/small" big.expected.txt big.diff
+refused "50k lines, unrelated" "$work/small" unrelated.txt big.diff
 echo "targets: time/patch <= 1.00x on the 1M-line rows; peak memory < 3.00x (input + diff)"

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use crate::agent::read::resolve;
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::locate::{locate_edits, locate_hunks, LocateOptions};
+use crate::locate::{assess_hunks, locate_edits, LocateOptions};
 use crate::model::{Body, FileOp, FilePatch, PatchSet};
 use crate::text::Text;
 
@@ -188,15 +188,11 @@ fn assess_file(
     };
     match &fp.body {
         Body::Hunks(hunks) if !hunks.is_empty() => {
-            let mut accepted = Vec::new();
-            for (i, h) in hunks.iter().enumerate() {
-                let mut trial = accepted.clone();
-                trial.push(h.clone());
-                let r = locate_hunks(&lines, &trial, patch.format, opts);
-                if r.is_ok() {
-                    accepted = trial;
-                }
-                out.push(status(i + 1, r.map(|_| ()).map_err(|e| e.code())));
+            for (i, r) in assess_hunks(&lines, hunks, patch.format, opts)
+                .into_iter()
+                .enumerate()
+            {
+                out.push(status(i + 1, r));
             }
         }
         Body::Edits(edits) => {

@@ -27,12 +27,52 @@ pub(crate) fn locate_hunks(
         drift: 0,
         prev_end: None,
         file_unit: None,
+        diagnose: true,
     };
     let mut placements = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {
         placements.push(locator.place(index, hunk)?);
     }
     super::overlap::arrange(placements)
+}
+
+/// Which hunks of one file would apply, in order: hunk `i` applies when it can be placed
+/// (and arranged) together with the applicable hunks before it. The same answer as running
+/// [`locate_hunks`] on each growing trial list, in one pass: the locator's state is rolled
+/// back after a refused hunk, its search indexes are shared by all hunks, refusals skip the
+/// nearest-text diagnosis (only their codes are wanted), and the overlap check of a new
+/// placement looks only at the run of overlapping placements around it.
+pub(crate) fn assess_hunks(
+    lines: &[&[u8]],
+    hunks: &[Hunk<'_>],
+    format: Format,
+    opts: &LocateOptions,
+) -> Vec<Result<(), crate::error::ErrorCode>> {
+    let mut locator = Locator {
+        view: FileView::new(lines),
+        opts,
+        format,
+        drift: 0,
+        prev_end: None,
+        file_unit: None,
+        diagnose: false,
+    };
+    // The accepted placements that are not already applied, as placed (untrimmed), sorted by
+    // arrangement order.
+    let mut accepted: Vec<Placement> = Vec::new();
+    let mut out = Vec::with_capacity(hunks.len());
+    for (index, hunk) in hunks.iter().enumerate() {
+        let (drift, prev_end) = (locator.drift, locator.prev_end);
+        let result = locator
+            .place(index, hunk)
+            .and_then(|p| super::overlap::insert_arranged(&mut accepted, p));
+        if result.is_err() {
+            locator.drift = drift;
+            locator.prev_end = prev_end;
+        }
+        out.push(result.map_err(|e| e.code()));
+    }
+    out
 }
 
 /// The state carried from hunk to hunk of one file.
@@ -46,6 +86,8 @@ struct Locator<'f, 'o> {
     prev_end: Option<usize>,
     /// The file's indentation unit, computed the first time a hunk is re-based.
     file_unit: Option<Option<Unit>>,
+    /// Refusals carry the nearest text (false when only the refusal's code is wanted).
+    diagnose: bool,
 }
 
 /// Where a hunk is looked for, worked out from its hints and anchors.
@@ -328,6 +370,7 @@ impl Locator<'_, '_> {
     ) -> LocateError {
         // A hunk that may only go to one place is compared with that place.
         let nearest = match (scope.eof, scope.window, scope.hint) {
+            _ if !self.diagnose => None,
             (true, ..) => {
                 let s = self.view.len().saturating_sub(expected.len());
                 diagnose::at(self.view.lines, expected, s)

@@ -10,6 +10,8 @@ use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
 use crate::model::{Edit, Format, Hunk};
 use crate::text::Text;
 
+#[cfg(test)]
+mod assess_tests;
 mod diagnose;
 mod edits;
 mod hunks;
@@ -46,6 +48,18 @@ pub fn locate_hunks(
     opts: &LocateOptions,
 ) -> Result<Vec<Placement>, LocateError> {
     hunks::locate_hunks(lines, hunks, format, opts)
+}
+
+/// Which hunks of one file would apply, in order (for a refusal's chip): hunk `i` applies
+/// when [`locate_hunks`] accepts it together with the applicable hunks before it. One pass
+/// over the hunks, so it costs about what one [`locate_hunks`] does.
+pub fn assess_hunks(
+    lines: &[&[u8]],
+    hunks: &[Hunk<'_>],
+    format: Format,
+    opts: &LocateOptions,
+) -> Vec<Result<(), ErrorCode>> {
+    hunks::assess_hunks(lines, hunks, format, opts)
 }
 
 /// Place the JSON edits of one file (SPEC §4: `replace`, `line_range`, `insert`, `append`),

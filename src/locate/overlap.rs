@@ -31,6 +31,49 @@ pub(crate) fn arrange(mut ps: Vec<Placement>) -> Result<Vec<Placement>, LocateEr
     Ok(ps)
 }
 
+/// Add `new` to `accepted` (placed, not already-applied placements that [`arrange`] accepts
+/// together, untrimmed, sorted by arrangement order) when [`arrange`] would accept them all with `new`; else the refusal
+/// `arrange` would give. Only the run of placements chained to `new` by overlaps is arranged
+/// again: a placement that starts at or after the end of the placement before it enters the
+/// arrangement unchanged, so nothing before it can change what happens from it on.
+pub(crate) fn insert_arranged(
+    accepted: &mut Vec<Placement>,
+    new: Placement,
+) -> Result<(), LocateError> {
+    // `arrange` neither checks nor changes an already-applied placement: keep none.
+    if new.already_applied {
+        return Ok(());
+    }
+    let order = |p: &Placement| (p.start, p.old_len > 0, p.hunk);
+    let key = order(&new);
+    let pos = accepted.partition_point(|p| order(p) < key);
+    accepted.insert(pos, new);
+    // Does list[k] enter the arrangement untouched (starting at or after the end of the one
+    // before it, `skip` aside)?
+    let fresh = |list: &[Placement], k: usize, skip: Option<usize>| {
+        let before = match k.checked_sub(1) {
+            Some(j) if Some(j) == skip => j.checked_sub(1),
+            j => j,
+        };
+        before.is_none_or(|j| list[k].start >= list[j].start + list[j].old_len)
+    };
+    let mut lo = pos;
+    while lo > 0 && !fresh(accepted, lo, None) {
+        lo -= 1;
+    }
+    // From `hi` on, the arrangement with `new` and the one without it (which was accepted)
+    // run the same from the same state.
+    let mut hi = pos + 1;
+    while hi < accepted.len() && !(fresh(accepted, hi, None) && fresh(accepted, hi, Some(pos))) {
+        hi += 1;
+    }
+    if let Err(e) = arrange(accepted[lo..hi].to_vec()) {
+        accepted.remove(pos);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Drop `p`'s trailing kept lines from `cut` on, if they are all kept lines.
 fn trim_tail(p: &mut Placement, cut: usize) -> bool {
     let end = p.start + p.old_len;
