@@ -61,21 +61,12 @@ pub fn read(root: &Path, path: &str, lines: Option<&str>, json: bool, style: Sty
     // The snapshot is a convenience for later rebases: a state place that cannot be made
     // must not stop a read.
     let state = AgentState::for_root(root).ok();
-    match read_file(root, path, range, state.as_ref().map(|s| &s.snapshots)) {
-        Ok(out) if json => {
-            let mut value = serde_json::to_value(&out).unwrap_or_default();
-            if let Some(map) = value.as_object_mut() {
-                map.insert("ok".into(), true.into());
-                map.insert("error".into(), serde_json::Value::Null);
-            }
-            Output::json(&value, 0)
-        }
-        Ok(out) => Output {
-            stdout: out.render().into_bytes(),
-            ..Output::default()
-        },
-        Err(e) => Output::error(e, json, style),
-    }
+    let read = read_file(root, path, range, state.as_ref().map(|s| &s.snapshots));
+    read_output(
+        read.map(|out| (serde_json::to_value(&out), out.render())),
+        json,
+        style,
+    )
 }
 
 /// `apply-patch read PATH --around N [--json]`: the function (else block, else element)
@@ -85,18 +76,32 @@ pub fn read_around(root: &Path, path: &str, line: usize, json: bool, style: Styl
         return Output::error(e, json, style);
     }
     let state = AgentState::for_root(root).ok();
-    match crate::agent::around::read_around(root, path, line, state.as_ref().map(|s| &s.snapshots))
-    {
-        Ok(out) if json => {
-            let mut value = serde_json::to_value(&out).unwrap_or_default();
+    let read =
+        crate::agent::around::read_around(root, path, line, state.as_ref().map(|s| &s.snapshots));
+    read_output(
+        read.map(|out| (serde_json::to_value(&out), out.render())),
+        json,
+        style,
+    )
+}
+
+/// A read's output: its data with `ok` and `error` (JSON), or its rendering.
+fn read_output(
+    read: Result<(serde_json::Result<serde_json::Value>, String), Error>,
+    json: bool,
+    style: Style,
+) -> Output {
+    match read {
+        Ok((value, _)) if json => {
+            let mut value = value.unwrap_or_default();
             if let Some(map) = value.as_object_mut() {
                 map.insert("ok".into(), true.into());
                 map.insert("error".into(), serde_json::Value::Null);
             }
             Output::json(&value, 0)
         }
-        Ok(out) => Output {
-            stdout: out.render().into_bytes(),
+        Ok((_, text)) => Output {
+            stdout: text.into_bytes(),
             ..Output::default()
         },
         Err(e) => Output::error(e, json, style),

@@ -47,18 +47,14 @@ pub fn parse<'a>(
     _opts: &ParseOptions,
 ) -> Result<PatchSet<'a>, ParseError> {
     let start = start.min(input.len());
-    let heredoc = detect::heredoc_before(input, start);
-    let body = match &heredoc {
-        Some(h) => detect::heredoc_close(&input[start..], h.tag),
-        None => &input[start..],
-    };
+    let (body, cd) = detect::patch_body(input, start);
     let end = start + body.len();
     match agent_input(body) {
         Ok((_, mut files)) => {
             number_lines(&mut files, &input[..end]);
             Ok(PatchSet {
                 format: Format::Agent,
-                cd: heredoc.and_then(|h| h.cd),
+                cd,
                 files,
             })
         }

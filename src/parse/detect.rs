@@ -240,6 +240,16 @@ fn shell_word(i: &[u8]) -> IResult<&[u8], &[u8]> {
     .parse(i)
 }
 
+/// The patch body that starts at byte `start` of `input`: up to the closing word when a
+/// heredoc opener stands right before it, else to the end; and the `cd DIR` of that opener.
+pub(crate) fn patch_body(input: &[u8], start: usize) -> (&[u8], Option<String>) {
+    let start = start.min(input.len());
+    match heredoc_before(input, start) {
+        Some(h) => (heredoc_close(&input[start..], h.tag), h.cd),
+        None => (&input[start..], None),
+    }
+}
+
 /// grammar: heredoc_close
 ///
 /// The line that is exactly the heredoc's tag; returns the input that precedes it (the

@@ -42,11 +42,7 @@ pub fn parse<'a>(
     _opts: &ParseOptions,
 ) -> Result<PatchSet<'a>, ParseError> {
     let start = start.min(input.len());
-    let heredoc = detect::heredoc_before(input, start);
-    let body = match &heredoc {
-        Some(h) => detect::heredoc_close(&input[start..], h.tag),
-        None => &input[start..],
-    };
+    let (body, cd) = detect::patch_body(input, start);
     let text = std::str::from_utf8(body).map_err(|e| {
         ParseError::at(
             input,
@@ -77,7 +73,7 @@ pub fn parse<'a>(
     let files = reader.request(root)?;
     Ok(PatchSet {
         format: Format::Json,
-        cd: heredoc.and_then(|h| h.cd),
+        cd,
         files,
     })
 }
