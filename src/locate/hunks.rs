@@ -211,7 +211,20 @@ impl Locator<'_, '_> {
             }
         }
         let looked = diagnose::where_looked(scope.hint, scope.window, aim.anchor, scope.eof);
-        Err(self.not_found(index, "context", &pat.lines, &scope, looked))
+        let mut err = self.not_found(index, "context", &pat.lines, &scope, looked);
+        // A hunk that starts with its own anchor line cannot be found after that line.
+        let repeats = match (hunk.anchors.last(), pat.lines.first()) {
+            (Some(anchor), Some(first)) => ladder::line_eq(anchor, first, Level::Unicode),
+            _ => false,
+        };
+        if let (true, LocateError::ContextNotFound { message, hint, .. }) = (repeats, &mut err) {
+            message.push_str(
+                "\nthe hunk's first line repeats its @@ anchor, and a hunk is searched only \
+                 after its anchor line",
+            );
+            *hint = "drop the @@ anchor or the repeated first line of the hunk".to_string();
+        }
+        Err(err)
     }
 
     /// The old side is nowhere at level 1; the new side (with an inserted line) stands in

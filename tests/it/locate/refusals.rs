@@ -248,3 +248,17 @@ fn context_not_found_names_trailing_whitespace_and_nbsp() {
         ),
     );
 }
+
+#[test]
+fn hunk_repeating_its_anchor() {
+    let file = "def foo():\n    x = 1\n";
+    snapshot(
+        "context_not_found_repeated_anchor",
+        refuse(
+            file,
+            &["@@ def foo():\n def foo():\n-    x = 1\n+    x = 2"],
+            Format::Agent,
+            &LocateOptions::default(),
+        ),
+    );
+}
