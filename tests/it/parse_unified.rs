@@ -254,23 +254,7 @@ fn tags() -> Vec<String> {
 fn every_unified_production_has_one_parser_function_and_a_fixture() {
     let productions = productions();
     assert!(productions.len() > 30, "grammar parsed: {productions:?}");
-    let tags = tags();
-    let tagged: BTreeSet<String> = tags.iter().cloned().collect();
-    assert_eq!(
-        tags.len(),
-        tagged.len(),
-        "a production is tagged twice: {tags:?}"
-    );
-    let untagged: Vec<_> = productions.difference(&tagged).collect();
-    assert!(
-        untagged.is_empty(),
-        "productions without a `/// grammar:` function: {untagged:?}"
-    );
-    let unknown: Vec<_> = tagged.difference(&productions).collect();
-    assert!(
-        unknown.is_empty(),
-        "`/// grammar:` tags naming no production: {unknown:?}"
-    );
+    crate::util::assert_productions_tagged(&productions, &tags());
     let mut covered = BTreeSet::new();
     for entry in std::fs::read_dir(repo().join("tests/fixtures/parse/unified"))
         .expect("fixtures")

@@ -242,3 +242,27 @@ macro_rules! assert_cli_snapshot {
         })
     };
 }
+
+/// Every production of a grammar has exactly one `/// grammar: NAME` parser function, and
+/// every such tag names a production of that grammar.
+pub fn assert_productions_tagged(
+    productions: &std::collections::BTreeSet<String>,
+    tags: &[String],
+) {
+    let tagged: std::collections::BTreeSet<String> = tags.iter().cloned().collect();
+    assert_eq!(
+        tags.len(),
+        tagged.len(),
+        "a production is tagged twice: {tags:?}"
+    );
+    let untagged: Vec<_> = productions.difference(&tagged).collect();
+    assert!(
+        untagged.is_empty(),
+        "productions without a `/// grammar:` function: {untagged:?}"
+    );
+    let unknown: Vec<_> = tagged.difference(productions).collect();
+    assert!(
+        unknown.is_empty(),
+        "`/// grammar:` tags naming no production: {unknown:?}"
+    );
+}
