@@ -95,6 +95,24 @@ impl<'t, 's> Lexer<'t, 's> {
         self.scan.blank(start, end);
     }
 
+    /// Scan the code of an interpolation (`${…}` in a template literal, `{…}` in an
+    /// interpolated string) whose `{` is at `open`; the index just after its closing `}`, or
+    /// None when scanning stopped (a problem was found, or the text ended unclosed).
+    fn interpolation(&mut self, token: &str, open: usize) -> Option<usize> {
+        self.pos = open + 1;
+        self.prev = Prev::Start;
+        self.code(true);
+        if self.scan.stopped() {
+            return None;
+        }
+        if self.pos >= self.t.len() {
+            let len = self.t.len();
+            self.fail_unclosed(token, open, len, false);
+            return None;
+        }
+        Some(self.pos + 1)
+    }
+
     fn fail_unclosed(&mut self, open: &str, open_at: usize, at: usize, eol: bool) {
         let found = if eol { "end of line" } else { "end of file" };
         self.scan
@@ -399,19 +417,10 @@ impl<'t, 's> Lexer<'t, 's> {
                 }
                 b'$' if self.at(i + 1) == b'{' => {
                     self.blank(seg, i + 1);
-                    let open = i + 1;
-                    self.pos = i + 2;
-                    self.prev = Prev::Start;
-                    self.code(true);
-                    if self.scan.stopped() {
+                    let Some(next) = self.interpolation("${", i + 1) else {
                         return;
-                    }
-                    if self.pos >= self.t.len() {
-                        let len = self.t.len();
-                        self.fail_unclosed("${", open, len, false);
-                        return;
-                    }
-                    i = self.pos + 1;
+                    };
+                    i = next;
                     seg = i;
                 }
                 _ => i += 1,
@@ -583,18 +592,10 @@ impl<'t, 's> Lexer<'t, 's> {
                 (b'"', _) => break,
                 (b'{', _) if interpolated => {
                     self.blank(seg, i);
-                    self.pos = i + 1;
-                    self.prev = Prev::Start;
-                    self.code(true);
-                    if self.scan.stopped() {
+                    let Some(next) = self.interpolation("{", i) else {
                         return;
-                    }
-                    if self.pos >= self.t.len() {
-                        let len = self.t.len();
-                        self.fail_unclosed("{", i, len, false);
-                        return;
-                    }
-                    i = self.pos + 1;
+                    };
+                    i = next;
                     seg = i;
                 }
                 _ => i += 1,
