@@ -77,7 +77,7 @@ fn run(bytes: &[u8], hunks: &[Hunk<'_>], format: Format) -> usize {
     let text = Text::parse(bytes);
     let lines = text.contents();
     let placed =
-        locate_hunks(&lines, hunks, format, &LocateOptions::default()).expect("the hunks place");
+        locate_hunks(lines, hunks, format, &LocateOptions::default()).expect("the hunks place");
     splice(&text, &placed).len()
 }
 

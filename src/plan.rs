@@ -16,8 +16,9 @@ use crate::error::{Error, ErrorCode};
 use crate::guard::{self, Globs};
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
-use crate::report::{sha256_hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
+use crate::report::{FileReport, HunkReport, Snippet, Warning, WarningCode};
 use crate::text::Text;
+use crate::txn::journal::hex;
 
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
@@ -105,8 +106,45 @@ pub fn plan(tree: &dyn Tree, patch: &PatchSet<'_>, opts: &PlanOptions) -> Result
 /// The state of one path during planning.
 struct Slot {
     snapshot: Snapshot,
-    original: Node,
+    /// What the path held when it was read, a file by its hash (not a second copy of a
+    /// possibly large content): decides whether the final state is a change.
+    original: Original,
     current: Node,
+    /// SHA-256 of `current`'s bytes when it is known (each content is hashed once, and the
+    /// hash travels on to the report and the transaction).
+    current_sha256: Option<[u8; 32]>,
+}
+
+/// A slot's original node, files summarised by length, mode and hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Original {
+    Missing,
+    Directory,
+    Symlink(Vec<u8>),
+    File {
+        len: usize,
+        mode: u32,
+        sha256: [u8; 32],
+    },
+}
+
+impl Slot {
+    /// True when the path ends up holding what it held when it was read.
+    fn unchanged(&self) -> bool {
+        match (&self.original, &self.current) {
+            (Original::Missing, Node::Missing) | (Original::Directory, Node::Directory) => true,
+            (Original::Symlink(was), Node::Symlink { target }) => was == target,
+            (Original::File { len, mode, sha256 }, Node::File { bytes, mode: now }) => {
+                *len == bytes.len()
+                    && mode == now
+                    && self
+                        .current_sha256
+                        .unwrap_or_else(|| crate::txn::sha256(bytes))
+                        == *sha256
+            }
+            _ => false,
+        }
+    }
 }
 
 struct Planner<'a> {
@@ -167,22 +205,57 @@ impl<'a> Planner<'a> {
     fn node(&mut self, path: &str) -> Result<&Node, Error> {
         if !self.slots.contains_key(path) {
             let (snapshot, node) = self.tree.read(path)?;
+            let sha256 = match (&snapshot, &node) {
+                (Snapshot::File { sha256, .. }, Node::File { .. })
+                    if self.tree.shows_snapshot(path) =>
+                {
+                    Some(*sha256)
+                }
+                (_, Node::File { bytes, .. }) => Some(crate::txn::sha256(bytes)),
+                _ => None,
+            };
+            let original = match &node {
+                Node::Missing => Original::Missing,
+                Node::Directory => Original::Directory,
+                Node::Symlink { target } => Original::Symlink(target.clone()),
+                Node::File { bytes, mode } => Original::File {
+                    len: bytes.len(),
+                    mode: *mode,
+                    sha256: sha256.unwrap_or_else(|| crate::txn::sha256(bytes)),
+                },
+            };
             self.order.push(path.to_string());
             self.slots.insert(
                 path.to_string(),
                 Slot {
                     snapshot,
-                    original: node.clone(),
+                    original,
                     current: node,
+                    current_sha256: sha256,
                 },
             );
         }
         Ok(&self.slots[path].current)
     }
 
-    fn set(&mut self, path: &str, node: Node) {
+    /// Take the current node of `path` out of its slot (read on first use) with its hash,
+    /// rather than cloning a possibly large content; [`Self::set`] puts a node back.
+    fn take(&mut self, path: &str) -> Result<(Node, Option<[u8; 32]>), Error> {
+        self.node(path)?;
+        Ok(match self.slots.get_mut(path) {
+            Some(slot) => (
+                std::mem::replace(&mut slot.current, Node::Missing),
+                slot.current_sha256.take(),
+            ),
+            None => (Node::Missing, None),
+        })
+    }
+
+    /// Set the node of `path`, with the SHA-256 of its bytes when known.
+    fn set(&mut self, path: &str, node: Node, sha256: Option<[u8; 32]>) {
         if let Some(slot) = self.slots.get_mut(path) {
             slot.current = node;
+            slot.current_sha256 = sha256;
         }
     }
 
@@ -264,20 +337,14 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
     ) -> Result<(), Error> {
         let wanted = added_node(fp, shown)?;
-        let current = self.node(real)?.clone();
-        match current {
-            Node::Missing => {}
+        let there = match self.node(real)? {
+            Node::Missing => None,
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if *b == bytes) =>
-            {
-                self.already.push(format!("{shown} (already added)"));
-                report.new_sha256 = Some(sha256_hex(&bytes));
-                return Ok(());
+            Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if b == bytes) => {
+                Some(true)
             }
-            Node::Symlink { target } if matches!(&wanted, Node::Symlink { target: t } if *t == target) =>
-            {
-                self.already.push(format!("{shown} (already added)"));
-                return Ok(());
+            Node::Symlink { target } if matches!(&wanted, Node::Symlink { target: t } if t == target) => {
+                Some(false)
             }
             _ => {
                 return Err(Error::new(
@@ -287,14 +354,25 @@ impl<'a> Planner<'a> {
                 .with_path(shown)
                 .with_hint(add_exists_hint(self.format)))
             }
+        };
+        if let Some(file) = there {
+            if file {
+                let known = self.slots.get(real).and_then(|s| s.current_sha256);
+                let sha = known.unwrap_or_else(|| crate::txn::sha256(node_bytes(&wanted)));
+                report.new_sha256 = Some(hex(&sha));
+            }
+            self.already.push(format!("{shown} (already added)"));
+            return Ok(());
         }
-        let content = node_bytes(&wanted).to_vec();
-        report.added = Text::parse(&content).lines.len();
-        report.new_sha256 = Some(sha256_hex(&content));
+        let content = node_bytes(&wanted);
+        let sha = crate::txn::sha256(content);
+        report.added = Text::parse(content).len();
+        report.new_sha256 = Some(hex(&sha));
         report.new_mode = fp.new_mode.filter(|m| *m != Mode::FILE);
-        self.record_diff(None, Some(shown), b"", &content);
+        self.record_diff(None, Some(shown), b"", content);
         self.done.push(format!("{shown} (add)"));
-        self.set(real, wanted);
+        let sha = matches!(wanted, Node::File { .. }).then_some(sha);
+        self.set(real, wanted, sha);
         Ok(())
     }
 
@@ -305,15 +383,32 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let current = self.node(real)?.clone();
-        let bytes = match &current {
+        let (current, sha) = self.take(real)?;
+        let result = self.delete_node(fp, shown, report, &current, sha);
+        match result {
+            Ok(()) => self.set(real, Node::Missing, None),
+            Err(_) => self.set(real, current, sha),
+        }
+        result
+    }
+
+    /// [`Self::delete`] on the content taken from the slot.
+    fn delete_node(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        report: &mut FileReport,
+        current: &Node,
+        sha: Option<[u8; 32]>,
+    ) -> Result<(), Error> {
+        let bytes = match current {
             Node::Missing => return Err(not_found(shown, "delete", true)),
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, .. } => bytes.clone(),
-            Node::Symlink { target } => target.clone(),
+            Node::File { bytes, .. } => bytes.as_slice(),
+            Node::Symlink { target } => target.as_slice(),
         };
-        self.check_bases(fp, shown, &bytes)?;
-        if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, &bytes) {
+        self.check_bases(fp, shown, bytes)?;
+        if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, bytes) {
             return Err(binary_error(
                 shown,
                 "the diff deletes a binary file without its data or a full blob id to check it against",
@@ -321,7 +416,7 @@ impl<'a> Planner<'a> {
             .with_hint("regenerate the diff with git diff --binary (or --full-index)"));
         }
         let hunks = fp.body.hunks();
-        if !hunks.is_empty() && !deletion_matches(&bytes, hunks) {
+        if !hunks.is_empty() && !deletion_matches(bytes, hunks) {
             return Err(Error::new(
                 ErrorCode::ContextNotFound,
                 format!(
@@ -332,11 +427,10 @@ impl<'a> Planner<'a> {
             .with_hunk(1)
             .with_hint("re-read the file; it changed since the diff was made"));
         }
-        report.old_sha256 = Some(sha256_hex(&bytes));
-        report.removed = Text::parse(&bytes).lines.len();
-        self.record_diff(Some(shown), None, &bytes, b"");
+        report.old_sha256 = Some(hex(&sha.unwrap_or_else(|| crate::txn::sha256(bytes))));
+        report.removed = Text::parse(bytes).len();
+        self.record_diff(Some(shown), None, bytes, b"");
         self.done.push(format!("{shown} (delete)"));
-        self.set(real, Node::Missing);
         Ok(())
     }
 
@@ -349,14 +443,10 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         // Taken out of its slot rather than cloned (the file can be large); put back when the
         // edit fails, replaced by the new content when it succeeds.
-        self.node(real)?;
-        let current = match self.slots.get_mut(real) {
-            Some(slot) => std::mem::replace(&mut slot.current, Node::Missing),
-            None => Node::Missing,
-        };
-        let result = self.modify_node(fp, shown, real, report, &current);
+        let (current, sha) = self.take(real)?;
+        let result = self.modify_node(fp, shown, real, report, (&current, sha));
         if result.is_err() {
-            self.set(real, current);
+            self.set(real, current, sha);
         }
         result
     }
@@ -368,7 +458,7 @@ impl<'a> Planner<'a> {
         shown: &str,
         real: &str,
         report: &mut FileReport,
-        current: &Node,
+        (current, sha): (&Node, Option<[u8; 32]>),
     ) -> Result<(), Error> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
@@ -396,7 +486,7 @@ impl<'a> Planner<'a> {
                 fp.new_mode.map_or(0, |m| m.0)
             ));
         }
-        self.fill_report(report, (shown, real), bytes, &edited);
+        let new_sha = self.fill_report(report, shown, (bytes, sha), &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         self.record_diff(Some(shown), Some(shown), bytes, &edited.bytes);
         let node = if link {
@@ -409,7 +499,7 @@ impl<'a> Planner<'a> {
                 mode: new_mode,
             }
         };
-        self.set(real, node);
+        self.set(real, node, (!link).then_some(new_sha));
         Ok(())
     }
 
@@ -422,6 +512,7 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
     ) -> Result<(), Error> {
         let source = self.node(old_real)?.clone();
+        let source_sha = self.slots.get(old_real).and_then(|s| s.current_sha256);
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
             return Err(is_directory(new_shown));
@@ -442,24 +533,19 @@ impl<'a> Planner<'a> {
         self.check_bases(fp, old_shown, &bytes)?;
         let edited = self.edit(fp, old_shown, &bytes, link)?;
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
-        let node = if link {
-            Node::Symlink {
-                target: edited.bytes.clone(),
-            }
-        } else {
-            Node::File {
-                bytes: edited.bytes.clone(),
-                mode: new_mode,
-            }
-        };
         if dest != Node::Missing {
-            if dest == node && fp.op == FileOp::Copy {
+            let same = match &dest {
+                Node::Symlink { target } => link && *target == edited.bytes,
+                Node::File { bytes, mode } => !link && *bytes == edited.bytes && *mode == new_mode,
+                _ => false,
+            };
+            if same && fp.op == FileOp::Copy {
                 self.already.push(format!("{new_shown} (already copied)"));
                 return Ok(());
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
-        self.fill_report(report, (old_shown, old_real), &bytes, &edited);
+        let new_sha = self.fill_report(report, old_shown, (&bytes, source_sha), &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         if !link {
             self.check_balance(fp, new_shown, &bytes, &edited, report)?;
@@ -470,9 +556,19 @@ impl<'a> Planner<'a> {
         self.record_diff(Some(old_shown), Some(new_shown), &bytes, &edited.bytes);
         self.done.push(format!("{new_shown} ({})", fp.op.as_str()));
         if fp.op == FileOp::Rename {
-            self.set(old_real, Node::Missing);
+            self.set(old_real, Node::Missing, None);
         }
-        self.set(new_real, node);
+        let node = if link {
+            Node::Symlink {
+                target: edited.bytes,
+            }
+        } else {
+            Node::File {
+                bytes: edited.bytes,
+                mode: new_mode,
+            }
+        };
+        self.set(new_real, node, (!link).then_some(new_sha));
         Ok(())
     }
 
@@ -507,15 +603,19 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
+    /// Fill the report of an edited file; returns the new content's SHA-256 (hashed once,
+    /// here, and carried on to the transaction). `old_sha` is the old content's hash when
+    /// it is known.
     fn fill_report(
         &mut self,
         report: &mut FileReport,
-        (shown, real): (&str, &str),
-        old: &[u8],
+        shown: &str,
+        (old, old_sha): (&[u8], Option<[u8; 32]>),
         edited: &Edited,
-    ) {
-        report.old_sha256 = Some(self.old_hash(real, old));
-        report.new_sha256 = Some(sha256_hex(&edited.bytes));
+    ) -> [u8; 32] {
+        let new_sha = crate::txn::sha256(&edited.bytes);
+        report.old_sha256 = Some(hex(&old_sha.unwrap_or_else(|| crate::txn::sha256(old))));
+        report.new_sha256 = Some(hex(&new_sha));
         report.hunks = edited.hunks.clone();
         report.added = edited.added;
         report.removed = edited.removed;
@@ -526,6 +626,7 @@ impl<'a> Planner<'a> {
         for h in &edited.already {
             self.already.push(format!("hunk {h} of {shown}"));
         }
+        new_sha
     }
 
     /// `*** Base` (SHA-256 prefix) and git `index` blob ids.
@@ -595,13 +696,7 @@ impl<'a> Planner<'a> {
                 let text = if self.format == Format::Unified && bytes == crate::text::BOM {
                     // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool
                     // that wrote the patch; match it as that line.
-                    Text {
-                        bom: false,
-                        lines: vec![crate::text::TextLine {
-                            content: bytes,
-                            ending: crate::text::Ending::None,
-                        }],
-                    }
+                    Text::single_line(bytes)
                 } else {
                     Text::parse(bytes)
                 };
@@ -616,7 +711,7 @@ impl<'a> Planner<'a> {
                             }
                             None => hunks.as_slice(),
                         };
-                        locate::locate_hunks(&text.contents(), hunks, self.format, &opts)
+                        locate::locate_hunks(text.contents(), hunks, self.format, &opts)
                     }
                     Body::Edits(edits) => locate::locate_edits(&text, edits, &opts),
                     _ => Ok(Vec::new()),
@@ -720,19 +815,6 @@ impl<'a> Planner<'a> {
         e
     }
 
-    /// SHA-256 (hex) of `old`, the content at `real`: the snapshot's hash when `old` is still
-    /// the content that was read (hashing a large file again costs more than comparing it).
-    fn old_hash(&self, real: &str, old: &[u8]) -> String {
-        match self.slots.get(real) {
-            Some(Slot {
-                snapshot: Snapshot::File { sha256, .. },
-                original: Node::File { bytes, .. },
-                ..
-            }) if bytes.as_slice() == old => crate::txn::journal::hex(sha256),
-            _ => sha256_hex(old),
-        }
-    }
-
     fn record_diff(&mut self, old: Option<&str>, new: Option<&str>, before: &[u8], after: &[u8]) {
         if self.opts.diff && (before != after || old != new) {
             self.diff
@@ -793,11 +875,16 @@ impl<'a> Planner<'a> {
             let Some(slot) = self.slots.remove(path) else {
                 continue;
             };
-            if slot.current == slot.original {
+            if slot.unchanged() {
                 continue;
             }
+            let known = slot.current_sha256;
             let after = match slot.current {
-                Node::File { bytes, mode } => NewState::File { bytes, mode },
+                Node::File { bytes, mode } => NewState::File {
+                    sha256: Some(known.unwrap_or_else(|| crate::txn::sha256(&bytes))),
+                    bytes,
+                    mode,
+                },
                 Node::Symlink { target } => NewState::Symlink { target },
                 Node::Missing | Node::Directory => NewState::Absent,
             };

@@ -7,7 +7,7 @@
 //! Pure; no I/O.
 
 use crate::locate::{Piece, Placement};
-use crate::text::{Ending, Text, TextLine, BOM};
+use crate::text::{Ending, Text, BOM};
 
 /// Build the new content of a file. `placements` must be sorted by `start` and must not
 /// overlap (the locator guarantees both; pure insertions at one point keep their order).
@@ -15,26 +15,27 @@ use crate::text::{Ending, Text, TextLine, BOM};
 /// Streams straight into the output buffer, sized up front, so a large file costs its input
 /// and its output and nothing per line in between.
 pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
-    let lines = &text.lines;
+    let (lines, endings) = (text.contents(), text.endings());
+    let n = lines.len();
     let mut out = Writer::new(text, output_size(text, placements));
     let mut cursor = 0;
     let mut final_newline = text.ends_with_newline();
     for p in placements {
-        let start = p.start.min(lines.len());
-        out.push_run(&lines[cursor.min(start)..start]);
+        let start = p.start.min(n);
+        out.push_run(cursor.min(start), start);
         if p.already_applied {
             cursor = cursor.max(start);
             continue;
         }
-        let after = lines[(start + p.old_len).min(lines.len())..]
+        let after = endings[(start + p.old_len).min(n)..]
             .iter()
-            .map(|l| l.ending)
+            .copied()
             .find(|e| *e != Ending::None);
         let mut below = Below::new(after);
         for (k, piece) in p.pieces.iter().enumerate() {
             match piece {
                 Piece::Keep(i) => {
-                    if let Some(line) = lines.get(*i) {
+                    if let Some(line) = text.get(*i) {
                         out.push(line.content, line.ending);
                     }
                 }
@@ -43,13 +44,12 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
                     replaces,
                 } => {
                     let replaced = replaces
-                        .and_then(|i| lines.get(i))
-                        .map(|l| l.ending)
+                        .and_then(|i| endings.get(i).copied())
                         .filter(|e| *e != Ending::None);
                     let above = out.last_ending.filter(|e| *e != Ending::None);
                     let ending = replaced
                         .or(above)
-                        .or_else(|| below.at(k, &p.pieces, lines))
+                        .or_else(|| below.at(k, &p.pieces, endings))
                         .unwrap_or(Ending::Lf);
                     out.push(new.as_slice(), ending);
                 }
@@ -60,7 +60,7 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
         }
         cursor = cursor.max(start + p.old_len);
     }
-    out.push_run(lines.get(cursor..).unwrap_or(&[]));
+    out.push_run(cursor.min(n), n);
     out.finish(final_newline)
 }
 
@@ -89,13 +89,13 @@ impl Below {
     }
 
     /// The ending of the line below piece `k`.
-    fn at(&mut self, k: usize, pieces: &[Piece], lines: &[TextLine<'_>]) -> Option<Ending> {
+    fn at(&mut self, k: usize, pieces: &[Piece], endings: &[Ending]) -> Option<Ending> {
         if self.at <= k {
             self.found = None;
             self.at = pieces.len();
             for (j, piece) in pieces.iter().enumerate().skip(k + 1) {
                 let ending = match piece {
-                    Piece::Keep(i) => lines.get(*i).map(|l| l.ending),
+                    Piece::Keep(i) => endings.get(*i).copied(),
                     Piece::Insert { .. } => None,
                 };
                 if let Some(e) = ending.filter(|e| *e != Ending::None) {
@@ -110,11 +110,7 @@ impl Below {
 
 /// An upper bound of the result's size: the file plus every inserted line with a CRLF.
 fn output_size(text: &Text<'_>, placements: &[Placement]) -> usize {
-    let file: usize = text
-        .lines
-        .iter()
-        .map(|l| l.content.len() + l.ending.as_bytes().len())
-        .sum();
+    let file = text.span(0, text.len()).len();
     let inserted: usize = placements
         .iter()
         .flat_map(|p| &p.pieces)
@@ -168,28 +164,23 @@ impl<'t, 'x> Writer<'t, 'x> {
         self.last_ending = Some(ending);
     }
 
-    /// Untouched lines, in bulk: all but the last of them are followed by another line, so
-    /// their own endings are final (only a file's last line lacks one).
-    fn push_run(&mut self, run: &'x [TextLine<'t>]) {
-        let Some((last, body)) = run.split_last() else {
+    /// Untouched lines `from..to`, in bulk: all but the last of them are followed by another
+    /// line, so their own endings are final (only a file's last line lacks one) and they are
+    /// copied as the one slice of the file they are.
+    fn push_run(&mut self, from: usize, to: usize) {
+        if from >= to {
             return;
-        };
-        if !body.is_empty() {
+        }
+        if to - from > 1 {
             if let Some((c, e)) = self.pending.take() {
                 self.write(c, e, true);
             }
-            for line in body {
-                match line.ending {
-                    Ending::None => self.write(line.content, line.ending, true),
-                    e => {
-                        self.bytes.extend_from_slice(line.content);
-                        self.bytes.extend_from_slice(e.as_bytes());
-                        self.previous = Some(e);
-                    }
-                }
-            }
+            self.bytes.extend_from_slice(self.text.span(from, to - 1));
+            self.previous = self.text.endings().get(to - 2).copied();
         }
-        self.push(last.content, last.ending);
+        if let Some(last) = self.text.get(to - 1) {
+            self.push(last.content, last.ending);
+        }
     }
 
     /// Every line but the last gets a real ending (a line that lost its place as the last

@@ -48,6 +48,12 @@ pub trait Tree {
     fn kind(&self, path: &str) -> Result<Kind, Error>;
     /// Read `path` once: its content and the snapshot the commit re-checks.
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error>;
+    /// True when [`Tree::read`] of `path` gives the bytes its snapshot describes, so that the
+    /// snapshot's hash is theirs. A tree that shows other content at a path (the merge base
+    /// of a three-way apply) says false there.
+    fn shows_snapshot(&self, _path: &str) -> bool {
+        true
+    }
     /// True when the root lies in a git work tree: a folder below it holding its own `.git`
     /// is then a submodule (or nested repository) and out of bounds.
     fn in_repository(&self) -> bool {
@@ -213,7 +219,7 @@ impl MemTree {
     pub fn apply_changes(&mut self, changes: &[Change]) {
         for c in changes {
             match &c.after {
-                NewState::File { bytes, mode } => {
+                NewState::File { bytes, mode, .. } => {
                     self.entries.insert(
                         c.path.clone(),
                         MemEntry::File {
@@ -329,6 +335,7 @@ mod tests {
                 after: NewState::File {
                     bytes: b"y".to_vec(),
                     mode: 0o755,
+                    sha256: None,
                 },
             },
         ]);

@@ -188,7 +188,7 @@ fn assess_file(
     };
     match &fp.body {
         Body::Hunks(hunks) if !hunks.is_empty() => {
-            for (i, r) in assess_hunks(&lines, hunks, patch.format, opts)
+            for (i, r) in assess_hunks(lines, hunks, patch.format, opts)
                 .into_iter()
                 .enumerate()
             {

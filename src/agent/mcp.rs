@@ -406,7 +406,7 @@ impl Session {
                         path.clone(),
                         ReadRecord {
                             sha256: sha256_hex(&bytes),
-                            total_lines: Text::parse(&bytes).lines.len(),
+                            total_lines: Text::parse(&bytes).len(),
                         },
                     );
                 }

@@ -71,7 +71,7 @@ pub fn check(
             )));
         };
         if uses_line_numbers(&fp.body) {
-            let lines = Text::parse(&bytes).lines.len();
+            let lines = Text::parse(&bytes).len();
             if lines != record.total_lines {
                 return Err(Error::new(
                     ErrorCode::StaleFile,
@@ -139,7 +139,7 @@ mod tests {
     fn record(bytes: &[u8]) -> ReadRecord {
         ReadRecord {
             sha256: sha256_hex(bytes),
-            total_lines: Text::parse(bytes).lines.len(),
+            total_lines: Text::parse(bytes).len(),
         }
     }
 

@@ -121,7 +121,7 @@ impl PreviewStore {
         let mut paths = Vec::with_capacity(changes.len());
         for (path, before, after) in changes {
             let after = match after {
-                NewState::File { bytes, mode } => {
+                NewState::File { bytes, mode, .. } => {
                     let sha256 = sha256_hex(bytes);
                     fs::write(folder.join(&sha256), bytes).map_err(io)?;
                     After::File {
@@ -247,7 +247,11 @@ fn load(folder: &Path) -> Result<Claimed, String> {
                 if &sha256_hex(&bytes) != sha256 {
                     return Err("content does not match its hash".into());
                 }
-                NewState::File { bytes, mode: *mode }
+                NewState::File {
+                    bytes,
+                    mode: *mode,
+                    sha256: None,
+                }
             }
             After::Symlink { target } => NewState::Symlink {
                 target: target.clone(),
@@ -283,6 +287,7 @@ mod tests {
                 NewState::File {
                     bytes: b"new\n".to_vec(),
                     mode: 0o644,
+                    sha256: None,
                 },
             ),
             ("gone.txt".into(), Snapshot::Missing, NewState::Absent),
@@ -308,7 +313,8 @@ mod tests {
                 },
                 NewState::File {
                     bytes: b"new\n".to_vec(),
-                    mode: 0o644
+                    mode: 0o644,
+                    sha256: None,
                 }
             )
         );
@@ -357,6 +363,7 @@ mod tests {
                 NewState::File {
                     bytes: text.as_bytes().to_vec(),
                     mode: 0o644,
+                    sha256: None,
                 },
             )]
         };

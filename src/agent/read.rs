@@ -154,12 +154,12 @@ pub fn read_file(
         store.keep(&sha256, &bytes)?;
     }
     let text = Text::parse(&bytes);
-    let total = text.lines.len();
+    let total = text.len();
     let (start, end) = clamp(&rel, range, total)?;
-    let lines = text.lines[start.saturating_sub(1)..end]
+    let lines = text.contents()[start.saturating_sub(1)..end]
         .iter()
         // check_text proved the whole file UTF-8, and lines split at ASCII bytes.
-        .map(|l| String::from_utf8_lossy(l.content).into_owned())
+        .map(|l| String::from_utf8_lossy(l).into_owned())
         .collect();
     Ok(ReadOutput {
         path: rel,
@@ -219,8 +219,8 @@ fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), Error> {
 }
 
 fn endings(text: &Text<'_>) -> &'static str {
-    let crlf = text.lines.iter().any(|l| l.ending == Ending::CrLf);
-    let lf = text.lines.iter().any(|l| l.ending == Ending::Lf);
+    let crlf = text.endings().contains(&Ending::CrLf);
+    let lf = text.endings().contains(&Ending::Lf);
     match (lf, crlf) {
         (true, true) => "mixed",
         (false, true) => "crlf",

@@ -362,6 +362,10 @@ impl Tree for BaseOverlay<'_> {
         self.disk.kind(path)
     }
 
+    fn shows_snapshot(&self, path: &str) -> bool {
+        !self.bases.contains_key(path) && self.disk.shows_snapshot(path)
+    }
+
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
         let (snapshot, node) = self.disk.read(path)?;
         match (self.bases.get(path), node) {
@@ -480,11 +484,12 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
         .find(|c| c.path == r.new && matches!(c.after, NewState::File { .. }));
     let merged = match change {
         Some(c) => {
-            let NewState::File { bytes, .. } = &mut c.after else {
+            let NewState::File { bytes, sha256, .. } = &mut c.after else {
                 return Ok(());
             };
             let merged = rebase::merge(&r.new, &r.base, &r.current, bytes)?;
             *bytes = merged.clone();
+            *sha256 = None;
             merged
         }
         // The patch changed nothing on its base (already applied there): nothing to merge.

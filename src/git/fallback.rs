@@ -148,7 +148,7 @@ fn failed_hunks(
         .iter()
         .enumerate()
         .filter(|(_, h)| {
-            crate::locate::locate_hunks(&lines, std::slice::from_ref(*h), format, &locate).is_err()
+            crate::locate::locate_hunks(lines, std::slice::from_ref(*h), format, &locate).is_err()
         })
         .map(|(i, _)| i + 1)
         .collect()
@@ -173,9 +173,16 @@ fn merge_bases(
         let Some(change) = plan.changes.iter_mut().find(|c| &c.path == path) else {
             continue;
         };
-        let NewState::File { bytes: theirs, .. } = &mut change.after else {
+        let NewState::File {
+            bytes: theirs,
+            sha256: known,
+            ..
+        } = &mut change.after
+        else {
             continue;
         };
+        // The content changes below: its hash is the transaction's to take again.
+        *known = None;
         let merged = three_way(&base.content, &ours, theirs, Labels::default());
         if let Some(diff) = plan.diff.as_mut() {
             let new = match &merged {

@@ -357,7 +357,7 @@ fn cached_changes(
     for change in &planned.plan.changes {
         let path = change.path.clone();
         out.push(match &change.after {
-            NewState::File { bytes, mode } => {
+            NewState::File { bytes, mode, .. } => {
                 let mode = if mode & 0o111 != 0 {
                     Mode::EXECUTABLE
                 } else {

@@ -118,7 +118,7 @@ impl Repo {
             .map(|change| {
                 let path = change.path.clone();
                 Ok(match &change.after {
-                    NewState::File { bytes, mode } => {
+                    NewState::File { bytes, mode, .. } => {
                         let from_fs = if mode & 0o111 != 0 {
                             Mode::EXECUTABLE
                         } else {

@@ -39,6 +39,10 @@ impl Tree for GitTree<'_> {
         self.inner.kind(path)
     }
 
+    fn shows_snapshot(&self, path: &str) -> bool {
+        !self.bases.contains_key(path) && self.inner.shows_snapshot(path)
+    }
+
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
         self.repo.check_path(path)?;
         let (snapshot, node) = self.inner.read(path)?;

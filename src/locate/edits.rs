@@ -26,7 +26,7 @@ pub(crate) fn locate_edits(
     opts: &LocateOptions,
 ) -> Result<Vec<Placement>, LocateError> {
     let lines = text.contents();
-    let mut view = FileView::new(&lines);
+    let mut view = FileView::new(lines);
     let mut placements = Vec::new();
     let mut appended: Option<(usize, String)> = None;
     let mut flat: Option<Flat> = None;
@@ -43,7 +43,7 @@ pub(crate) fn locate_edits(
                 expected,
                 new_content,
             } => placements.push(line_range(
-                &lines,
+                lines,
                 index,
                 *start,
                 *end,
@@ -51,7 +51,7 @@ pub(crate) fn locate_edits(
                 new_content,
             )?),
             Edit::Insert { after, content } => {
-                placements.push(insert(&lines, index, *after, content)?)
+                placements.push(insert(lines, index, *after, content)?)
             }
             // Appends all go after the last byte, in order: one placement for all of them.
             Edit::Append { content } => match &mut appended {
@@ -108,11 +108,11 @@ struct Flat {
 impl Flat {
     fn new(text: &Text<'_>) -> Flat {
         let mut bytes = Vec::new();
-        let mut starts = Vec::with_capacity(text.lines.len());
-        for (i, line) in text.lines.iter().enumerate() {
+        let mut starts = Vec::with_capacity(text.len());
+        for (i, content) in text.contents().iter().enumerate() {
             starts.push(bytes.len());
-            bytes.extend_from_slice(line.content);
-            if i + 1 < text.lines.len() || text.ends_with_newline() {
+            bytes.extend_from_slice(content);
+            if i + 1 < text.len() || text.ends_with_newline() {
                 bytes.push(b'\n');
             }
         }
@@ -475,11 +475,11 @@ fn append(text: &Text<'_>, index: usize, content: &str) -> Option<Placement> {
     if content.is_empty() {
         return None;
     }
-    let n = text.lines.len();
+    let n = text.len();
     let ends_in_newline = content.ends_with('\n');
-    let (start, old_len, joined) = match text.lines.last() {
+    let (start, old_len, joined) = match text.contents().last() {
         Some(last) if !text.ends_with_newline() => {
-            let mut joined = lossy(last.content);
+            let mut joined = lossy(last);
             joined.push_str(&content);
             (n - 1, 1, joined)
         }

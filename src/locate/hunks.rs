@@ -575,7 +575,7 @@ mod tests {
     fn apply(file: &str, hunks: &[Hunk<'_>], format: Format) -> Result<String, LocateError> {
         let text = Text::parse(file.as_bytes());
         let lines = text.contents();
-        let placed = locate_hunks(&lines, hunks, format, &LocateOptions::default())?;
+        let placed = locate_hunks(lines, hunks, format, &LocateOptions::default())?;
         Ok(String::from_utf8(crate::splice::splice(&text, &placed)).expect("utf-8 in, utf-8 out"))
     }
 
@@ -612,10 +612,10 @@ mod tests {
             ..LocateOptions::default()
         };
         let placed =
-            locate_hunks(&lines, &[h.clone()], Format::Unified, &opts).expect("one l5 near");
+            locate_hunks(lines, &[h.clone()], Format::Unified, &opts).expect("one l5 near");
         assert_eq!((placed[0].start, placed[0].offset), (24, Some(-2)));
         // With the default window of 20, lines 15, 25 and 35 are all near: ambiguous.
-        let wide = locate_hunks(&lines, &[h], Format::Unified, &LocateOptions::default());
+        let wide = locate_hunks(lines, &[h], Format::Unified, &LocateOptions::default());
         assert!(matches!(wide, Err(LocateError::AmbiguousMatch { .. })));
     }
 
@@ -681,7 +681,7 @@ mod tests {
         let text = Text::parse(file.as_bytes());
         let lines = text.contents();
         let h = hunk(" a\n-old\n+new\n c");
-        let placed = locate_hunks(&lines, &[h], Format::Agent, &LocateOptions::default())
+        let placed = locate_hunks(lines, &[h], Format::Agent, &LocateOptions::default())
             .expect("already there");
         assert!(placed[0].already_applied);
         assert_eq!(crate::splice::splice(&text, &placed), file.as_bytes());
@@ -707,7 +707,7 @@ mod tests {
             unidiff_zero: true,
             ..LocateOptions::default()
         };
-        let placed = locate_hunks(&lines, &[h], Format::Unified, &opts).expect("exact");
+        let placed = locate_hunks(lines, &[h], Format::Unified, &opts).expect("exact");
         assert_eq!(crate::splice::splice(&text, &placed), b"a\nb\nx\ny\nc\n");
     }
 
@@ -728,7 +728,7 @@ mod tests {
         delete.old_start = Some(5);
         delete.old_count = Some(2);
         for h in [insert, delete] {
-            match locate_hunks(&lines, &[h], Format::Unified, &opts) {
+            match locate_hunks(lines, &[h], Format::Unified, &opts) {
                 Err(LocateError::ContextNotFound { message, hint, .. }) => {
                     assert!(message.contains("the file has only 3 lines"), "{message}");
                     assert!(hint.contains("longer version of the file"), "{hint}");
@@ -740,7 +740,7 @@ mod tests {
         let mut at_end = hunk("+x");
         at_end.old_start = Some(3);
         at_end.old_count = Some(0);
-        let placed = locate_hunks(&lines, &[at_end], Format::Unified, &opts).expect("at the end");
+        let placed = locate_hunks(lines, &[at_end], Format::Unified, &opts).expect("at the end");
         assert_eq!(crate::splice::splice(&text, &placed), b"a\nb\nc\nx\n");
     }
 
@@ -750,7 +750,7 @@ mod tests {
         let lines = text.contents();
         let h = hunk(" a\n-b\n-c\n+B\n+C\n+D");
         let placed =
-            locate_hunks(&lines, &[h], Format::Agent, &LocateOptions::default()).expect("exact");
+            locate_hunks(lines, &[h], Format::Agent, &LocateOptions::default()).expect("exact");
         let replaces: Vec<Option<usize>> = placed[0]
             .pieces
             .iter()

@@ -324,11 +324,11 @@ mod tests {
             let text = Text::parse(&bytes);
             let to = from + extra;
             let want: Option<Vec<String>> = text
-                .lines
-                .get(from..to.min(text.lines.len()))
-                .map(|ls| ls.iter().map(|l| String::from_utf8_lossy(l.content).into_owned()).collect());
+                .contents()
+                .get(from..to.min(text.len()))
+                .map(|ls| ls.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect());
             let got = line_range(&bytes, from, to);
-            if from < text.lines.len() || from == 0 {
+            if from < text.len() || from == 0 {
                 prop_assert_eq!(got, want);
             } else {
                 prop_assert!(got.is_none() || got == Some(Vec::new()));

@@ -51,7 +51,8 @@ fn delete_then_add_replaces_the_file() {
         plan.changes[0].after,
         NewState::File {
             bytes: b"new\n".to_vec(),
-            mode: 0o644
+            mode: 0o644,
+            sha256: Some(crate::txn::sha256(b"new\n")),
         }
     );
     assert_eq!(plan.files.len(), 2);
@@ -103,7 +104,8 @@ fn mode_change_keeps_content_and_sets_exec_bits() {
         plan.changes[0].after,
         NewState::File {
             bytes: b"echo\n".to_vec(),
-            mode: 0o755
+            mode: 0o755,
+            sha256: Some(crate::txn::sha256(b"echo\n")),
         }
     );
 }
@@ -420,7 +422,8 @@ fn same_file_updated_twice_sees_the_first_update() {
         planned.changes[0].after,
         NewState::File {
             bytes: b"1\ntwo\n".to_vec(),
-            mode: 0o644
+            mode: 0o644,
+            sha256: Some(crate::txn::sha256(b"1\ntwo\n")),
         }
     );
 }

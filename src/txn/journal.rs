@@ -257,9 +257,9 @@ pub fn current_state(parent: Option<&Dir>, name: &[u8]) -> std::io::Result<State
     };
     Ok(match st.kind {
         Kind::File => {
-            let (bytes, st) = dir.read_file(name)?;
+            let (sha256, st) = dir.hash_file(name)?;
             State::File {
-                sha256: sha256_hex(&bytes),
+                sha256: hex(&sha256),
                 mode: st.mode,
             }
         }

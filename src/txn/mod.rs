@@ -55,6 +55,10 @@ pub enum NewState {
         bytes: Vec<u8>,
         /// Permission bits to set (`0o644`, `0o755`, or the old file's own bits).
         mode: u32,
+        /// SHA-256 of `bytes` when the caller has it already (the planner hashes every new
+        /// content once, for the report); `None` lets the transaction hash them. Whoever
+        /// changes `bytes` must reset it (debug builds check it at commit).
+        sha256: Option<[u8; 32]>,
     },
     Symlink {
         target: Vec<u8>,

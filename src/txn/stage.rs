@@ -219,14 +219,33 @@ impl State {
     pub fn from_new(new: &NewState) -> State {
         match new {
             NewState::Absent => State::Missing,
-            NewState::File { bytes, mode } => State::File {
-                sha256: journal::sha256_hex(bytes),
+            NewState::File {
+                bytes,
+                mode,
+                sha256,
+            } => State::File {
+                sha256: journal::hex(&new_sha256(bytes, *sha256)),
                 mode: *mode,
             },
             NewState::Symlink { target } => State::Symlink {
                 target: target.clone(),
             },
         }
+    }
+}
+
+/// The SHA-256 of new content: the one the planner carried, else hashed now.
+fn new_sha256(bytes: &[u8], known: Option<[u8; 32]>) -> [u8; 32] {
+    match known {
+        Some(hash) => {
+            debug_assert_eq!(
+                hash,
+                super::sha256(bytes),
+                "a planned content carries the hash of other bytes"
+            );
+            hash
+        }
+        None => super::sha256(bytes),
     }
 }
 
@@ -293,8 +312,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>
                     .parent
                     .as_ref()
                     .expect("stat found the file, so its folder is open");
-                let (bytes, _) = dir.read_file(&located.name).map_err(io)?;
-                let now = super::sha256(&bytes);
+                let (now, _) = dir.hash_file(&located.name).map_err(io)?;
                 if now != *sha256 {
                     return Err(found("its content differs").with_details(serde_json::json!({
                         "path": path, "expected_sha256": journal::hex(sha256), "actual_sha256": journal::hex(&now),
@@ -388,8 +406,11 @@ fn execute(
         p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
     }
     let mut unsynced = Vec::new();
+    let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
-        if let Some(file) = stage_one(p, e, fp)? {
+        let file = stage_one(p, e, fp)?;
+        staged.push(file.as_ref().map(|(_, st)| *st));
+        if let Some((file, _)) = file {
             unsynced.push((p.change.path.as_str(), file));
         }
         if unsynced.len() == SYNC_BATCH {
@@ -409,8 +430,8 @@ fn execute(
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
     sync_parents(root, planned, &journal.created_dirs)?;
-    for (p, e) in planned.iter().zip(&journal.entries) {
-        verify_one(p, e, fp)?;
+    for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
+        verify_one(p, e, st.as_ref(), fp)?;
     }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
@@ -449,12 +470,12 @@ const SYNC_BATCH: usize = 64;
 const SYNC_THREADS: usize = 8;
 
 /// Step 4a: the new content in a temporary file beside the target; the file is returned
-/// for [`sync_files`].
+/// for [`sync_files`], with its `fstat` (what the verification expects at the target).
 fn stage_one(
     p: &Planned,
     entry: &Entry,
     fp: &mut Failpoints,
-) -> Result<Option<std::fs::File>, Error> {
+) -> Result<Option<(std::fs::File, dirfd::Stat)>, Error> {
     let Some(stage) = &entry.stage else {
         return Ok(None);
     };
@@ -463,7 +484,7 @@ fn stage_one(
     fp.step(&format!("stage {path}")).map_err(io)?;
     let dir = parent_of(p)?;
     match &p.change.after {
-        NewState::File { bytes, mode } => {
+        NewState::File { bytes, mode, .. } => {
             let mut file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
             file.write_all(bytes).map_err(io)?;
             // Owner first: chown clears set-id bits, which the mode then sets again.
@@ -472,7 +493,8 @@ fn stage_one(
                 dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
             }
             dirfd::fchmod(&file, *mode).map_err(io)?;
-            Ok(Some(file))
+            let st = dirfd::fstat(std::os::fd::AsRawFd::as_raw_fd(&file)).map_err(io)?;
+            Ok(Some((file, st)))
         }
         NewState::Symlink { target } => dir
             .symlink(target, stage.as_bytes())
@@ -583,18 +605,43 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
     Ok(())
 }
 
-/// Step 6: what is on disk now is what was planned.
-fn verify_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+/// Step 6: what is on disk now is what was planned. A written file must be the very file
+/// that was staged (same device and inode, size and mode: the content was written and
+/// synced from the plan, so reading it back would only read the page cache again); a
+/// symlink or a removal is checked by what stands at the path.
+fn verify_one(
+    p: &Planned,
+    entry: &Entry,
+    staged: Option<&dirfd::Stat>,
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
-    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
-    if now != entry.after {
-        return Err(Error::new(
+    let differs = || {
+        Error::new(
             ErrorCode::IoError,
             format!("{path} does not hold the planned content after the rename"),
         )
-        .with_path(path));
+        .with_path(path)
+    };
+    if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
+        let dir = parent_of(p)?;
+        let now = dir.stat(&p.located.name).map_err(io)?;
+        return match now {
+            Some(st)
+                if st.kind == Kind::File
+                    && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
+                    && st.mode == *mode =>
+            {
+                Ok(())
+            }
+            _ => Err(differs()),
+        };
+    }
+    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
+    if now != entry.after {
+        return Err(differs());
     }
     Ok(())
 }

@@ -142,7 +142,11 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
                 )
                 .with_path(&entry.path));
             }
-            Ok(NewState::File { bytes, mode: *mode })
+            Ok(NewState::File {
+                bytes,
+                mode: *mode,
+                sha256: None,
+            })
         }
         State::Directory | State::Other => Err(Error::new(
             ErrorCode::IoError,

@@ -610,6 +610,7 @@ fn index_changes_for_a_transaction_clean_crlf_content() {
             after: NewState::File {
                 bytes: b"one\r\ntwo\r\n".to_vec(),
                 mode: 0o644,
+                sha256: None,
             },
         }])
         .unwrap();

@@ -49,6 +49,7 @@ fn file(bytes: &[u8]) -> NewState {
     NewState::File {
         bytes: bytes.to_vec(),
         mode: 0o644,
+        sha256: Some(txn::sha256(bytes)),
     }
 }
 
@@ -237,6 +238,7 @@ fn permission_bits_are_kept_and_set_regardless_of_umask() {
             after: NewState::File {
                 bytes: b"x\n".to_vec(),
                 mode: 0o751,
+                sha256: None,
             },
         },
         Change {
@@ -245,6 +247,7 @@ fn permission_bits_are_kept_and_set_regardless_of_umask() {
             after: NewState::File {
                 bytes: b"#!/bin/sh\n".to_vec(),
                 mode: 0o755,
+                sha256: None,
             },
         },
     ];

@@ -59,7 +59,7 @@ pub fn run(
 ) -> Result<(Vec<u8>, Vec<Placement>), LocateError> {
     let text = Text::parse(file);
     let lines = text.contents();
-    let placed = locate_hunks(&lines, hunks, format, opts)?;
+    let placed = locate_hunks(lines, hunks, format, opts)?;
     Ok((splice(&text, &placed), placed))
 }
 

@@ -53,6 +53,8 @@ fn changes(root: &Path, target: &[Slot]) -> Vec<Change> {
                 Some((bytes, exec)) => NewState::File {
                     bytes: bytes.clone(),
                     mode: if *exec { 0o755 } else { 0o644 },
+                    // Both ways in: a hash the caller carries, or one the commit takes.
+                    sha256: exec.then(|| txn::sha256(bytes)),
                 },
             },
         })
