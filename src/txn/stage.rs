@@ -13,7 +13,8 @@
 //!    fsync the journal folder;
 //! 5. rename every staged file over its target (unlink for a delete), each right after
 //!    checking that the target is still the file step 2 saw; fsync the folders;
-//! 6. re-read every written path and compare its SHA-256 and mode with the plan;
+//! 6. check every written path: a file is the very file that was staged (device, inode,
+//!    size, mode), a symlink points where planned, a deleted path is gone;
 //! 7. the commit point: rewrite the journal with phase `committed`;
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
 //!    folder into the undo history (its backups are what undo restores).
