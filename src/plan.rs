@@ -175,6 +175,63 @@ struct Edited {
     done: Vec<usize>,
     /// Where the changing hunks stand in the new file (for the balance check).
     regions: Vec<balance::Region>,
+    /// SHA-256 of `bytes` when it was taken while they were built.
+    sha256: Option<[u8; 32]>,
+}
+
+/// From this size on, a file's hunks are placed and its hashes taken on two threads (below
+/// it a thread costs more than it saves).
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Hunks (or JSON edits) placed in a file's lines.
+struct Placed<'b> {
+    text: Text<'b>,
+    placements: Vec<Placement>,
+    /// The patch drops the file's BOM (see `content::without_bom`).
+    drops_bom: bool,
+}
+
+/// Split `bytes` into lines and place the hunks or edits of `body` in them. Pure (no
+/// planner state), so it can run on another thread.
+fn place<'b>(
+    body: &Body<'_>,
+    format: Format,
+    bytes: &'b [u8],
+    opts: &LocateOptions,
+) -> Result<Placed<'b>, locate::LocateError> {
+    let text = if format == Format::Unified && bytes == crate::text::BOM {
+        // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool that wrote
+        // the patch; match it as that line.
+        Text::single_line(bytes)
+    } else {
+        Text::parse(bytes)
+    };
+    let mut drops_bom = false;
+    let placements = match body {
+        Body::Hunks(hunks) => {
+            let rebased = text.bom.then(|| without_bom(hunks)).flatten();
+            let hunks = match &rebased {
+                Some((h, drops)) => {
+                    drops_bom = *drops;
+                    h.as_slice()
+                }
+                None => hunks.as_slice(),
+            };
+            locate::locate_hunks(text.contents(), hunks, format, opts)?
+        }
+        Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
+        Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
+    };
+    Ok(Placed {
+        text,
+        placements,
+        drops_bom,
+    })
+}
+
+/// The result of a scoped thread; its panic goes on in this thread.
+fn joined<T>(result: std::thread::Result<T>) -> T {
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 impl Edited {
@@ -188,6 +245,7 @@ impl Edited {
             already: Vec::new(),
             done: Vec::new(),
             regions: Vec::new(),
+            sha256: None,
         }
     }
 }
@@ -468,8 +526,7 @@ impl<'a> Planner<'a> {
             Node::File { bytes, mode } => (bytes.as_slice(), *mode, false),
             Node::Symlink { target } => (target.as_slice(), 0, true),
         };
-        self.check_bases(fp, shown, bytes)?;
-        let edited = self.edit(fp, shown, bytes, link)?;
+        let edited = self.checked_edit(fp, shown, bytes, link)?;
         if !link {
             self.check_balance(fp, shown, bytes, &edited, report)?;
         }
@@ -530,8 +587,7 @@ impl<'a> Planner<'a> {
             )
             .with_path(old_shown));
         }
-        self.check_bases(fp, old_shown, &bytes)?;
-        let edited = self.edit(fp, old_shown, &bytes, link)?;
+        let edited = self.checked_edit(fp, old_shown, &bytes, link)?;
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         if dest != Node::Missing {
             let same = match &dest {
@@ -613,7 +669,9 @@ impl<'a> Planner<'a> {
         (old, old_sha): (&[u8], Option<[u8; 32]>),
         edited: &Edited,
     ) -> [u8; 32] {
-        let new_sha = crate::txn::sha256(&edited.bytes);
+        let new_sha = edited
+            .sha256
+            .unwrap_or_else(|| crate::txn::sha256(&edited.bytes));
         report.old_sha256 = Some(hex(&old_sha.unwrap_or_else(|| crate::txn::sha256(old))));
         report.new_sha256 = Some(hex(&new_sha));
         report.hunks = edited.hunks.clone();
@@ -693,39 +751,75 @@ impl<'a> Planner<'a> {
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
             body => {
                 let opts = self.text_checks(shown, bytes, link)?;
-                let text = if self.format == Format::Unified && bytes == crate::text::BOM {
-                    // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool
-                    // that wrote the patch; match it as that line.
-                    Text::single_line(bytes)
-                } else {
-                    Text::parse(bytes)
-                };
-                let mut drops_bom = false;
-                let placements = match body {
-                    Body::Hunks(hunks) => {
-                        let rebased = text.bom.then(|| without_bom(hunks)).flatten();
-                        let hunks = match &rebased {
-                            Some((h, drops)) => {
-                                drops_bom = *drops;
-                                h.as_slice()
-                            }
-                            None => hunks.as_slice(),
-                        };
-                        locate::locate_hunks(text.contents(), hunks, self.format, &opts)
-                    }
-                    Body::Edits(edits) => locate::locate_edits(&text, edits, &opts),
-                    _ => Ok(Vec::new()),
-                }
-                .map_err(|e| e.into_error(shown))?;
-                let mut new = crate::splice::splice(&text, &placements);
-                if drops_bom && new.starts_with(crate::text::BOM) {
-                    new.drain(..crate::text::BOM.len().min(new.len()));
-                }
-                let mut edited = self.edited(shown, new, &placements);
-                edited.regions = balance::regions(&placements);
-                Ok(edited)
+                let placed =
+                    place(body, self.format, bytes, &opts).map_err(|e| e.into_error(shown))?;
+                Ok(self.spliced(shown, placed, false))
             }
         }
+    }
+
+    /// [`Self::check_bases`], then [`Self::edit`]. On a large text file the two run side by
+    /// side — the base's blob id is hashed on this thread while the hunks are placed on
+    /// another, then the new content is built here while its SHA-256 is taken there — with
+    /// the outcome of running them one after the other: a base refusal still comes first.
+    fn checked_edit(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        bytes: &[u8],
+        link: bool,
+    ) -> Result<Edited, Error> {
+        let text_body = match &fp.body {
+            Body::Hunks(hunks) => !hunks.is_empty(),
+            Body::Edits(edits) => !edits.is_empty(),
+            Body::Binary(_) | Body::BinaryWithoutData => false,
+        };
+        if !text_body || bytes.len() < PARALLEL_BYTES {
+            self.check_bases(fp, shown, bytes)?;
+            return self.edit(fp, shown, bytes, link);
+        }
+        let opts = match self.text_checks(shown, bytes, link) {
+            Ok(opts) => opts,
+            Err(refused) => {
+                self.check_bases(fp, shown, bytes)?;
+                return Err(refused);
+            }
+        };
+        let format = self.format;
+        let (bases, placed) = std::thread::scope(|scope| {
+            let placing = scope.spawn(|| place(&fp.body, format, bytes, &opts));
+            let bases = self.check_bases(fp, shown, bytes);
+            (bases, joined(placing.join()))
+        });
+        bases?;
+        let placed = placed.map_err(|e| e.into_error(shown))?;
+        Ok(self.spliced(shown, placed, true))
+    }
+
+    /// The new content of placed hunks, with its reports. `parallel`: take the content's
+    /// SHA-256 on another thread while the content is built.
+    fn spliced(&mut self, shown: &str, placed: Placed<'_>, parallel: bool) -> Edited {
+        let Placed {
+            text,
+            placements,
+            drops_bom,
+        } = placed;
+        let (mut new, sha256) = if parallel && !drops_bom {
+            std::thread::scope(|scope| {
+                let hashing = scope.spawn(|| crate::splice::splice_sha256(&text, &placements));
+                let new = crate::splice::splice(&text, &placements);
+                (new, Some(joined(hashing.join())))
+            })
+        } else {
+            (crate::splice::splice(&text, &placements), None)
+        };
+        if drops_bom && new.starts_with(crate::text::BOM) {
+            new.drain(..crate::text::BOM.len().min(new.len()));
+        }
+        let mut edited = self.edited(shown, new, &placements);
+        edited.regions = balance::regions(&placements);
+        edited.sha256 = sha256;
+        edited
     }
 
     /// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate

@@ -15,9 +15,44 @@ use crate::text::{Ending, Text, BOM};
 /// Streams straight into the output buffer, sized up front, so a large file costs its input
 /// and its output and nothing per line in between.
 pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
+    let capacity = output_size(text, placements);
+    splice_into(text, placements, Vec::with_capacity(capacity))
+}
+
+/// The SHA-256 of what [`splice`] builds, without building it: the same bytes go through
+/// the hash instead of a buffer, so the hash of a large result can be taken on another core
+/// while the result itself is built.
+pub fn splice_sha256(text: &Text<'_>, placements: &[Placement]) -> [u8; 32] {
+    use sha2::Digest;
+    splice_into(text, placements, Hashing(sha2::Sha256::new()))
+        .0
+        .finalize()
+        .into()
+}
+
+/// Where the spliced bytes go.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+struct Hashing(sha2::Sha256);
+
+impl Sink for Hashing {
+    fn put(&mut self, bytes: &[u8]) {
+        sha2::Digest::update(&mut self.0, bytes);
+    }
+}
+
+fn splice_into<S: Sink>(text: &Text<'_>, placements: &[Placement], sink: S) -> S {
     let (lines, endings) = (text.contents(), text.endings());
     let n = lines.len();
-    let mut out = Writer::new(text, output_size(text, placements));
+    let mut out = Writer::new(text, sink);
     let mut cursor = 0;
     let mut final_newline = text.ends_with_newline();
     for p in placements {
@@ -125,9 +160,9 @@ fn output_size(text: &Text<'_>, placements: &[Placement]) -> usize {
 
 /// Writes lines one behind: a line's ending is only known once it is known whether it is
 /// the last one.
-struct Writer<'t, 'x> {
+struct Writer<'t, 'x, S> {
     text: &'x Text<'t>,
-    bytes: Vec<u8>,
+    out: S,
     /// The line pushed last, not written yet; `Ending::None` means "not decided yet".
     pending: Option<(&'x [u8], Ending)>,
     /// The ending recorded for the line pushed last (the "line above" of SPEC §6).
@@ -136,15 +171,14 @@ struct Writer<'t, 'x> {
     previous: Option<Ending>,
 }
 
-impl<'t, 'x> Writer<'t, 'x> {
-    fn new(text: &'x Text<'t>, capacity: usize) -> Self {
-        let mut bytes = Vec::with_capacity(capacity);
+impl<'t, 'x, S: Sink> Writer<'t, 'x, S> {
+    fn new(text: &'x Text<'t>, mut out: S) -> Self {
         if text.bom {
-            bytes.extend_from_slice(BOM);
+            out.put(BOM);
         }
         Writer {
             text,
-            bytes,
+            out,
             pending: None,
             last_ending: None,
             previous: None,
@@ -175,7 +209,7 @@ impl<'t, 'x> Writer<'t, 'x> {
             if let Some((c, e)) = self.pending.take() {
                 self.write(c, e, true);
             }
-            self.bytes.extend_from_slice(self.text.span(from, to - 1));
+            self.out.put(self.text.span(from, to - 1));
             self.previous = self.text.endings().get(to - 2).copied();
         }
         if let Some(last) = self.text.get(to - 1) {
@@ -186,23 +220,23 @@ impl<'t, 'x> Writer<'t, 'x> {
     /// Every line but the last gets a real ending (a line that lost its place as the last
     /// one takes the ending of the line above, else the file's dominant one).
     fn write(&mut self, content: &[u8], ending: Ending, with_ending: bool) {
-        self.bytes.extend_from_slice(content);
+        self.out.put(content);
         let real = match ending {
             Ending::None => self.previous.unwrap_or_else(|| self.text.dominant_ending()),
             e => e,
         };
         if with_ending {
-            self.bytes.extend_from_slice(real.as_bytes());
+            self.out.put(real.as_bytes());
         }
         self.previous = Some(real);
     }
 
     /// The last line ends in a newline exactly when `final_newline`.
-    fn finish(mut self, final_newline: bool) -> Vec<u8> {
+    fn finish(mut self, final_newline: bool) -> S {
         if let Some((c, e)) = self.pending.take() {
             self.write(c, e, final_newline);
         }
-        self.bytes
+        self.out
     }
 }
 
@@ -224,6 +258,13 @@ mod tests {
         }
     }
 
+    /// [`splice`], checked against [`splice_sha256`] of the same input.
+    fn spliced(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
+        let bytes = splice(text, placements);
+        assert_eq!(splice_sha256(text, placements), crate::txn::sha256(&bytes));
+        bytes
+    }
+
     fn insert(text: &str, replaces: Option<usize>) -> Piece {
         Piece::Insert {
             text: text.as_bytes().to_vec(),
@@ -235,16 +276,16 @@ mod tests {
     fn replaced_line_gives_its_ending() {
         let text = Text::parse(b"a\nb\r\nc\n");
         let p = placement(1, 1, vec![insert("B", Some(1))]);
-        assert_eq!(splice(&text, &[p]), b"a\nB\r\nc\n");
+        assert_eq!(spliced(&text, &[p]), b"a\nB\r\nc\n");
     }
 
     #[test]
     fn pure_insert_takes_line_above_then_below() {
         let text = Text::parse(b"a\r\nb\n");
         let p = placement(1, 0, vec![insert("x", None)]);
-        assert_eq!(splice(&text, &[p]), b"a\r\nx\r\nb\n");
+        assert_eq!(spliced(&text, &[p]), b"a\r\nx\r\nb\n");
         let top = placement(0, 0, vec![insert("x", None)]);
-        assert_eq!(splice(&text, &[top]), b"x\r\na\r\nb\n");
+        assert_eq!(spliced(&text, &[top]), b"x\r\na\r\nb\n");
     }
 
     #[test]
@@ -257,7 +298,7 @@ mod tests {
             3,
             vec![insert("}", None), Piece::Keep(0), Piece::Keep(2)],
         );
-        assert_eq!(splice(&text, &[p]), b"}\r\n\r\n}\r\n");
+        assert_eq!(spliced(&text, &[p]), b"}\r\n\r\n}\r\n");
     }
 
     #[test]
@@ -265,7 +306,7 @@ mod tests {
         // `@@ -1 +1,2 @@` / `+a` / ` ` on a CRLF file holding one empty line.
         let text = Text::parse(b"\r\n");
         let p = placement(0, 1, vec![insert("a", None), Piece::Keep(0)]);
-        assert_eq!(splice(&text, &[p]), b"a\r\n\r\n");
+        assert_eq!(spliced(&text, &[p]), b"a\r\n\r\n");
         // Inserted lines before the kept one all take its ending; the lines after the hunk
         // come only after the hunk's own kept lines.
         let text = Text::parse(b"k\r\nz\n");
@@ -274,17 +315,17 @@ mod tests {
             1,
             vec![insert("a", None), insert("b", None), Piece::Keep(0)],
         );
-        assert_eq!(splice(&text, &[p]), b"a\r\nb\r\nk\r\nz\n");
+        assert_eq!(spliced(&text, &[p]), b"a\r\nb\r\nk\r\nz\n");
         // No kept line below in the hunk: the first line after it.
         let p = placement(0, 1, vec![insert("a", None)]);
-        assert_eq!(splice(&text, &[p]), b"a\nz\n");
+        assert_eq!(spliced(&text, &[p]), b"a\nz\n");
     }
 
     #[test]
     fn missing_final_newline_is_kept() {
         let text = Text::parse(b"a\r\nb");
         let p = placement(2, 0, vec![insert("c", None)]);
-        assert_eq!(splice(&text, &[p]), b"a\r\nb\r\nc");
+        assert_eq!(spliced(&text, &[p]), b"a\r\nb\r\nc");
     }
 
     #[test]
@@ -292,27 +333,27 @@ mod tests {
         let text = Text::parse(b"a\nb");
         let mut p = placement(1, 1, vec![insert("b", Some(1))]);
         p.final_newline = Some(true);
-        assert_eq!(splice(&text, &[p]), b"a\nb\n");
+        assert_eq!(spliced(&text, &[p]), b"a\nb\n");
     }
 
     #[test]
     fn bom_and_untouched_lines_survive() {
         let text = Text::parse(b"\xEF\xBB\xBFkeep\r\nold\nkeep2");
         let p = placement(1, 1, vec![Piece::Keep(1), insert("new", None)]);
-        assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFkeep\r\nold\nnew\nkeep2");
+        assert_eq!(spliced(&text, &[p]), b"\xEF\xBB\xBFkeep\r\nold\nnew\nkeep2");
     }
 
     #[test]
     fn a_bom_is_written_once() {
         let text = Text::parse(b"\xEF\xBB\xBFa\nb\n");
         let p = placement(0, 1, vec![insert("\u{FEFF}x", Some(0))]);
-        assert_eq!(splice(&text, &[p]), b"\xEF\xBB\xBFx\nb\n");
+        assert_eq!(spliced(&text, &[p]), b"\xEF\xBB\xBFx\nb\n");
     }
 
     #[test]
     fn deleting_everything_leaves_bom_only() {
         let text = Text::parse(b"\xEF\xBB\xBFa\n");
         let p = placement(0, 1, vec![]);
-        assert_eq!(splice(&text, &[p]), BOM);
+        assert_eq!(spliced(&text, &[p]), BOM);
     }
 }

@@ -427,3 +427,84 @@ fn same_file_updated_twice_sees_the_first_update() {
         }
     );
 }
+
+/// A file large enough for the planner's two-thread path ([`PARALLEL_BYTES`]), and a hunk
+/// that turns line `i` into upper case with one context line on each side.
+fn big_file() -> (Vec<u8>, impl Fn(usize) -> Hunk<'static>) {
+    let text: String = (0..150_000).map(|i| format!("line {i}\n")).collect();
+    assert!(text.len() > PARALLEL_BYTES);
+    let hunk = |i: usize| Hunk {
+        lines: vec![
+            Line::new(LineKind::Context, format!("line {}", i - 1).into_bytes()),
+            Line::new(LineKind::Delete, format!("line {i}").into_bytes()),
+            Line::new(LineKind::Insert, format!("LINE {i}").into_bytes()),
+            Line::new(LineKind::Context, format!("line {}", i + 1).into_bytes()),
+        ],
+        ..Hunk::default()
+    };
+    (text.into_bytes(), hunk)
+}
+
+#[test]
+fn a_large_file_planned_on_two_threads_gives_the_same_result() {
+    let (bytes, hunk) = big_file();
+    let mut tree = MemTree::new();
+    tree.insert("big.txt", bytes.clone());
+    let at = [10, 50_000, 149_998];
+    let hunks = at.iter().map(|&i| hunk(i)).collect();
+    let patch = set(vec![fp(
+        FileOp::Modify,
+        Some("big.txt"),
+        Some("big.txt"),
+        hunks,
+    )]);
+    let planned = plan(&tree, &patch, &PlanOptions::default()).expect("plans");
+    let mut want = String::from_utf8(bytes).expect("ASCII");
+    for i in at {
+        want = want.replace(&format!("\nline {i}\n"), &format!("\nLINE {i}\n"));
+    }
+    let want = want.into_bytes();
+    assert_eq!(
+        planned.changes[0].after,
+        NewState::File {
+            sha256: Some(crate::txn::sha256(&want)),
+            bytes: want.clone(),
+            mode: 0o644,
+        }
+    );
+    let report = &planned.files[0];
+    assert_eq!(
+        report.new_sha256.as_deref(),
+        Some(hex(&crate::txn::sha256(&want)).as_str())
+    );
+    let lines: Vec<usize> = report.hunks.iter().map(|h| h.line).collect();
+    assert_eq!(lines, vec![10, 50_000, 149_998]);
+}
+
+#[test]
+fn on_two_threads_a_stale_base_still_comes_before_a_hunk_that_is_not_found() {
+    let (bytes, hunk) = big_file();
+    let mut tree = MemTree::new();
+    tree.insert("big.txt", bytes);
+    let mut missing = hunk(20);
+    missing.lines[1] = Line::new(LineKind::Delete, b"no such line".to_vec());
+    let mut file = fp(
+        FileOp::Modify,
+        Some("big.txt"),
+        Some("big.txt"),
+        vec![missing],
+    );
+    file.blob_ids = Some(crate::model::BlobIds {
+        old: "0123456".into(),
+        new: "89abcde".into(),
+    });
+    let opts = PlanOptions {
+        strict_base: true,
+        ..PlanOptions::default()
+    };
+    let refused = plan(&tree, &set(vec![file.clone()]), &opts).expect_err("stale");
+    assert_eq!(refused.error.code, ErrorCode::StaleFile);
+    let refused = plan(&tree, &set(vec![file]), &PlanOptions::default()).expect_err("refused");
+    assert_eq!(refused.error.code, ErrorCode::ContextNotFound);
+    assert_eq!(refused.warnings[0].code, WarningCode::BaseMismatch);
+}

@@ -279,6 +279,10 @@ pub fn edit_balance(path: &str, before: &[u8], after: &[u8]) -> EditBalance {
     let not_utf8 = || EditBalance::NotChecked {
         reason: "not UTF-8 text".to_string(),
     };
+    // Too large to check: said before validating megabytes of UTF-8 for nothing.
+    if let Some(reason) = not_checked_reason(before).filter(|_| before.len() > MAX_CHECK_BYTES) {
+        return EditBalance::NotChecked { reason };
+    }
     if std::str::from_utf8(before).is_err() || std::str::from_utf8(after).is_err() {
         return not_utf8();
     }

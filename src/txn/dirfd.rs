@@ -196,6 +196,76 @@ impl Dir {
         Ok((bytes, st))
     }
 
+    /// [`Dir::read_file`] and the SHA-256 of the bytes read. A large file is hashed on
+    /// another thread piece by piece while the next piece is read, so that reading and
+    /// hashing cost about the time of the slower of the two.
+    pub fn read_file_hashed(&self, name: &[u8]) -> io::Result<(Vec<u8>, [u8; 32], Stat)> {
+        use sha2::Digest;
+        use std::io::Read;
+        let mut f = self.open_file(name)?;
+        let st = fstat(f.as_raw_fd())?;
+        if st.kind != Kind::File {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let expected = usize::try_from(st.len).unwrap_or(usize::MAX);
+        if expected < PARALLEL_HASH_BYTES {
+            let mut bytes = Vec::with_capacity(expected);
+            f.read_to_end(&mut bytes)?;
+            let sha256 = sha2::Sha256::digest(&bytes).into();
+            return Ok((bytes, sha256, st));
+        }
+        // Zeroed lazily by the kernel: no page is touched before the read fills it.
+        let mut bytes = vec![0u8; expected];
+        let (filled, hashed) = std::thread::scope(|scope| -> io::Result<(usize, sha2::Sha256)> {
+            let (pieces, received) = std::sync::mpsc::channel::<&[u8]>();
+            let hashing = scope.spawn(move || {
+                let mut hasher = sha2::Sha256::new();
+                for piece in received {
+                    hasher.update(piece);
+                }
+                hasher
+            });
+            let mut rest: &mut [u8] = &mut bytes;
+            let mut filled = 0;
+            let read = loop {
+                if rest.is_empty() {
+                    break Ok(());
+                }
+                let want = rest.len().min(READ_PIECE);
+                match f.read(&mut rest[..want]) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => {
+                        let (done, tail) = std::mem::take(&mut rest).split_at_mut(n);
+                        // The receiver only goes away with a panic, which the join passes on.
+                        let _ = pieces.send(done);
+                        rest = tail;
+                        filled += n;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            drop(pieces);
+            let hasher = hashing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            read.map(|()| (filled, hasher))
+        })?;
+        bytes.truncate(filled);
+        // A file that grew while it was read: the rest too, hashed with the whole.
+        let before = bytes.len();
+        f.read_to_end(&mut bytes)?;
+        let sha256 = if bytes.len() == before {
+            hashed.finalize().into()
+        } else {
+            sha2::Sha256::digest(&bytes).into()
+        };
+        Ok((bytes, sha256, st))
+    }
+
     /// The SHA-256 of the regular file `name` and its `fstat` (of the same open file), read
     /// in pieces: checking a large file costs no memory and no copy of it.
     pub fn hash_file(&self, name: &[u8]) -> io::Result<([u8; 32], Stat)> {
@@ -314,6 +384,11 @@ impl Dir {
     }
 }
 
+/// From this size on, [`Dir::read_file_hashed`] hashes on a second thread, in pieces of
+/// [`READ_PIECE`] bytes.
+const PARALLEL_HASH_BYTES: usize = 1 << 20;
+const READ_PIECE: usize = 1 << 20;
+
 /// The piece size of [`Dir::hash_file`]: large enough for few system calls, small enough to
 /// stay in the cache while it is hashed.
 const HASH_CHUNK: usize = 256 * 1024;
@@ -369,4 +444,28 @@ pub fn show(name: &[u8]) -> String {
 /// Is this I/O error what `O_NOFOLLOW | O_DIRECTORY` returns for a symlink or a non-directory?
 pub fn is_not_a_real_dir(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest;
+
+    #[test]
+    fn read_file_hashed_agrees_with_read_and_hash() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let handle = Dir::open(dir.path()).expect("open");
+        // Below and above the size from which the hash runs on its own thread, and a size
+        // that is not a whole number of pieces.
+        for len in [0, 5, PARALLEL_HASH_BYTES - 1, 3 * READ_PIECE + 12_345] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            std::fs::write(dir.path().join("f"), &bytes).expect("write");
+            let (read, sha256, st) = handle.read_file_hashed(b"f").expect("read");
+            assert_eq!(read, bytes);
+            assert_eq!(st.len, len as u64);
+            assert_eq!(sha256, <[u8; 32]>::from(sha2::Sha256::digest(&bytes)));
+            let (hashed, _) = handle.hash_file(b"f").expect("hash");
+            assert_eq!(hashed, sha256);
+        }
+    }
 }

@@ -159,8 +159,7 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Content), Err
     };
     match st.kind {
         Kind::File => {
-            let (bytes, st) = parent.read_file(&located.name).map_err(io)?;
-            let sha256 = sha256(&bytes);
+            let (bytes, sha256, st) = parent.read_file_hashed(&located.name).map_err(io)?;
             let snap = Snapshot::File {
                 len: bytes.len() as u64,
                 mtime: st.mtime,

@@ -4,7 +4,9 @@
 //! 1. lock the root (`busy` after ~2 s); recover a journal a crash left behind;
 //! 2. open every target's folder component by component without following symlinks
 //!    (`path_escape`), re-check every target against its `before` snapshot (`stale_file`,
-//!    nothing written), drop changes that would not change content or mode;
+//!    nothing written), drop changes that would not change content or mode; a file whose
+//!    modification time is unchanged but too recent to trust has its content re-checked on
+//!    another thread during steps 3–4a (a difference then rolls the staged files back);
 //! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
 //!    folders to create), fsync it and its folder — before anything in the tree changes;
 //! 4. create missing folders; stage each new content in a temporary file beside its target
@@ -86,6 +88,8 @@ struct Planned {
     located: Located,
     /// What the staleness check saw at the path: checked again just before the rename.
     seen: Option<dirfd::Stat>,
+    /// The content must be checked too (the modification time is too recent to trust).
+    recheck: bool,
     /// The journal form of `change.after`, hashed once (the new content can be large).
     after: State,
 }
@@ -264,7 +268,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             .with_path(change.path));
         }
         let located = journal::locate_in(root, &change.path, &mut cache)?;
-        let seen = check_fresh(&located, &change)?;
+        let (seen, recheck) = check_fresh(&located, &change)?;
         let after = State::from_new(&change.after);
         if State::from_snapshot(&change.before) == after {
             continue;
@@ -273,6 +277,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             change,
             located,
             seen,
+            recheck,
             after,
         });
     }
@@ -280,8 +285,10 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
 }
 
 /// Is the target still what was planned? Size and mode first, then the modification time;
-/// when that differs or is too recent to trust (git's "racy" rule), the content's SHA-256.
-fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>, Error> {
+/// when that differs, the content's SHA-256. When it is the same but too recent to trust
+/// (git's "racy" rule), the content is checked too, but while the new content is staged
+/// ([`recheck_contents`]): the second value asks for that.
+fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat>, bool), Error> {
     let path = change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
     let stat = match &located.parent {
@@ -290,7 +297,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>
     };
     let found = |what: &str| stale(path, format!("{path} changed since it was read: {what}"));
     match (&change.before, stat) {
-        (Snapshot::Missing, None) => Ok(stat),
+        (Snapshot::Missing, None) => Ok((stat, false)),
         (Snapshot::Missing, Some(_)) => Err(found("it exists now")),
         (_, None) => Err(found("it was removed")),
         (
@@ -308,19 +315,16 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>
             if st.mode != *mode {
                 return Err(found(&format!("its mode is {:o}, was {mode:o}", st.mode)));
             }
-            if st.mtime != *mtime || racy(st.mtime) {
+            if st.mtime != *mtime {
                 let dir = located
                     .parent
                     .as_ref()
                     .expect("stat found the file, so its folder is open");
                 let (now, _) = dir.hash_file(&located.name).map_err(io)?;
-                if now != *sha256 {
-                    return Err(found("its content differs").with_details(serde_json::json!({
-                        "path": path, "expected_sha256": journal::hex(sha256), "actual_sha256": journal::hex(&now),
-                    })));
-                }
+                same_content(path, sha256, &now)?;
+                return Ok((Some(st), false));
             }
-            Ok(Some(st))
+            Ok((Some(st), racy(st.mtime)))
         }
         (Snapshot::Symlink { target }, Some(st)) if st.kind == Kind::Symlink => {
             let dir = located
@@ -331,11 +335,44 @@ fn check_fresh(located: &Located, change: &Change) -> Result<Option<dirfd::Stat>
             if now != *target {
                 return Err(found("the symlink points elsewhere"));
             }
-            Ok(Some(st))
+            Ok((Some(st), false))
         }
-        (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok(Some(st)),
+        (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok((Some(st), false)),
         _ => Err(found("it is a different kind of file")),
     }
+}
+
+/// The content read at planning (`was`) is what the file holds now (`now`).
+fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error> {
+    if was == now {
+        return Ok(());
+    }
+    Err(stale(
+        path,
+        format!("{path} changed since it was read: its content differs"),
+    )
+    .with_details(serde_json::json!({
+        "path": path, "expected_sha256": journal::hex(was), "actual_sha256": journal::hex(now),
+    })))
+}
+
+/// The content check of racy targets (see [`check_fresh`]), run on its own thread while the
+/// new contents are written and synced: each target is located again from the root and
+/// hashed in pieces.
+fn recheck_contents(root: &Dir, targets: &[(String, [u8; 32])]) -> Result<(), Error> {
+    for (path, was) in targets {
+        let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
+        let located = journal::locate(root, path)?;
+        let Some(dir) = located.parent.as_ref() else {
+            return Err(stale(
+                path,
+                format!("{path} changed since it was read: it was removed"),
+            ));
+        };
+        let (now, _) = dir.hash_file(&located.name).map_err(io)?;
+        same_content(path, was, &now)?;
+    }
+    Ok(())
 }
 
 fn stale(path: &str, message: String) -> Error {
@@ -387,19 +424,17 @@ fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Erro
     Ok((dir, path))
 }
 
-/// Steps 3–7. Any error returned means the commit point was not reached.
-fn execute(
+/// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced;
+/// the `fstat` of each staged file.
+fn prepare(
     root: &Dir,
-    jdir: &Dir,
-    jpath: &Path,
-    journal: &mut Journal,
+    (jdir, jpath): (&Dir, &Path),
+    journal: &Journal,
     planned: &mut [Planned],
     fp: &mut Failpoints,
-    renamed: &mut usize,
-) -> Result<(), Error> {
-    let jshown = jpath.display().to_string();
+) -> Result<Vec<Option<dirfd::Stat>>, Error> {
     fp.step("journal write")
-        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+        .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
     journal.write(jdir, jpath)?;
     create_dirs(root, &journal.created_dirs, fp)?;
     let mut cache = journal::DirCache::new();
@@ -419,6 +454,39 @@ fn execute(
         }
     }
     sync_files(&mut unsynced)?;
+    Ok(staged)
+}
+
+/// Steps 3–7. Any error returned means the commit point was not reached.
+fn execute(
+    root: &Dir,
+    jdir: &Dir,
+    jpath: &Path,
+    journal: &mut Journal,
+    planned: &mut [Planned],
+    fp: &mut Failpoints,
+    renamed: &mut usize,
+) -> Result<(), Error> {
+    let jshown = jpath.display().to_string();
+    let rechecks: Vec<(String, [u8; 32])> = planned
+        .iter()
+        .filter(|p| p.recheck)
+        .filter_map(|p| match &p.change.before {
+            Snapshot::File { sha256, .. } => Some((p.change.path.clone(), *sha256)),
+            _ => None,
+        })
+        .collect();
+    let staged = std::thread::scope(|scope| {
+        let checking =
+            (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
+        let staged = prepare(root, (jdir, jpath), journal, planned, fp);
+        if let Some(checking) = checking {
+            checking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        }
+        staged
+    })?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         backup_one(p, e, jdir, fp)?;
     }

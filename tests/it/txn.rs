@@ -313,6 +313,31 @@ fn a_same_size_edit_is_caught_by_the_hash() {
 }
 
 #[test]
+fn a_same_size_edit_with_the_same_recent_mtime_is_caught_while_staging() {
+    // The stat check cannot see this edit (size and modification time are as planned, the
+    // time only seconds old): the content re-check that runs beside the staging does, and
+    // the staged files go again before any target is touched.
+    let (_tmp, root) = repo();
+    let changes = multi_change(&root);
+    let planned_mtime = std::fs::metadata(root.join("a.txt"))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    std::fs::write(root.join("a.txt"), b"ONE\nTWO\n").expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("a.txt"))
+        .and_then(|f| f.set_modified(planned_mtime))
+        .expect("put the mtime back");
+    let old = tree(&root);
+    let err = txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect_err("stale");
+    assert_eq!(err.code, ErrorCode::StaleFile, "{err}");
+    assert_eq!(err.path.as_deref(), Some("a.txt"));
+    assert!(err.message.contains("content differs"), "{}", err.message);
+    assert_eq!(tree(&root), old);
+    assert!(!root.join(".git/apply-patch/journal").exists());
+}
+
+#[test]
 fn an_add_over_a_file_created_meanwhile_is_stale() {
     let (_tmp, root) = repo();
     let change = Change {
