@@ -229,6 +229,40 @@ fn place<'b>(
     })
 }
 
+/// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
+/// options. Pure, so that it can run on another thread.
+fn text_checks(
+    shown: &str,
+    bytes: &[u8],
+    link: bool,
+    format: Format,
+    locate: &LocateOptions,
+) -> Result<LocateOptions, Error> {
+    if !link && guard::is_binary(bytes) {
+        return Err(binary_error(
+            shown,
+            "the file holds NUL bytes (binary) but the patch edits it as text",
+        )
+        .with_hint("patch binary files with a git binary diff (git diff --binary)"));
+    }
+    let mut opts = locate.clone();
+    if std::str::from_utf8(bytes).is_err() {
+        if format != Format::Unified {
+            return Err(Error::new(
+                ErrorCode::InvalidUtf8,
+                format!(
+                    "{shown} is not valid UTF-8; {} patches only edit UTF-8 text",
+                    format.as_str()
+                ),
+            )
+            .with_path(shown)
+            .with_hint("use a unified diff, which matches non-UTF-8 files byte for byte"));
+        }
+        opts.bytes_only = true;
+    }
+    Ok(opts)
+}
+
 /// The result of a scoped thread; its panic goes on in this thread.
 fn joined<T>(result: std::thread::Result<T>) -> T {
     result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -750,7 +784,7 @@ impl<'a> Planner<'a> {
             Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
             body => {
-                let opts = self.text_checks(shown, bytes, link)?;
+                let opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
                 let placed =
                     place(body, self.format, bytes, &opts).map_err(|e| e.into_error(shown))?;
                 Ok(self.spliced(shown, placed, false))
@@ -759,9 +793,10 @@ impl<'a> Planner<'a> {
     }
 
     /// [`Self::check_bases`], then [`Self::edit`]. On a large text file the two run side by
-    /// side — the base's blob id is hashed on this thread while the hunks are placed on
-    /// another, then the new content is built here while its SHA-256 is taken there — with
-    /// the outcome of running them one after the other: a base refusal still comes first.
+    /// side — the base's blob id is hashed and the file checked for NUL bytes and UTF-8 on
+    /// this thread while the hunks are placed on another, then the new content is built here
+    /// while its SHA-256 is taken there — with the outcome of running them one after the
+    /// other: a base refusal still comes first, then a binary or non-UTF-8 file.
     fn checked_edit(
         &mut self,
         fp: &FilePatch<'_>,
@@ -778,21 +813,24 @@ impl<'a> Planner<'a> {
             self.check_bases(fp, shown, bytes)?;
             return self.edit(fp, shown, bytes, link);
         }
-        let opts = match self.text_checks(shown, bytes, link) {
-            Ok(opts) => opts,
-            Err(refused) => {
-                self.check_bases(fp, shown, bytes)?;
-                return Err(refused);
-            }
-        };
+        // The other thread places the hunks as in a UTF-8 file, the common case; this one
+        // checks whether it is one. A file that is not is placed again, byte for byte.
         let format = self.format;
-        let (bases, placed) = std::thread::scope(|scope| {
-            let placing = scope.spawn(|| place(&fp.body, format, bytes, &opts));
+        let (assumed, locate) = (self.opts.locate.clone(), self.opts.locate.clone());
+        let (bases, checks, placed) = std::thread::scope(|scope| {
+            let placing = scope.spawn(|| place(&fp.body, format, bytes, &assumed));
             let bases = self.check_bases(fp, shown, bytes);
-            (bases, joined(placing.join()))
+            let checks = text_checks(shown, bytes, link, format, &locate);
+            (bases, checks, joined(placing.join()))
         });
         bases?;
-        let placed = placed.map_err(|e| e.into_error(shown))?;
+        let opts = checks?;
+        let placed = if opts == assumed {
+            placed
+        } else {
+            place(&fp.body, format, bytes, &opts)
+        }
+        .map_err(|e| e.into_error(shown))?;
         Ok(self.spliced(shown, placed, true))
     }
 
@@ -820,35 +858,6 @@ impl<'a> Planner<'a> {
         edited.regions = balance::regions(&placements);
         edited.sha256 = sha256;
         edited
-    }
-
-    /// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
-    /// options.
-    fn text_checks(&self, shown: &str, bytes: &[u8], link: bool) -> Result<LocateOptions, Error> {
-        if !link && guard::is_binary(bytes) {
-            return Err(binary_error(
-                shown,
-                "the file holds NUL bytes (binary) but the patch edits it as text",
-            )
-            .with_hint("patch binary files with a git binary diff (git diff --binary)"));
-        }
-        let utf8 = std::str::from_utf8(bytes).is_ok();
-        let mut opts = self.opts.locate.clone();
-        if !utf8 {
-            if self.format != Format::Unified {
-                return Err(Error::new(
-                    ErrorCode::InvalidUtf8,
-                    format!(
-                        "{shown} is not valid UTF-8; {} patches only edit UTF-8 text",
-                        self.format.as_str()
-                    ),
-                )
-                .with_path(shown)
-                .with_hint("use a unified diff, which matches non-UTF-8 files byte for byte"));
-            }
-            opts.bytes_only = true;
-        }
-        Ok(opts)
     }
 
     /// Hunk reports, counts, warnings and the snippet of placed hunks.

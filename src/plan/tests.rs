@@ -508,3 +508,27 @@ fn on_two_threads_a_stale_base_still_comes_before_a_hunk_that_is_not_found() {
     assert_eq!(refused.error.code, ErrorCode::ContextNotFound);
     assert_eq!(refused.warnings[0].code, WarningCode::BaseMismatch);
 }
+
+#[test]
+fn on_two_threads_a_large_non_utf8_file_is_placed_byte_for_byte_or_refused() {
+    let (mut bytes, hunk) = big_file();
+    bytes.extend_from_slice(b"caf\xe9\n");
+    let mut tree = MemTree::new();
+    tree.insert("big.txt", bytes.clone());
+    let file = fp(
+        FileOp::Modify,
+        Some("big.txt"),
+        Some("big.txt"),
+        vec![hunk(7)],
+    );
+    let unified = PatchSet {
+        format: Format::Unified,
+        cd: None,
+        files: vec![file.clone()],
+    };
+    let planned = plan(&tree, &unified, &PlanOptions::default()).expect("plans");
+    let want = [&bytes[..49], b"LINE 7\n", &bytes[56..]].concat();
+    assert!(matches!(&planned.changes[0].after, NewState::File { bytes, .. } if *bytes == want));
+    let refused = plan(&tree, &set(vec![file]), &PlanOptions::default()).expect_err("agent");
+    assert_eq!(refused.error.code, ErrorCode::InvalidUtf8);
+}
