@@ -16,6 +16,7 @@ pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod plan;
+mod release;
 pub mod render;
 pub mod report;
 pub mod splice;

@@ -539,6 +539,9 @@ impl<'a> Planner<'a> {
         let result = self.modify_node(fp, shown, real, report, (&current, sha));
         if result.is_err() {
             self.set(real, current, sha);
+        } else {
+            let size = node_bytes(&current).len();
+            crate::release::release(current, size);
         }
         result
     }

@@ -55,9 +55,11 @@ impl<'a> Text<'a> {
             Some(rest) => (true, rest),
             None => (false, bytes),
         };
-        let count = memchr_count(body) + 1;
-        let mut contents = Vec::with_capacity(count);
-        let mut endings = Vec::with_capacity(count);
+        // A guess, not a count (counting costs a pass over the file): a vector that outgrows
+        // it is moved by the allocator's remapping, not copied, when it is large.
+        let guess = body.len() / 32 + 16;
+        let mut contents = Vec::with_capacity(guess);
+        let mut endings = Vec::with_capacity(guess);
         let mut start = 0;
         for i in memchr::memchr_iter(b'\n', body) {
             if i > start && body[i - 1] == b'\r' {
@@ -176,10 +178,6 @@ impl<'a> Text<'a> {
             Ending::Lf
         }
     }
-}
-
-fn memchr_count(bytes: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', bytes).count()
 }
 
 #[cfg(test)]

@@ -128,6 +128,7 @@ impl Txn<'_> {
             &mut renamed,
         ) {
             Ok(()) => {
+                release_contents(planned);
                 let warnings = recover::finish(
                     self.state,
                     &root,
@@ -194,6 +195,16 @@ impl Txn<'_> {
             created_dirs: created,
             audit: audit.clone(),
         })
+    }
+}
+
+/// The written contents, no longer needed, handed back off the critical path.
+fn release_contents(planned: Vec<Planned>) {
+    for p in planned {
+        if let NewState::File { bytes, .. } = p.change.after {
+            let size = bytes.len();
+            crate::release::release(bytes, size);
+        }
     }
 }
 
