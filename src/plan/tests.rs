@@ -1,5 +1,6 @@
 //! Planner tests on in-memory trees, including the byte-preservation property.
 
+use super::edit::PARALLEL_BYTES;
 use super::*;
 use crate::model::{Hunk, Line, LineKind};
 use crate::tree::{MemEntry, MemTree};
@@ -428,7 +429,7 @@ fn same_file_updated_twice_sees_the_first_update() {
     );
 }
 
-/// A file large enough for the planner's two-thread path ([`PARALLEL_BYTES`]), and a hunk
+/// A file large enough for the planner's two-thread path (`PARALLEL_BYTES`), and a hunk
 /// that turns line `i` into upper case with one context line on each side.
 fn big_file() -> (Vec<u8>, impl Fn(usize) -> Hunk<'static>) {
     let text: String = (0..150_000).map(|i| format!("line {i}\n")).collect();

@@ -1,0 +1,270 @@
+//! Stage: plan (edit). A file patch's body applied to a file's bytes: the hunks or JSON
+//! edits placed by the locator, the new bytes spliced, and the reports of each placement.
+//! A large text file is planned on two threads (see [`Planner::checked_edit`]).
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use crate::error::{Error, ErrorCode};
+use crate::guard;
+use crate::locate::{self, Level, LocateOptions, Piece, Placement};
+use crate::model::{Body, FilePatch, Format};
+use crate::report::{HunkReport, Warning, WarningCode};
+use crate::text::Text;
+
+use super::content::{binary_error, level_words, snippet, without_bom};
+use super::{balance, Edited, Planner};
+
+/// From this size on, a file's hunks are placed and its hashes taken on two threads (below
+/// it a thread costs more than it saves).
+pub(super) const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Hunks (or JSON edits) placed in a file's lines.
+struct Placed<'b> {
+    text: Text<'b>,
+    placements: Vec<Placement>,
+    /// The patch drops the file's BOM (see `content::without_bom`).
+    drops_bom: bool,
+}
+
+/// Split `bytes` into lines and place the hunks or edits of `body` in them. Pure (no
+/// planner state), so it can run on another thread.
+fn place<'b>(
+    body: &Body<'_>,
+    format: Format,
+    bytes: &'b [u8],
+    opts: &LocateOptions,
+) -> Result<Placed<'b>, locate::LocateError> {
+    let text = if format == Format::Unified && bytes == crate::text::BOM {
+        // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool that wrote
+        // the patch; match it as that line.
+        Text::single_line(bytes)
+    } else {
+        Text::parse(bytes)
+    };
+    let mut drops_bom = false;
+    let placements = match body {
+        Body::Hunks(hunks) => {
+            let rebased = text.bom.then(|| without_bom(hunks)).flatten();
+            let hunks = match &rebased {
+                Some((h, drops)) => {
+                    drops_bom = *drops;
+                    h.as_slice()
+                }
+                None => hunks.as_slice(),
+            };
+            locate::locate_hunks(text.contents(), hunks, format, opts)?
+        }
+        Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
+        Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
+    };
+    Ok(Placed {
+        text,
+        placements,
+        drops_bom,
+    })
+}
+
+/// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
+/// options. Pure, so that it can run on another thread.
+fn text_checks(
+    shown: &str,
+    bytes: &[u8],
+    link: bool,
+    format: Format,
+    locate: &LocateOptions,
+) -> Result<LocateOptions, Error> {
+    if !link && guard::is_binary(bytes) {
+        return Err(binary_error(
+            shown,
+            "the file holds NUL bytes (binary) but the patch edits it as text",
+        )
+        .with_hint("patch binary files with a git binary diff (git diff --binary)"));
+    }
+    let mut opts = locate.clone();
+    if std::str::from_utf8(bytes).is_err() {
+        if format != Format::Unified {
+            return Err(Error::new(
+                ErrorCode::InvalidUtf8,
+                format!(
+                    "{shown} is not valid UTF-8; {} patches only edit UTF-8 text",
+                    format.as_str()
+                ),
+            )
+            .with_path(shown)
+            .with_hint("use a unified diff, which matches non-UTF-8 files byte for byte"));
+        }
+        opts.bytes_only = true;
+    }
+    Ok(opts)
+}
+
+/// The result of a scoped thread; its panic goes on in this thread.
+fn joined<T>(result: std::thread::Result<T>) -> T {
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+impl Planner<'_> {
+    /// Apply the body of a file patch to `bytes`.
+    pub(super) fn edit(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        bytes: &[u8],
+        link: bool,
+    ) -> Result<Edited, Error> {
+        match &fp.body {
+            Body::BinaryWithoutData => Err(binary_error(
+                shown,
+                "the diff says the binary file changed but carries no data",
+            )
+            .with_hint("regenerate the diff with git diff --binary")),
+            Body::Binary(b) => {
+                let new = crate::parse::binary::apply(bytes, &b.forward).map_err(|why| {
+                    binary_error(shown, &format!("cannot apply the binary patch: {why}"))
+                })?;
+                let mut e = Edited::unchanged(new);
+                if e.bytes == bytes {
+                    e.already.push(1);
+                } else {
+                    e.done.push(1);
+                }
+                Ok(e)
+            }
+            Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
+            Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
+            body => {
+                let opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
+                let placed =
+                    place(body, self.format, bytes, &opts).map_err(|e| e.into_error(shown))?;
+                Ok(self.spliced(shown, placed, false))
+            }
+        }
+    }
+
+    /// [`Self::check_bases`], then [`Self::edit`]. On a large text file the two run side by
+    /// side — the base's blob id is hashed and the file checked for NUL bytes and UTF-8 on
+    /// this thread while the hunks are placed on another, then the new content is built here
+    /// while its SHA-256 is taken there — with the outcome of running them one after the
+    /// other: a base refusal still comes first, then a binary or non-UTF-8 file.
+    pub(super) fn checked_edit(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        bytes: &[u8],
+        link: bool,
+    ) -> Result<Edited, Error> {
+        let text_body = match &fp.body {
+            Body::Hunks(hunks) => !hunks.is_empty(),
+            Body::Edits(edits) => !edits.is_empty(),
+            Body::Binary(_) | Body::BinaryWithoutData => false,
+        };
+        if !text_body || bytes.len() < PARALLEL_BYTES {
+            self.check_bases(fp, shown, bytes)?;
+            return self.edit(fp, shown, bytes, link);
+        }
+        // The other thread places the hunks as in a UTF-8 file, the common case; this one
+        // checks whether it is one. A file that is not is placed again, byte for byte.
+        let format = self.format;
+        let (assumed, locate) = (self.opts.locate.clone(), self.opts.locate.clone());
+        let (bases, checks, placed) = std::thread::scope(|scope| {
+            let placing = scope.spawn(|| place(&fp.body, format, bytes, &assumed));
+            let bases = self.check_bases(fp, shown, bytes);
+            let checks = text_checks(shown, bytes, link, format, &locate);
+            (bases, checks, joined(placing.join()))
+        });
+        bases?;
+        let opts = checks?;
+        let placed = if opts == assumed {
+            placed
+        } else {
+            place(&fp.body, format, bytes, &opts)
+        }
+        .map_err(|e| e.into_error(shown))?;
+        Ok(self.spliced(shown, placed, true))
+    }
+
+    /// The new content of placed hunks, with its reports. `parallel`: take the content's
+    /// SHA-256 on another thread while the content is built.
+    fn spliced(&mut self, shown: &str, placed: Placed<'_>, parallel: bool) -> Edited {
+        let Placed {
+            text,
+            placements,
+            drops_bom,
+        } = placed;
+        let (mut new, sha256) = if parallel && !drops_bom {
+            std::thread::scope(|scope| {
+                let hashing = scope.spawn(|| crate::splice::splice_sha256(&text, &placements));
+                let new = crate::splice::splice(&text, &placements);
+                (new, Some(joined(hashing.join())))
+            })
+        } else {
+            (crate::splice::splice(&text, &placements), None)
+        };
+        if drops_bom && new.starts_with(crate::text::BOM) {
+            new.drain(..crate::text::BOM.len().min(new.len()));
+        }
+        let mut edited = self.edited(shown, new, &placements);
+        edited.regions = balance::regions(&placements);
+        edited.sha256 = sha256;
+        edited
+    }
+
+    /// Hunk reports, counts, warnings and the snippet of placed hunks.
+    fn edited(&mut self, shown: &str, bytes: Vec<u8>, placements: &[Placement]) -> Edited {
+        let mut e = Edited::unchanged(Vec::new());
+        for p in placements {
+            let n = p.hunk + 1;
+            e.hunks.push(HunkReport {
+                hunk: n,
+                line: if p.old_len > 0 { p.start + 1 } else { p.start },
+                level: p.level,
+                offset: p.offset,
+            });
+            if p.already_applied {
+                e.already.push(n);
+                continue;
+            }
+            e.done.push(n);
+            let kept = p
+                .pieces
+                .iter()
+                .filter(|x| matches!(x, Piece::Keep(_)))
+                .count();
+            e.added += p.pieces.len() - kept;
+            e.removed += p.old_len.saturating_sub(kept);
+            if p.level != Level::Exact {
+                self.warnings.push(
+                    Warning::new(
+                        WarningCode::FuzzyMatch,
+                        format!(
+                            "placed at line {} ignoring {}",
+                            p.start + 1,
+                            level_words(p.level)
+                        ),
+                    )
+                    .with_path(shown)
+                    .with_hunk(n),
+                );
+            }
+            if let Some(off) = p.offset.filter(|o| *o != 0) {
+                let dir = if off > 0 { "below" } else { "above" };
+                self.warnings.push(
+                    Warning::new(
+                        WarningCode::Offset,
+                        format!(
+                            "placed {} line{} {dir} its line-number hint",
+                            off.unsigned_abs(),
+                            if off.unsigned_abs() == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .with_path(shown)
+                    .with_hunk(n),
+                );
+            }
+        }
+        e.snippet = snippet(&bytes, placements);
+        e.bytes = bytes;
+        e
+    }
+}
