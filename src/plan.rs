@@ -16,9 +16,8 @@ use crate::error::{Error, ErrorCode};
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
-use crate::report::{FileReport, HunkReport, Snippet, Warning, WarningCode};
+use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
 use crate::text::Text;
-use crate::txn::journal::hex;
 
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
@@ -262,6 +261,22 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// Set `path` to edited content: a symlink's new target when `link`, else a file with
+    /// `mode` and the content's SHA-256.
+    fn set_edited(
+        &mut self,
+        path: &str,
+        bytes: Vec<u8>,
+        (link, mode): (bool, u32),
+        sha256: [u8; 32],
+    ) {
+        if link {
+            self.set(path, Node::Symlink { target: bytes }, None);
+        } else {
+            self.set(path, Node::File { bytes, mode }, Some(sha256));
+        }
+    }
+
     /// Normalise, confine and resolve one patch path.
     fn path(
         &self,
@@ -494,17 +509,7 @@ impl<'a> Planner<'a> {
         let new_sha = self.fill_report(report, shown, (bytes, sha), &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         self.record_diff(Some(shown), Some(shown), bytes, &edited.bytes);
-        let node = if link {
-            Node::Symlink {
-                target: edited.bytes,
-            }
-        } else {
-            Node::File {
-                bytes: edited.bytes,
-                mode: new_mode,
-            }
-        };
-        self.set(real, node, (!link).then_some(new_sha));
+        self.set_edited(real, edited.bytes, (link, new_mode), new_sha);
         Ok(())
     }
 
@@ -562,17 +567,7 @@ impl<'a> Planner<'a> {
         if fp.op == FileOp::Rename {
             self.set(old_real, Node::Missing, None);
         }
-        let node = if link {
-            Node::Symlink {
-                target: edited.bytes,
-            }
-        } else {
-            Node::File {
-                bytes: edited.bytes,
-                mode: new_mode,
-            }
-        };
-        self.set(new_real, node, (!link).then_some(new_sha));
+        self.set_edited(new_real, edited.bytes, (link, new_mode), new_sha);
         Ok(())
     }
 

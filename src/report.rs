@@ -444,8 +444,7 @@ fn other_details(e: &Error, s: &mut String) {
 
 /// Hex of a SHA-256 digest of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex(&sha2::Sha256::digest(bytes))
+    hex(&crate::txn::sha256(bytes))
 }
 
 /// Lowercase hex of bytes.

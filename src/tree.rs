@@ -265,7 +265,7 @@ impl Tree for MemTree {
                     len: bytes.len() as u64,
                     mtime: None,
                     mode: *mode,
-                    sha256: sha256(bytes),
+                    sha256: crate::txn::sha256(bytes),
                 },
                 Node::File {
                     bytes: bytes.clone(),
@@ -284,11 +284,6 @@ impl Tree for MemTree {
             None => (Snapshot::Missing, Node::Missing),
         })
     }
-}
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
 }
 
 #[cfg(test)]

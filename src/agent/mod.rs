@@ -31,8 +31,6 @@ pub mod run;
 pub mod snapshots;
 pub mod tools;
 
-use sha2::{Digest, Sha256};
-
 use crate::error::Error;
 use crate::state::StateDir;
 
@@ -79,15 +77,7 @@ impl AgentState {
 /// 16 keeps collisions out of reach while staying short enough to copy).
 pub const VERSION_DIGITS: usize = 16;
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
+pub use crate::report::sha256_hex;
 
 /// The version of a file's bytes as `read` hands it out and `*** Base:` takes it back: the
 /// first [`VERSION_DIGITS`] hex digits of its SHA-256.

@@ -166,11 +166,11 @@ impl Planner<'_> {
         // The other thread places the hunks as in a UTF-8 file, the common case; this one
         // checks whether it is one. A file that is not is placed again, byte for byte.
         let format = self.format;
-        let (assumed, locate) = (self.opts.locate.clone(), self.opts.locate.clone());
+        let assumed = self.opts.locate.clone();
         let (bases, checks, placed) = std::thread::scope(|scope| {
             let placing = scope.spawn(|| place(&fp.body, format, bytes, &assumed));
             let bases = self.check_bases(fp, shown, bytes);
-            let checks = text_checks(shown, bytes, link, format, &locate);
+            let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
             (bases, checks, joined(placing.join()))
         });
         bases?;

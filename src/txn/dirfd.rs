@@ -180,10 +180,9 @@ impl Dir {
         Ok(unsafe { std::fs::File::from_raw_fd(fd) })
     }
 
-    /// Reads the whole regular file `name` and its `fstat` (of the same open file).
-    pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
-        use std::io::Read;
-        let mut f = self.open_file(name)?;
+    /// Opens the regular file `name` (anything else is refused) with its `fstat`.
+    fn open_regular(&self, name: &[u8]) -> io::Result<(std::fs::File, Stat)> {
+        let f = self.open_file(name)?;
         let st = fstat(f.as_raw_fd())?;
         if st.kind != Kind::File {
             return Err(io::Error::new(
@@ -191,6 +190,13 @@ impl Dir {
                 "not a regular file",
             ));
         }
+        Ok((f, st))
+    }
+
+    /// Reads the whole regular file `name` and its `fstat` (of the same open file).
+    pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
+        use std::io::Read;
+        let (mut f, st) = self.open_regular(name)?;
         let mut bytes = Vec::with_capacity(st.len as usize);
         f.read_to_end(&mut bytes)?;
         Ok((bytes, st))
@@ -202,14 +208,7 @@ impl Dir {
     pub fn read_file_hashed(&self, name: &[u8]) -> io::Result<(Vec<u8>, [u8; 32], Stat)> {
         use sha2::Digest;
         use std::io::Read;
-        let mut f = self.open_file(name)?;
-        let st = fstat(f.as_raw_fd())?;
-        if st.kind != Kind::File {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
+        let (mut f, st) = self.open_regular(name)?;
         let expected = usize::try_from(st.len).unwrap_or(usize::MAX);
         if expected < PARALLEL_HASH_BYTES {
             let mut bytes = Vec::with_capacity(expected);
@@ -271,14 +270,7 @@ impl Dir {
     pub fn hash_file(&self, name: &[u8]) -> io::Result<([u8; 32], Stat)> {
         use sha2::Digest;
         use std::io::Read;
-        let mut f = self.open_file(name)?;
-        let st = fstat(f.as_raw_fd())?;
-        if st.kind != Kind::File {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
+        let (mut f, st) = self.open_regular(name)?;
         let mut hasher = sha2::Sha256::new();
         let mut buf = vec![0u8; HASH_CHUNK];
         loop {

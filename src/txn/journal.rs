@@ -9,8 +9,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use sha2::{Digest, Sha256};
-
 use super::dirfd::{self, Dir, Kind, Walk};
 use super::AuditRecord;
 use crate::{Error, ErrorCode};
@@ -74,15 +72,7 @@ pub struct Journal {
     pub audit: AuditRecord,
 }
 
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of any bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::report::{hex, sha256_hex};
 
 impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder.
