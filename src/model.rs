@@ -124,7 +124,28 @@ pub struct FilePatch<'a> {
     pub patch_line: usize,
 }
 
-impl FilePatch<'_> {
+impl<'a> FilePatch<'a> {
+    /// A file patch without modes, base or blob ids (the front ends add those they read).
+    pub fn new(
+        op: FileOp,
+        old_path: Option<String>,
+        new_path: Option<String>,
+        body: Body<'a>,
+        patch_line: usize,
+    ) -> Self {
+        FilePatch {
+            op,
+            old_path,
+            new_path,
+            old_mode: None,
+            new_mode: None,
+            base: None,
+            blob_ids: None,
+            body,
+            patch_line,
+        }
+    }
+
     /// The path this patch is reported under: the new path, else the old one.
     pub fn path(&self) -> &str {
         self.new_path
@@ -149,6 +170,16 @@ pub enum Body<'a> {
 }
 
 impl Body<'_> {
+    /// True for hunks or JSON edits, the bodies that edit text; a binary patch, a pure
+    /// rename or a mode change does not.
+    pub fn edits_text(&self) -> bool {
+        match self {
+            Body::Hunks(hunks) => !hunks.is_empty(),
+            Body::Edits(edits) => !edits.is_empty(),
+            Body::Binary(_) | Body::BinaryWithoutData => false,
+        }
+    }
+
     /// The hunks, or an empty slice for other bodies.
     pub fn hunks(&self) -> &[Hunk<'_>] {
         match self {

@@ -324,16 +324,9 @@ mod tests {
             ],
             ..Hunk::default()
         };
-        let fp = |op: FileOp, path: &str, hunks: Vec<Hunk<'static>>| FilePatch {
-            op,
-            old_path: (op != FileOp::Add).then(|| path.to_string()),
-            new_path: Some(path.to_string()),
-            old_mode: None,
-            new_mode: None,
-            base: None,
-            blob_ids: None,
-            body: Body::Hunks(hunks),
-            patch_line: 1,
+        let fp = |op: FileOp, path: &str, hunks: Vec<Hunk<'static>>| {
+            let old = (op != FileOp::Add).then(|| path.to_string());
+            FilePatch::new(op, old, Some(path.to_string()), Body::Hunks(hunks), 1)
         };
         let patch = PatchSet {
             format: Format::Agent,

@@ -445,17 +445,7 @@ fn file_patch<'a>(
     hunks: Vec<Hunk<'a>>,
     at: usize,
 ) -> FilePatch<'a> {
-    FilePatch {
-        op,
-        old_path,
-        new_path,
-        old_mode: None,
-        new_mode: None,
-        base: None,
-        blob_ids: None,
-        body: Body::Hunks(hunks),
-        patch_line: at,
-    }
+    FilePatch::new(op, old_path, new_path, Body::Hunks(hunks), at)
 }
 
 /// grammar: trailer_line

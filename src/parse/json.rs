@@ -423,17 +423,7 @@ fn file_patch<'a>(path: String, kind: Kind<'a>, line: usize) -> FilePatch<'a> {
             Body::Edits(vec![e]),
         ),
     };
-    FilePatch {
-        op,
-        old_path,
-        new_path,
-        old_mode: None,
-        new_mode: None,
-        base: None,
-        blob_ids: None,
-        body,
-        patch_line: line,
-    }
+    FilePatch::new(op, old_path, new_path, body, line)
 }
 
 /// The one hunk of an added file: the content split at `\n` (a final `\n` ends the last line

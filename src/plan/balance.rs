@@ -8,7 +8,7 @@
 
 use crate::error::Error;
 use crate::locate::Placement;
-use crate::model::{Body, FilePatch};
+use crate::model::FilePatch;
 use crate::report::FileReport;
 use crate::structure::{edit_balance, EditBalance};
 
@@ -64,16 +64,6 @@ fn blame(balance: &EditBalance, regions: &[Region]) -> Option<usize> {
         .map(|r| r.hunk)
 }
 
-/// Only hunks and JSON edits are text edits; a binary patch, a pure rename or a mode change
-/// is not checked.
-fn edits_text(body: &Body<'_>) -> bool {
-    match body {
-        Body::Hunks(hunks) => !hunks.is_empty(),
-        Body::Edits(edits) => !edits.is_empty(),
-        Body::Binary(_) | Body::BinaryWithoutData => false,
-    }
-}
-
 impl Planner<'_> {
     /// Check the balance of `shown` (its language comes from this path) before and after the
     /// edit. With `--strict-balance` the report's `balance` note says what was found, and a
@@ -86,7 +76,7 @@ impl Planner<'_> {
         edited: &Edited,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        if !edits_text(&fp.body) {
+        if !fp.body.edits_text() {
             return Ok(());
         }
         let balance = edit_balance(shown, before, &edited.bytes);

@@ -154,12 +154,7 @@ impl Planner<'_> {
         bytes: &[u8],
         link: bool,
     ) -> Result<Edited, Error> {
-        let text_body = match &fp.body {
-            Body::Hunks(hunks) => !hunks.is_empty(),
-            Body::Edits(edits) => !edits.is_empty(),
-            Body::Binary(_) | Body::BinaryWithoutData => false,
-        };
-        if !text_body || bytes.len() < PARALLEL_BYTES {
+        if !fp.body.edits_text() || bytes.len() < PARALLEL_BYTES {
             self.check_bases(fp, shown, bytes)?;
             return self.edit(fp, shown, bytes, link);
         }

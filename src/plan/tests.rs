@@ -7,17 +7,8 @@ use crate::tree::{MemEntry, MemTree};
 use proptest::prelude::*;
 
 fn fp<'a>(op: FileOp, old: Option<&str>, new: Option<&str>, hunks: Vec<Hunk<'a>>) -> FilePatch<'a> {
-    FilePatch {
-        op,
-        old_path: old.map(str::to_string),
-        new_path: new.map(str::to_string),
-        old_mode: None,
-        new_mode: None,
-        base: None,
-        blob_ids: None,
-        body: Body::Hunks(hunks),
-        patch_line: 1,
-    }
+    let (old, new) = (old.map(str::to_string), new.map(str::to_string));
+    FilePatch::new(op, old, new, Body::Hunks(hunks), 1)
 }
 
 fn inserts(lines: &[&'static str]) -> Hunk<'static> {

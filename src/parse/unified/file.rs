@@ -463,17 +463,7 @@ fn plain_model<'a>(
             (FileOp::Modify, Some(p.clone()), Some(p))
         }
     };
-    Ok(FilePatch {
-        op,
-        old_path,
-        new_path,
-        old_mode: None,
-        new_mode: None,
-        base: None,
-        blob_ids: None,
-        body,
-        patch_line: first.number,
-    })
+    Ok(FilePatch::new(op, old_path, new_path, body, first.number))
 }
 
 /// A stand-alone `Binary files OLD and NEW differ` line (GNU `diff -r` output).
