@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod content;
 pub mod error;
 pub mod git;
 pub mod guard;

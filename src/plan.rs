@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
@@ -23,8 +24,8 @@ use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
     add_exists_hint, added_node, binary_error, changed_mode, deletion_matches, destination_exists,
-    full_blob_matches, is_directory, is_link_patch, missing_hint, node_bytes, not_found,
-    refuse_gitlinks,
+    full_blob_matches, is_directory, is_link_patch, missing_hint, node_bytes, node_sha256,
+    not_found, refuse_gitlinks,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -108,10 +109,10 @@ struct Slot {
     /// What the path held when it was read, a file by its hash (not a second copy of a
     /// possibly large content): decides whether the final state is a change.
     original: Original,
+    /// The content as planned so far; a file's content remembers its SHA-256 once taken
+    /// (each content is hashed once, and the hash travels on to the report and the
+    /// transaction).
     current: Node,
-    /// SHA-256 of `current`'s bytes when it is known (each content is hashed once, and the
-    /// hash travels on to the report and the transaction).
-    current_sha256: Option<[u8; 32]>,
 }
 
 /// A slot's original node, files summarised by length, mode and hash.
@@ -134,12 +135,7 @@ impl Slot {
             (Original::Missing, Node::Missing) | (Original::Directory, Node::Directory) => true,
             (Original::Symlink(was), Node::Symlink { target }) => was == target,
             (Original::File { len, mode, sha256 }, Node::File { bytes, mode: now }) => {
-                *len == bytes.len()
-                    && mode == now
-                    && self
-                        .current_sha256
-                        .unwrap_or_else(|| crate::txn::sha256(bytes))
-                        == *sha256
+                *len == bytes.len() && mode == now && bytes.sha256() == *sha256
             }
             _ => false,
         }
@@ -163,7 +159,7 @@ struct Planner<'a> {
 
 /// The new content of one file and what placing its hunks produced.
 struct Edited {
-    bytes: Vec<u8>,
+    bytes: Content,
     hunks: Vec<HunkReport>,
     added: usize,
     removed: usize,
@@ -174,12 +170,10 @@ struct Edited {
     done: Vec<usize>,
     /// Where the changing hunks stand in the new file (for the balance check).
     regions: Vec<balance::Region>,
-    /// SHA-256 of `bytes` when it was taken while they were built.
-    sha256: Option<[u8; 32]>,
 }
 
 impl Edited {
-    fn unchanged(bytes: Vec<u8>) -> Self {
+    fn unchanged(bytes: Content) -> Self {
         Edited {
             bytes,
             hunks: Vec::new(),
@@ -189,7 +183,6 @@ impl Edited {
             already: Vec::new(),
             done: Vec::new(),
             regions: Vec::new(),
-            sha256: None,
         }
     }
 }
@@ -207,15 +200,11 @@ impl<'a> Planner<'a> {
     fn node(&mut self, path: &str) -> Result<&Node, Error> {
         if !self.slots.contains_key(path) {
             let (snapshot, node) = self.tree.read(path)?;
-            let sha256 = match (&snapshot, &node) {
-                (Snapshot::File { sha256, .. }, Node::File { .. })
-                    if self.tree.shows_snapshot(path) =>
-                {
-                    Some(*sha256)
+            if let (Snapshot::File { sha256, .. }, Node::File { bytes, .. }) = (&snapshot, &node) {
+                if self.tree.shows_snapshot(path) {
+                    bytes.know_sha256(*sha256);
                 }
-                (_, Node::File { bytes, .. }) => Some(crate::txn::sha256(bytes)),
-                _ => None,
-            };
+            }
             let original = match &node {
                 Node::Missing => Original::Missing,
                 Node::Directory => Original::Directory,
@@ -223,7 +212,7 @@ impl<'a> Planner<'a> {
                 Node::File { bytes, mode } => Original::File {
                     len: bytes.len(),
                     mode: *mode,
-                    sha256: sha256.unwrap_or_else(|| crate::txn::sha256(bytes)),
+                    sha256: bytes.sha256(),
                 },
             };
             self.order.push(path.to_string());
@@ -233,47 +222,41 @@ impl<'a> Planner<'a> {
                     snapshot,
                     original,
                     current: node,
-                    current_sha256: sha256,
                 },
             );
         }
         Ok(&self.slots[path].current)
     }
 
-    /// Take the current node of `path` out of its slot (read on first use) with its hash,
-    /// rather than cloning a possibly large content; [`Self::set`] puts a node back.
-    fn take(&mut self, path: &str) -> Result<(Node, Option<[u8; 32]>), Error> {
+    /// Take the current node of `path` out of its slot (read on first use); [`Self::set`]
+    /// puts a node back.
+    fn take(&mut self, path: &str) -> Result<Node, Error> {
         self.node(path)?;
         Ok(match self.slots.get_mut(path) {
-            Some(slot) => (
-                std::mem::replace(&mut slot.current, Node::Missing),
-                slot.current_sha256.take(),
-            ),
-            None => (Node::Missing, None),
+            Some(slot) => std::mem::replace(&mut slot.current, Node::Missing),
+            None => Node::Missing,
         })
     }
 
-    /// Set the node of `path`, with the SHA-256 of its bytes when known.
-    fn set(&mut self, path: &str, node: Node, sha256: Option<[u8; 32]>) {
+    /// Set the node of `path`.
+    fn set(&mut self, path: &str, node: Node) {
         if let Some(slot) = self.slots.get_mut(path) {
             slot.current = node;
-            slot.current_sha256 = sha256;
         }
     }
 
     /// Set `path` to edited content: a symlink's new target when `link`, else a file with
-    /// `mode` and the content's SHA-256.
-    fn set_edited(
-        &mut self,
-        path: &str,
-        bytes: Vec<u8>,
-        (link, mode): (bool, u32),
-        sha256: [u8; 32],
-    ) {
+    /// `mode`.
+    fn set_edited(&mut self, path: &str, bytes: Content, (link, mode): (bool, u32)) {
         if link {
-            self.set(path, Node::Symlink { target: bytes }, None);
+            self.set(
+                path,
+                Node::Symlink {
+                    target: bytes.into_vec(),
+                },
+            );
         } else {
-            self.set(path, Node::File { bytes, mode }, Some(sha256));
+            self.set(path, Node::File { bytes, mode });
         }
     }
 
@@ -375,22 +358,17 @@ impl<'a> Planner<'a> {
         };
         if let Some(file) = there {
             if file {
-                let known = self.slots.get(real).and_then(|s| s.current_sha256);
-                let sha = known.unwrap_or_else(|| crate::txn::sha256(node_bytes(&wanted)));
-                report.new_sha256 = Some(hex(&sha));
+                report.new_sha256 = self.slots.get(real).map(|s| hex(&node_sha256(&s.current)));
             }
             self.already.push(format!("{shown} (already added)"));
             return Ok(());
         }
-        let content = node_bytes(&wanted);
-        let sha = crate::txn::sha256(content);
-        report.added = Text::parse(content).len();
-        report.new_sha256 = Some(hex(&sha));
+        report.added = Text::parse(node_bytes(&wanted)).len();
+        report.new_sha256 = Some(hex(&node_sha256(&wanted)));
         report.new_mode = fp.new_mode.filter(|m| *m != Mode::FILE);
-        self.record_diff(None, Some(shown), b"", content);
+        self.record_diff(None, Some(shown), b"", node_bytes(&wanted));
         self.done.push(format!("{shown} (add)"));
-        let sha = matches!(wanted, Node::File { .. }).then_some(sha);
-        self.set(real, wanted, sha);
+        self.set(real, wanted);
         Ok(())
     }
 
@@ -401,11 +379,11 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let (current, sha) = self.take(real)?;
-        let result = self.delete_node(fp, shown, report, &current, sha);
+        let current = self.take(real)?;
+        let result = self.delete_node(fp, shown, report, &current);
         match result {
-            Ok(()) => self.set(real, Node::Missing, None),
-            Err(_) => self.set(real, current, sha),
+            Ok(()) => self.set(real, Node::Missing),
+            Err(_) => self.set(real, current),
         }
         result
     }
@@ -417,7 +395,6 @@ impl<'a> Planner<'a> {
         shown: &str,
         report: &mut FileReport,
         current: &Node,
-        sha: Option<[u8; 32]>,
     ) -> Result<(), Error> {
         let bytes = match current {
             Node::Missing => return Err(not_found(shown, "delete", true)),
@@ -445,7 +422,7 @@ impl<'a> Planner<'a> {
             .with_hunk(1)
             .with_hint("re-read the file; it changed since the diff was made"));
         }
-        report.old_sha256 = Some(hex(&sha.unwrap_or_else(|| crate::txn::sha256(bytes))));
+        report.old_sha256 = Some(hex(&node_sha256(current)));
         report.removed = Text::parse(bytes).len();
         self.record_diff(Some(shown), None, bytes, b"");
         self.done.push(format!("{shown} (delete)"));
@@ -461,10 +438,10 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         // Taken out of its slot rather than cloned (the file can be large); put back when the
         // edit fails, replaced by the new content when it succeeds.
-        let (current, sha) = self.take(real)?;
-        let result = self.modify_node(fp, shown, real, report, (&current, sha));
+        let current = self.take(real)?;
+        let result = self.modify_node(fp, shown, real, report, &current);
         if result.is_err() {
-            self.set(real, current, sha);
+            self.set(real, current);
         } else {
             let size = node_bytes(&current).len();
             crate::release::release(current, size);
@@ -479,19 +456,19 @@ impl<'a> Planner<'a> {
         shown: &str,
         real: &str,
         report: &mut FileReport,
-        (current, sha): (&Node, Option<[u8; 32]>),
+        current: &Node,
     ) -> Result<(), Error> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
                 return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
             }
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, mode } => (bytes.as_slice(), *mode, false),
-            Node::Symlink { target } => (target.as_slice(), 0, true),
+            Node::File { bytes, mode } => (bytes.clone(), *mode, false),
+            Node::Symlink { target } => (Content::from(target.as_slice()), 0, true),
         };
-        let edited = self.checked_edit(fp, shown, bytes, link)?;
+        let edited = self.checked_edit(fp, shown, &bytes, link)?;
         if !link {
-            self.check_balance(fp, shown, bytes, &edited, report)?;
+            self.check_balance(fp, shown, &bytes, &edited, report)?;
         }
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         let wants_mode = fp
@@ -506,10 +483,10 @@ impl<'a> Planner<'a> {
                 fp.new_mode.map_or(0, |m| m.0)
             ));
         }
-        let new_sha = self.fill_report(report, shown, (bytes, sha), &edited);
+        self.fill_report(report, shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
-        self.record_diff(Some(shown), Some(shown), bytes, &edited.bytes);
-        self.set_edited(real, edited.bytes, (link, new_mode), new_sha);
+        self.record_diff(Some(shown), Some(shown), &bytes, &edited.bytes);
+        self.set_edited(real, edited.bytes, (link, new_mode));
         Ok(())
     }
 
@@ -522,7 +499,6 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
     ) -> Result<(), Error> {
         let source = self.node(old_real)?.clone();
-        let source_sha = self.slots.get(old_real).and_then(|s| s.current_sha256);
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
             return Err(is_directory(new_shown));
@@ -531,7 +507,7 @@ impl<'a> Planner<'a> {
             Node::Directory => return Err(is_directory(old_shown)),
             Node::Missing => return self.moved_already(fp, old_shown, new_shown, dest),
             Node::File { bytes, mode } => (bytes, mode, false),
-            Node::Symlink { target } => (target, 0, true),
+            Node::Symlink { target } => (Content::from(target), 0, true),
         };
         if link && !fp.body.hunks().is_empty() && !is_link_patch(fp) {
             return Err(Error::new(
@@ -544,7 +520,7 @@ impl<'a> Planner<'a> {
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
         if dest != Node::Missing {
             let same = match &dest {
-                Node::Symlink { target } => link && *target == edited.bytes,
+                Node::Symlink { target } => link && edited.bytes == *target.as_slice(),
                 Node::File { bytes, mode } => !link && *bytes == edited.bytes && *mode == new_mode,
                 _ => false,
             };
@@ -554,7 +530,7 @@ impl<'a> Planner<'a> {
             }
             return Err(destination_exists(fp.op, old_shown, new_shown));
         }
-        let new_sha = self.fill_report(report, old_shown, (&bytes, source_sha), &edited);
+        self.fill_report(report, old_shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
         if !link {
             self.check_balance(fp, new_shown, &bytes, &edited, report)?;
@@ -565,9 +541,9 @@ impl<'a> Planner<'a> {
         self.record_diff(Some(old_shown), Some(new_shown), &bytes, &edited.bytes);
         self.done.push(format!("{new_shown} ({})", fp.op.as_str()));
         if fp.op == FileOp::Rename {
-            self.set(old_real, Node::Missing, None);
+            self.set(old_real, Node::Missing);
         }
-        self.set_edited(new_real, edited.bytes, (link, new_mode), new_sha);
+        self.set_edited(new_real, edited.bytes, (link, new_mode));
         Ok(())
     }
 
@@ -602,21 +578,17 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    /// Fill the report of an edited file; returns the new content's SHA-256 (hashed once,
-    /// here, and carried on to the transaction). `old_sha` is the old content's hash when
-    /// it is known.
+    /// Fill the report of an edited file. The new content's SHA-256 is left to whoever
+    /// takes it first (the transaction, while it writes the content, or the report), once.
     fn fill_report(
         &mut self,
         report: &mut FileReport,
         shown: &str,
-        (old, old_sha): (&[u8], Option<[u8; 32]>),
+        old: &Content,
         edited: &Edited,
-    ) -> [u8; 32] {
-        let new_sha = edited
-            .sha256
-            .unwrap_or_else(|| crate::txn::sha256(&edited.bytes));
-        report.old_sha256 = Some(hex(&old_sha.unwrap_or_else(|| crate::txn::sha256(old))));
-        report.new_sha256 = Some(hex(&new_sha));
+    ) {
+        report.old_sha256 = Some(hex(&old.sha256()));
+        report.set_new_content(&edited.bytes);
         report.hunks = edited.hunks.clone();
         report.added = edited.added;
         report.removed = edited.removed;
@@ -627,7 +599,6 @@ impl<'a> Planner<'a> {
         for h in &edited.already {
             self.already.push(format!("hunk {h} of {shown}"));
         }
-        new_sha
     }
 
     /// `*** Base` (SHA-256 prefix) and git `index` blob ids.
@@ -664,8 +635,18 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    fn record_diff(&mut self, old: Option<&str>, new: Option<&str>, before: &[u8], after: &[u8]) {
-        if self.opts.diff && (before != after || old != new) {
+    /// Add a file's diff to the plan's when it was asked for (a recipe is only joined for
+    /// a diff).
+    fn record_diff<B, A>(&mut self, old: Option<&str>, new: Option<&str>, before: &B, after: &A)
+    where
+        B: AsRef<[u8]> + ?Sized,
+        A: AsRef<[u8]> + ?Sized,
+    {
+        if !self.opts.diff {
+            return;
+        }
+        let (before, after) = (before.as_ref(), after.as_ref());
+        if before != after || old != new {
             self.diff
                 .push_str(&crate::render::file_diff(old, new, before, after));
         }
@@ -727,13 +708,8 @@ impl<'a> Planner<'a> {
             if slot.unchanged() {
                 continue;
             }
-            let known = slot.current_sha256;
             let after = match slot.current {
-                Node::File { bytes, mode } => NewState::File {
-                    sha256: Some(known.unwrap_or_else(|| crate::txn::sha256(&bytes))),
-                    bytes,
-                    mode,
-                },
+                Node::File { bytes, mode } => NewState::File { bytes, mode },
                 Node::Symlink { target } => NewState::Symlink { target },
                 Node::Missing | Node::Directory => NewState::Absent,
             };

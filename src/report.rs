@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use crate::content::Content;
 use crate::error::Error;
 use crate::locate::Level;
 use crate::model::{FileOp, Mode};
@@ -44,9 +45,15 @@ pub struct FileReport {
     /// SHA-256 (hex) of the file's bytes before, when it existed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_sha256: Option<String>,
-    /// SHA-256 (hex) of the file's bytes after, when it exists afterwards.
+    /// SHA-256 (hex) of the file's bytes after, when it exists afterwards. In a plan, a
+    /// large edited file's is not taken yet (the transaction takes it while it writes the
+    /// file); every [`Report`] shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_sha256: Option<String>,
+    /// The new content while its SHA-256 is not taken yet: whoever needs the bytes first
+    /// takes it (the transaction, while it writes them); the [`Report`] shows it.
+    #[serde(skip)]
+    new_content: Option<Content>,
     pub hunks: Vec<HunkReport>,
     /// The edited region with ±3 lines of context, numbered as in the new file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,6 +85,7 @@ impl FileReport {
             op,
             old_sha256: None,
             new_sha256: None,
+            new_content: None,
             hunks: Vec::new(),
             snippet: None,
             added: 0,
@@ -85,6 +93,30 @@ impl FileReport {
             new_mode: None,
             binary: false,
             balance: None,
+        }
+    }
+
+    /// The file's new content: its SHA-256 now when it is known, else when the report is
+    /// made (by then the transaction has taken it while writing the content).
+    pub fn set_new_content(&mut self, content: &Content) {
+        match content.known_sha256() {
+            Some(sha256) => {
+                self.new_sha256 = Some(hex(&sha256));
+                self.new_content = None;
+            }
+            None => {
+                self.new_sha256 = None;
+                self.new_content = Some(content.clone());
+            }
+        }
+    }
+
+    /// `new_sha256` from a content set by [`Self::set_new_content`].
+    fn settle(&mut self) {
+        if let Some(content) = self.new_content.take() {
+            self.new_sha256 = Some(hex(&content.sha256()));
+            let size = content.len();
+            crate::release::release(content, size);
         }
     }
 }
@@ -182,7 +214,8 @@ impl Warning {
 
 impl Report {
     /// A successful report.
-    pub fn success(files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+    pub fn success(mut files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+        files.iter_mut().for_each(FileReport::settle);
         Report {
             ok: true,
             files,
@@ -194,7 +227,8 @@ impl Report {
     }
 
     /// A refusal: `files` lists what would have been touched.
-    pub fn failure(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+    pub fn failure(error: Error, mut files: Vec<FileReport>, warnings: Vec<Warning>) -> Self {
+        files.iter_mut().for_each(FileReport::settle);
         Report {
             ok: false,
             files,

@@ -6,6 +6,7 @@
 //!
 //! Pure; no I/O.
 
+use crate::content::{Recorder, Runs};
 use crate::locate::{Piece, Placement};
 use crate::text::{Ending, Text, BOM};
 
@@ -19,15 +20,12 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
     splice_into(text, placements, Vec::with_capacity(capacity))
 }
 
-/// The SHA-256 of what [`splice`] builds, without building it: the same bytes go through
-/// the hash instead of a buffer, so the hash of a large result can be taken on another core
-/// while the result itself is built.
-pub fn splice_sha256(text: &Text<'_>, placements: &[Placement]) -> [u8; 32] {
-    use sha2::Digest;
-    splice_into(text, placements, Hashing(sha2::Sha256::new()))
-        .0
-        .finalize()
-        .into()
+/// What [`splice`] builds, as a recipe of `base` (the bytes `text` was parsed from):
+/// untouched runs of the file stay references to it, so a large file's new content costs
+/// the inserted bytes, not a second copy of the file (see
+/// [`crate::content::Content::spliced`]).
+pub fn splice_runs(base: &[u8], text: &Text<'_>, placements: &[Placement]) -> Runs {
+    splice_into(text, placements, Recorder::new(base)).finish()
 }
 
 /// Where the spliced bytes go.
@@ -41,11 +39,9 @@ impl Sink for Vec<u8> {
     }
 }
 
-struct Hashing(sha2::Sha256);
-
-impl Sink for Hashing {
+impl Sink for Recorder<'_> {
     fn put(&mut self, bytes: &[u8]) {
-        sha2::Digest::update(&mut self.0, bytes);
+        Recorder::put(self, bytes);
     }
 }
 
@@ -243,6 +239,7 @@ impl<'t, 'x, S: Sink> Writer<'t, 'x, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::Content;
     use crate::locate::Level;
 
     fn placement(start: usize, old_len: usize, pieces: Vec<Piece>) -> Placement {
@@ -258,10 +255,14 @@ mod tests {
         }
     }
 
-    /// [`splice`], checked against [`splice_sha256`] of the same input.
+    /// [`splice`], checked against the recipe [`splice_runs`] records of the same input.
     fn spliced(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
         let bytes = splice(text, placements);
-        assert_eq!(splice_sha256(text, placements), crate::txn::sha256(&bytes));
+        let base = text.span(0, text.len());
+        let runs = splice_runs(base, text, placements);
+        let recipe = Content::spliced(Content::from(base), runs);
+        assert_eq!(recipe.sha256(), crate::txn::sha256(&bytes));
+        assert_eq!(recipe.as_slice(), bytes.as_slice());
         bytes
     }
 

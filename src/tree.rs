@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::content::Content;
 use crate::error::Error;
 use crate::txn::{Change, NewState, Snapshot};
 
@@ -21,7 +22,7 @@ pub enum Node {
     Missing,
     /// A regular file with its permission bits (`0o644`, `0o755`, …).
     File {
-        bytes: Vec<u8>,
+        bytes: Content,
         mode: u32,
     },
     Symlink {
@@ -120,18 +121,21 @@ impl Tree for DiskTree {
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
-        use crate::txn::Content;
+        use crate::txn::Found;
         let (snapshot, content) = crate::txn::read_snapshot(&self.root, path)?;
         let node = match content {
-            Content::Missing => Node::Missing,
-            Content::Directory => Node::Directory,
-            Content::Symlink(target) => Node::Symlink { target },
-            Content::File(bytes) => {
+            Found::Missing => Node::Missing,
+            Found::Directory => Node::Directory,
+            Found::Symlink(target) => Node::Symlink { target },
+            Found::File(bytes) => {
                 let mode = match &snapshot {
                     Snapshot::File { mode, .. } => *mode,
                     _ => 0o644,
                 };
-                Node::File { bytes, mode }
+                Node::File {
+                    bytes: bytes.into(),
+                    mode,
+                }
             }
         };
         Ok((snapshot, node))
@@ -223,7 +227,7 @@ impl MemTree {
                     self.entries.insert(
                         c.path.clone(),
                         MemEntry::File {
-                            bytes: bytes.clone(),
+                            bytes: bytes.to_vec(),
                             mode: *mode,
                         },
                     );
@@ -268,7 +272,7 @@ impl Tree for MemTree {
                     sha256: crate::txn::sha256(bytes),
                 },
                 Node::File {
-                    bytes: bytes.clone(),
+                    bytes: bytes.clone().into(),
                     mode: *mode,
                 },
             ),
@@ -308,7 +312,7 @@ mod tests {
         assert_eq!(
             node,
             Node::File {
-                bytes: b"x".to_vec(),
+                bytes: b"x".to_vec().into(),
                 mode: 0o644
             }
         );
@@ -328,9 +332,8 @@ mod tests {
                 path: "new".into(),
                 before: Snapshot::Missing,
                 after: NewState::File {
-                    bytes: b"y".to_vec(),
+                    bytes: b"y".to_vec().into(),
                     mode: 0o755,
-                    sha256: None,
                 },
             },
         ]);

@@ -122,8 +122,8 @@ impl PreviewStore {
         for (path, before, after) in changes {
             let after = match after {
                 NewState::File { bytes, mode, .. } => {
-                    let sha256 = sha256_hex(bytes);
-                    fs::write(folder.join(&sha256), bytes).map_err(io)?;
+                    let sha256 = crate::report::hex(&bytes.sha256());
+                    fs::write(folder.join(&sha256), bytes.as_slice()).map_err(io)?;
                     After::File {
                         sha256,
                         mode: *mode,
@@ -248,9 +248,8 @@ fn load(folder: &Path) -> Result<Claimed, String> {
                     return Err("content does not match its hash".into());
                 }
                 NewState::File {
-                    bytes,
+                    bytes: bytes.into(),
                     mode: *mode,
-                    sha256: None,
                 }
             }
             After::Symlink { target } => NewState::Symlink {
@@ -285,9 +284,8 @@ mod tests {
                     sha256: [7; 32],
                 },
                 NewState::File {
-                    bytes: b"new\n".to_vec(),
+                    bytes: b"new\n".to_vec().into(),
                     mode: 0o644,
-                    sha256: None,
                 },
             ),
             ("gone.txt".into(), Snapshot::Missing, NewState::Absent),
@@ -312,9 +310,8 @@ mod tests {
                     sha256: "07".repeat(32)
                 },
                 NewState::File {
-                    bytes: b"new\n".to_vec(),
+                    bytes: b"new\n".to_vec().into(),
                     mode: 0o644,
-                    sha256: None,
                 }
             )
         );
@@ -361,9 +358,8 @@ mod tests {
                 p.to_string(),
                 snap(p),
                 NewState::File {
-                    bytes: text.as_bytes().to_vec(),
+                    bytes: text.as_bytes().to_vec().into(),
                     mode: 0o644,
-                    sha256: None,
                 },
             )]
         };

@@ -17,6 +17,7 @@ use crate::agent::risk::{self, Risk};
 use crate::agent::snapshots::SnapshotStore;
 use crate::agent::{sha256_hex, AgentState};
 use crate::apply::{self, ApplyOptions};
+use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::model::FileOp;
 use crate::plan::Plan;
@@ -372,7 +373,7 @@ impl Tree for BaseOverlay<'_> {
             (Some(base), Node::File { mode, .. }) => Ok((
                 snapshot,
                 Node::File {
-                    bytes: base.clone(),
+                    bytes: base.clone().into(),
                     mode,
                 },
             )),
@@ -467,7 +468,7 @@ fn stale_bases(
             old,
             new,
             base,
-            current,
+            current: current.into_vec(),
             source,
             version: version.clone(),
         });
@@ -484,12 +485,11 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
         .find(|c| c.path == r.new && matches!(c.after, NewState::File { .. }));
     let merged = match change {
         Some(c) => {
-            let NewState::File { bytes, sha256, .. } = &mut c.after else {
+            let NewState::File { bytes, .. } = &mut c.after else {
                 return Ok(());
             };
-            let merged = rebase::merge(&r.new, &r.base, &r.current, bytes)?;
+            let merged = Content::from(rebase::merge(&r.new, &r.base, &r.current, bytes)?);
             *bytes = merged.clone();
-            *sha256 = None;
             merged
         }
         // The patch changed nothing on its base (already applied there): nothing to merge.
@@ -497,7 +497,7 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
     };
     if let Some(f) = plan.files.iter_mut().find(|f| f.path == r.new) {
         f.old_sha256 = Some(sha256_hex(&r.current));
-        f.new_sha256 = Some(sha256_hex(&merged));
+        f.set_new_content(&merged);
         // The snippet was numbered on the base; it would mislead on the merged file.
         f.snippet = None;
     }

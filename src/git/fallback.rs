@@ -5,6 +5,7 @@
 use super::trees::Base;
 use super::Repo;
 use crate::apply::ApplyOptions;
+use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::{FileOp, PatchSet};
@@ -173,16 +174,9 @@ fn merge_bases(
         let Some(change) = plan.changes.iter_mut().find(|c| &c.path == path) else {
             continue;
         };
-        let NewState::File {
-            bytes: theirs,
-            sha256: known,
-            ..
-        } = &mut change.after
-        else {
+        let NewState::File { bytes: theirs, .. } = &mut change.after else {
             continue;
         };
-        // The content changes below: its hash is the transaction's to take again.
-        *known = None;
         let merged = three_way(&base.content, &ours, theirs, Labels::default());
         if let Some(diff) = plan.diff.as_mut() {
             let new = match &merged {
@@ -193,7 +187,7 @@ fn merge_bases(
         }
         match merged {
             Ok(merged) => {
-                *theirs = merged;
+                *theirs = Content::from(merged);
                 let hunks: Vec<String> = base.failed_hunks.iter().map(usize::to_string).collect();
                 let mut warning = Warning::new(
                     WarningCode::Merged,
@@ -211,17 +205,21 @@ fn merge_bases(
                 plan.warnings.push(warning);
             }
             Err(found) if opts.conflict_markers => {
-                let patched = std::mem::replace(theirs, found.marked.clone());
+                let patched = std::mem::replace(theirs, Content::from(found.marked.clone()));
                 conflicts.push(Conflicted {
                     path: path.clone(),
                     conflicts: found,
-                    theirs: patched,
+                    theirs: patched.into_vec(),
                 });
             }
             Err(found) => {
                 let error = super::ThreeWay::conflict_error(path, &found);
                 return Err(refuse(error, &plan));
             }
+        }
+        // The report shows the hash of what is written: the merge, not the patched base.
+        if let Some(f) = plan.files.iter_mut().find(|f| f.path == *path) {
+            f.set_new_content(theirs);
         }
     }
     Ok(Planned {

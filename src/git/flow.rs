@@ -93,7 +93,7 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
         crate::plan::plan(&git_tree, &patch, &plan_opts)
     };
     let current = |path: &str| match tree.read(path)? {
-        (_, Node::File { bytes, .. }) => Ok(bytes),
+        (_, Node::File { bytes, .. }) => Ok(bytes.into_vec()),
         _ => Ok(Vec::new()),
     };
     let planned = match plan_with_fallback(repo, &patch, opts, false, &make, &current) {
@@ -379,7 +379,7 @@ fn cached_changes(
                     }
                     None => IndexChange::Put {
                         path,
-                        content: bytes.clone(),
+                        content: bytes.to_vec(),
                         mode,
                     },
                 }

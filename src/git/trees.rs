@@ -50,7 +50,7 @@ impl Tree for GitTree<'_> {
             (Some(base), Node::File { mode, .. }) => Ok((
                 snapshot,
                 Node::File {
-                    bytes: base.content.clone(),
+                    bytes: base.content.clone().into(),
                     mode,
                 },
             )),
@@ -143,6 +143,12 @@ impl Tree for IndexTree<'_> {
             mode,
             sha256: crate::txn::sha256(&bytes),
         };
-        Ok((snapshot, Node::File { bytes, mode }))
+        Ok((
+            snapshot,
+            Node::File {
+                bytes: bytes.into(),
+                mode,
+            },
+        ))
     }
 }

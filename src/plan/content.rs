@@ -5,6 +5,7 @@
 // `crate::Error` is one rich shape shared by every stage (SPEC §8).
 #![allow(clippy::result_large_err)]
 
+use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
@@ -40,7 +41,7 @@ pub(super) fn added_node(fp: &FilePatch<'_>, shown: &str) -> Result<Node, Error>
         Node::Symlink { target }
     } else {
         Node::File {
-            bytes,
+            bytes: bytes.into(),
             mode: if mode.is_executable() { 0o755 } else { 0o644 },
         }
     })
@@ -142,13 +143,21 @@ pub(super) fn node_bytes(node: &Node) -> &[u8] {
     }
 }
 
+/// The SHA-256 of a node's bytes (a file's content remembers it once taken).
+pub(super) fn node_sha256(node: &Node) -> [u8; 32] {
+    match node {
+        Node::File { bytes, .. } => bytes.sha256(),
+        other => crate::txn::sha256(node_bytes(other)),
+    }
+}
+
 /// The most lines of the new file the edited region (first to last edited line) may span for a
 /// report snippet: a snippet is for reading, and a whole-file one would cost a copy of the file.
 pub(crate) const SNIPPET_MAX_LINES: usize = 200;
 
 /// The edited region of the new file with ±3 lines, numbered as in the new file; `None` when
 /// nothing was edited or the region spans more than [`SNIPPET_MAX_LINES`] lines.
-pub(super) fn snippet(new: &[u8], placements: &[Placement]) -> Option<Snippet> {
+pub(super) fn snippet(new: &Content, placements: &[Placement]) -> Option<Snippet> {
     let mut drift: isize = 0;
     let mut region: Option<(usize, usize)> = None;
     for p in placements {
@@ -173,19 +182,11 @@ pub(super) fn snippet(new: &[u8], placements: &[Placement]) -> Option<Snippet> {
     })
 }
 
-/// Lines `from..to` (0-based, `to` clipped at the end) of `bytes` without their endings, as
-/// `Text::parse` splits them, found without splitting the whole file.
-fn line_range(bytes: &[u8], from: usize, to: usize) -> Option<Vec<String>> {
-    let mut newlines = memchr::memchr_iter(b'\n', bytes);
-    let start = match from {
-        0 => 0,
-        n => newlines.nth(n - 1)? + 1,
-    };
-    let end = match to.checked_sub(from + 1) {
-        Some(n) => newlines.nth(n).map_or(bytes.len(), |i| i + 1),
-        None => start,
-    };
-    let body = &bytes[start..end];
+/// Lines `from..to` (0-based, `to` clipped at the end) of `new` without their endings, as
+/// `Text::parse` splits them, found without splitting the whole file (or joining a recipe).
+fn line_range(new: &Content, from: usize, to: usize) -> Option<Vec<String>> {
+    let body = line_bytes(new.pieces(), from, to)?;
+    let body = body.as_slice();
     let body = match from {
         0 => body.strip_prefix(crate::text::BOM).unwrap_or(body),
         _ => body,
@@ -198,6 +199,49 @@ fn line_range(bytes: &[u8], from: usize, to: usize) -> Option<Vec<String>> {
         String::from_utf8_lossy(content).into_owned()
     });
     Some(lines.collect())
+}
+
+/// The bytes of lines `from..to` (with their endings) of the bytes `pieces` make; `None`
+/// when there is no line `from` (and `from` is not 0).
+fn line_bytes<'a>(
+    pieces: impl Iterator<Item = &'a [u8]>,
+    from: usize,
+    to: usize,
+) -> Option<Vec<u8>> {
+    let mut newlines = 0;
+    let mut started = from == 0;
+    let mut out = Vec::new();
+    if started && to <= from {
+        return Some(out);
+    }
+    for piece in pieces {
+        let mut at = 0;
+        while at < piece.len() {
+            let next = memchr::memchr(b'\n', &piece[at..]).map(|i| at + i + 1);
+            if started {
+                let end = next.unwrap_or(piece.len());
+                out.extend_from_slice(&piece[at..end]);
+                at = end;
+                if next.is_some() {
+                    newlines += 1;
+                    if newlines == to {
+                        return Some(out);
+                    }
+                }
+            } else {
+                let Some(end) = next else { break };
+                at = end;
+                newlines += 1;
+                if newlines == from {
+                    if to <= from {
+                        return Some(out);
+                    }
+                    started = true;
+                }
+            }
+        }
+    }
+    started.then_some(out)
 }
 
 pub(super) fn level_words(level: Level) -> &'static str {
@@ -311,7 +355,8 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// `line_range` agrees with `Text::parse` on every range of every file.
+        /// `line_range` agrees with `Text::parse` on every range of every file, whether the
+        /// file is one buffer or a recipe of several pieces.
         #[test]
         fn line_range_matches_text_parse(
             bytes in proptest::collection::vec(
@@ -320,6 +365,7 @@ mod tests {
             ),
             from in 0usize..12,
             extra in 1usize..12,
+            cuts in proptest::collection::vec(0usize..40, 0..4),
         ) {
             let text = Text::parse(&bytes);
             let to = from + extra;
@@ -327,7 +373,19 @@ mod tests {
                 .contents()
                 .get(from..to.min(text.len()))
                 .map(|ls| ls.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect());
-            let got = line_range(&bytes, from, to);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                pieces.push(&bytes[at..cut]);
+                at = cut;
+            }
+            prop_assert_eq!(
+                line_bytes(pieces.into_iter(), from, to),
+                line_bytes(std::iter::once(bytes.as_slice()), from, to)
+            );
+            let got = line_range(&Content::from(bytes.clone()), from, to);
             if from < text.len() || from == 0 {
                 prop_assert_eq!(got, want);
             } else {

@@ -5,6 +5,7 @@
 // `crate::Error` is one rich shape shared by every stage (SPEC §8).
 #![allow(clippy::result_large_err)]
 
+use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
@@ -16,7 +17,8 @@ use super::content::{binary_error, level_words, snippet, without_bom};
 use super::{balance, Edited, Planner};
 
 /// From this size on, a file's hunks are placed and its hashes taken on two threads (below
-/// it a thread costs more than it saves).
+/// it a thread costs more than it saves), and its new content is a recipe of the old one
+/// (see [`crate::content`]).
 pub(super) const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Hunks (or JSON edits) placed in a file's lines.
@@ -105,14 +107,15 @@ fn joined<T>(result: std::thread::Result<T>) -> T {
 }
 
 impl Planner<'_> {
-    /// Apply the body of a file patch to `bytes`.
+    /// Apply the body of a file patch to `current`.
     pub(super) fn edit(
         &mut self,
         fp: &FilePatch<'_>,
         shown: &str,
-        bytes: &[u8],
+        current: &Content,
         link: bool,
     ) -> Result<Edited, Error> {
+        let bytes = current.as_slice();
         match &fp.body {
             Body::BinaryWithoutData => Err(binary_error(
                 shown,
@@ -123,40 +126,42 @@ impl Planner<'_> {
                 let new = crate::parse::binary::apply(bytes, &b.forward).map_err(|why| {
                     binary_error(shown, &format!("cannot apply the binary patch: {why}"))
                 })?;
-                let mut e = Edited::unchanged(new);
-                if e.bytes == bytes {
+                let same = new == bytes;
+                let mut e = Edited::unchanged(new.into());
+                if same {
                     e.already.push(1);
                 } else {
                     e.done.push(1);
                 }
                 Ok(e)
             }
-            Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
-            Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(bytes.to_vec())),
+            Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(current.clone())),
+            Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(current.clone())),
             body => {
                 let opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
                 let placed =
                     place(body, self.format, bytes, &opts).map_err(|e| e.into_error(shown))?;
-                Ok(self.spliced(shown, placed, false))
+                Ok(self.spliced(shown, placed, current))
             }
         }
     }
 
     /// [`Self::check_bases`], then [`Self::edit`]. On a large text file the two run side by
     /// side — the base's blob id is hashed and the file checked for NUL bytes and UTF-8 on
-    /// this thread while the hunks are placed on another, then the new content is built here
-    /// while its SHA-256 is taken there — with the outcome of running them one after the
-    /// other: a base refusal still comes first, then a binary or non-UTF-8 file.
+    /// this thread while the hunks are placed on another — with the outcome of running them
+    /// one after the other: a base refusal still comes first, then a binary or non-UTF-8
+    /// file.
     pub(super) fn checked_edit(
         &mut self,
         fp: &FilePatch<'_>,
         shown: &str,
-        bytes: &[u8],
+        current: &Content,
         link: bool,
     ) -> Result<Edited, Error> {
+        let bytes = current.as_slice();
         if !fp.body.edits_text() || bytes.len() < PARALLEL_BYTES {
             self.check_bases(fp, shown, bytes)?;
-            return self.edit(fp, shown, bytes, link);
+            return self.edit(fp, shown, current, link);
         }
         // The other thread places the hunks as in a UTF-8 file, the common case; this one
         // checks whether it is one. A file that is not is placed again, byte for byte.
@@ -176,38 +181,36 @@ impl Planner<'_> {
             place(&fp.body, format, bytes, &opts)
         }
         .map_err(|e| e.into_error(shown))?;
-        Ok(self.spliced(shown, placed, true))
+        Ok(self.spliced(shown, placed, current))
     }
 
-    /// The new content of placed hunks, with its reports. `parallel`: take the content's
-    /// SHA-256 on another thread while the content is built.
-    fn spliced(&mut self, shown: &str, placed: Placed<'_>, parallel: bool) -> Edited {
+    /// The new content of hunks placed in `base`, with its reports. The new content of a
+    /// large file is a recipe of `base`: no second copy of the file is made here (the
+    /// transaction writes and hashes it piece by piece).
+    fn spliced(&mut self, shown: &str, placed: Placed<'_>, base: &Content) -> Edited {
         let Placed {
             text,
             placements,
             drops_bom,
         } = placed;
-        let (mut new, sha256) = if parallel && !drops_bom {
-            std::thread::scope(|scope| {
-                let hashing = scope.spawn(|| crate::splice::splice_sha256(&text, &placements));
-                let new = crate::splice::splice(&text, &placements);
-                (new, Some(joined(hashing.join())))
-            })
+        let new = if base.len() >= PARALLEL_BYTES && !drops_bom {
+            let runs = crate::splice::splice_runs(base.as_slice(), &text, &placements);
+            Content::spliced(base.clone(), runs)
         } else {
-            (crate::splice::splice(&text, &placements), None)
+            let mut new = crate::splice::splice(&text, &placements);
+            if drops_bom && new.starts_with(crate::text::BOM) {
+                new.drain(..crate::text::BOM.len().min(new.len()));
+            }
+            Content::from(new)
         };
-        if drops_bom && new.starts_with(crate::text::BOM) {
-            new.drain(..crate::text::BOM.len().min(new.len()));
-        }
         let mut edited = self.edited(shown, new, &placements);
         edited.regions = balance::regions(&placements);
-        edited.sha256 = sha256;
         edited
     }
 
     /// Hunk reports, counts, warnings and the snippet of placed hunks.
-    fn edited(&mut self, shown: &str, bytes: Vec<u8>, placements: &[Placement]) -> Edited {
-        let mut e = Edited::unchanged(Vec::new());
+    fn edited(&mut self, shown: &str, bytes: Content, placements: &[Placement]) -> Edited {
+        let mut e = Edited::unchanged(Content::default());
         for p in placements {
             let n = p.hunk + 1;
             e.hunks.push(HunkReport {

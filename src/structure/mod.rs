@@ -168,10 +168,15 @@ pub(crate) fn not_checked_reason(bytes: &[u8]) -> Option<String> {
     None
 }
 
+/// Why a file of an unknown language is not checked.
+fn unknown_language() -> String {
+    "unknown language (give one with --lang)".to_string()
+}
+
 fn check_bytes(bytes: &[u8], lang: Lang) -> Balance {
     if lang == Lang::Unknown {
         return Balance::NotChecked {
-            reason: "unknown language (give one with --lang)".to_string(),
+            reason: unknown_language(),
         };
     }
     if let Some(reason) = not_checked_reason(bytes) {
@@ -262,7 +267,9 @@ pub enum EditBalance {
 
 /// Check a file's balance before and after an edit, cheaply: the old text is checked first
 /// (an unbalanced one is not blamed, and the new one is then not read), an unchanged text is
-/// read once. `before` is empty for a new file.
+/// read once, and the new one is not asked for its bytes (a recipe not joined) when the
+/// old one decides (too large, or a language without a check). `before` is empty for a new
+/// file.
 ///
 /// ```
 /// use apply_patch::structure::{edit_balance, EditBalance};
@@ -274,15 +281,25 @@ pub enum EditBalance {
 /// assert_eq!((problem.line, problem.column, problem.found.as_str()), (3, 1, "}"));
 /// assert_eq!(problem.open.map(|o| (o.text, o.line, o.column)), Some(("(".into(), 2, 6)));
 /// ```
-pub fn edit_balance(path: &str, before: &[u8], after: &[u8]) -> EditBalance {
+pub fn edit_balance<A>(path: &str, before: &[u8], after: &A) -> EditBalance
+where
+    A: AsRef<[u8]> + ?Sized,
+{
     let lang = Lang::from_path(path);
     let not_utf8 = || EditBalance::NotChecked {
         reason: "not UTF-8 text".to_string(),
     };
-    // Too large to check: said before validating megabytes of UTF-8 for nothing.
+    // Too large to check, or nothing to check it with: said before validating megabytes of
+    // UTF-8 for nothing.
     if let Some(reason) = not_checked_reason(before).filter(|_| before.len() > MAX_CHECK_BYTES) {
         return EditBalance::NotChecked { reason };
     }
+    if lang == Lang::Unknown {
+        return EditBalance::NotChecked {
+            reason: unknown_language(),
+        };
+    }
+    let after = after.as_ref();
     if std::str::from_utf8(before).is_err() || std::str::from_utf8(after).is_err() {
         return not_utf8();
     }

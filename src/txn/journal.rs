@@ -34,8 +34,16 @@ pub enum Phase {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum State {
     Missing,
-    File { sha256: String, mode: u32 },
-    Symlink { target: Vec<u8> },
+    /// `sha256` is empty in an `after` state whose hash is still being taken while the
+    /// content is staged (the journal is written again with it before any rename, so an
+    /// empty one also says that no path holds the new state yet).
+    File {
+        sha256: String,
+        mode: u32,
+    },
+    Symlink {
+        target: Vec<u8>,
+    },
     Directory,
     Other,
 }

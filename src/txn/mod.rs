@@ -52,13 +52,11 @@ pub enum Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NewState {
     File {
-        bytes: Vec<u8>,
+        /// The new bytes (a recipe of a large edited file is written piece by piece; its
+        /// SHA-256, when the planner has not taken it, is taken while it is staged).
+        bytes: crate::content::Content,
         /// Permission bits to set (`0o644`, `0o755`, or the old file's own bits).
         mode: u32,
-        /// SHA-256 of `bytes` when the caller has it already (the planner hashes every new
-        /// content once, for the report); `None` lets the transaction hash them. Whoever
-        /// changes `bytes` must reset it (debug builds check it at commit).
-        sha256: Option<[u8; 32]>,
     },
     Symlink {
         target: Vec<u8>,
@@ -78,7 +76,7 @@ pub struct Change {
 
 /// The bytes of a path as [`read_snapshot`] found them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Content {
+pub enum Found {
     Missing,
     File(Vec<u8>),
     /// The link's target (the link is not followed).
@@ -144,18 +142,18 @@ pub struct Committed {
 }
 
 /// Reads `path` (root-relative) once: its snapshot and bytes agree. A final symlink is not
-/// followed (`Content::Symlink`); a symlink among the folders on the way is `path_escape`
+/// followed (`Found::Symlink`); a symlink among the folders on the way is `path_escape`
 /// (the planner resolves in-root symlinks itself and passes real paths).
-pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Content), Error> {
+pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error> {
     let shown = root.display().to_string();
     let root_dir = Dir::open(root).map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
     let located = journal::locate(&root_dir, path)?;
     let Some(parent) = located.parent else {
-        return Ok((Snapshot::Missing, Content::Missing));
+        return Ok((Snapshot::Missing, Found::Missing));
     };
     let io = |e: std::io::Error| Error::io(path, "cannot read", &e);
     let Some(st) = parent.stat(&located.name).map_err(io)? else {
-        return Ok((Snapshot::Missing, Content::Missing));
+        return Ok((Snapshot::Missing, Found::Missing));
     };
     match st.kind {
         Kind::File => {
@@ -166,7 +164,7 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Content), Err
                 mode: st.mode,
                 sha256,
             };
-            Ok((snap, Content::File(bytes)))
+            Ok((snap, Found::File(bytes)))
         }
         Kind::Symlink => {
             let target = parent.read_link(&located.name).map_err(io)?;
@@ -174,10 +172,10 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Content), Err
                 Snapshot::Symlink {
                     target: target.clone(),
                 },
-                Content::Symlink(target),
+                Found::Symlink(target),
             ))
         }
-        Kind::Directory => Ok((Snapshot::Directory, Content::Directory)),
+        Kind::Directory => Ok((Snapshot::Directory, Found::Directory)),
         Kind::Other => Err(Error::new(
             ErrorCode::UnsupportedFile,
             format!("{path} is not a regular file, symlink or folder (a device, socket or fifo)"),

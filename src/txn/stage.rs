@@ -10,9 +10,11 @@
 //! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
 //!    folders to create), fsync it and its folder — before anything in the tree changes;
 //! 4. create missing folders; stage each new content in a temporary file beside its target
-//!    (owner/group of the old file where permitted, mode, fsync); hard-link each replaced or
-//!    deleted file into the journal folder as its backup (a copy only across file systems);
-//!    fsync the journal folder;
+//!    (owner/group of the old file where permitted, mode, fsync); the SHA-256 of a large new
+//!    content the planner did not hash is taken on another thread meanwhile, and the journal
+//!    is written again with it (until then its `after` hash is empty: no rename has
+//!    happened); hard-link each replaced or deleted file into the journal folder as its
+//!    backup (a copy only across file systems); fsync the journal folder;
 //! 5. rename every staged file over its target (unlink for a delete), each right after
 //!    checking that the target is still the file step 2 saw; fsync the folders;
 //! 6. check every written path: a file is the very file that was staged (device, inode,
@@ -92,6 +94,9 @@ struct Planned {
     recheck: bool,
     /// The journal form of `change.after`, hashed once (the new content can be large).
     after: State,
+    /// The new content's SHA-256 is taken while it is staged: `after` holds an empty hash
+    /// until then.
+    hash_pending: bool,
 }
 
 impl Txn<'_> {
@@ -208,6 +213,11 @@ fn release_contents(planned: Vec<Planned>) {
     }
 }
 
+/// From this size on, a new content whose SHA-256 is not known yet is hashed while it is
+/// staged rather than before the journal is written (which then costs a second journal
+/// write).
+const HASH_WHILE_STAGING: usize = 1 << 20;
+
 fn path_of(comps: &[Vec<u8>]) -> Result<String, Error> {
     let parts: Result<Vec<&str>, _> = comps.iter().map(|c| std::str::from_utf8(c)).collect();
     parts
@@ -231,16 +241,13 @@ impl State {
         }
     }
 
-    /// The journal form of a planned new state.
+    /// The journal form of a planned new state (a content's SHA-256 is taken once: the
+    /// content remembers it).
     pub fn from_new(new: &NewState) -> State {
         match new {
             NewState::Absent => State::Missing,
-            NewState::File {
-                bytes,
-                mode,
-                sha256,
-            } => State::File {
-                sha256: journal::hex(&new_sha256(bytes, *sha256)),
+            NewState::File { bytes, mode } => State::File {
+                sha256: journal::hex(&bytes.sha256()),
                 mode: *mode,
             },
             NewState::Symlink { target } => State::Symlink {
@@ -250,19 +257,22 @@ impl State {
     }
 }
 
-/// The SHA-256 of new content: the one the planner carried, else hashed now.
-fn new_sha256(bytes: &[u8], known: Option<[u8; 32]>) -> [u8; 32] {
-    match known {
-        Some(hash) => {
-            debug_assert_eq!(
-                hash,
-                super::sha256(bytes),
-                "a planned content carries the hash of other bytes"
-            );
-            hash
+/// The journal form of `change.after`, and whether its hash is left to be taken while the
+/// content is staged: a large content not hashed yet that cannot be a no-op (its size or
+/// mode differs from the old file's).
+fn journal_after(change: &Change) -> (State, bool) {
+    if let NewState::File { bytes, mode } = &change.after {
+        let same_shape = matches!(&change.before,
+            Snapshot::File { len, mode: was, .. } if *len == bytes.len() as u64 && was == mode);
+        if bytes.known_sha256().is_none() && bytes.len() >= HASH_WHILE_STAGING && !same_shape {
+            let after = State::File {
+                sha256: String::new(),
+                mode: *mode,
+            };
+            return (after, true);
         }
-        None => super::sha256(bytes),
     }
+    (State::from_new(&change.after), false)
 }
 
 /// Step 2: locate every target and check it against its snapshot; drop no-op changes.
@@ -280,7 +290,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
         }
         let located = journal::locate_in(root, &change.path, &mut cache)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
-        let after = State::from_new(&change.after);
+        let (after, hash_pending) = journal_after(&change);
         if State::from_snapshot(&change.before) == after {
             continue;
         }
@@ -290,6 +300,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             seen,
             recheck,
             after,
+            hash_pending,
         });
     }
     Ok(planned)
@@ -435,23 +446,71 @@ fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Erro
     Ok((dir, path))
 }
 
-/// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced;
-/// the `fstat` of each staged file.
+/// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced
+/// (and the pending hashes taken meanwhile, then journaled); the `fstat` of each staged
+/// file.
 fn prepare(
     root: &Dir,
     (jdir, jpath): (&Dir, &Path),
-    journal: &Journal,
+    journal: &mut Journal,
     planned: &mut [Planned],
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
+    let jshown = jpath.display().to_string();
     fp.step("journal write")
-        .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
+        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     journal.write(jdir, jpath)?;
     create_dirs(root, &journal.created_dirs, fp)?;
     let mut cache = journal::DirCache::new();
     for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
         p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
     }
+    let pending: Vec<&crate::content::Content> = planned
+        .iter()
+        .filter(|p| p.hash_pending)
+        .filter_map(|p| match &p.change.after {
+            NewState::File { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    let staged = std::thread::scope(|scope| {
+        // Each content remembers its hash: the journal below and the report read it there.
+        let hashing = (!pending.is_empty()).then(|| {
+            scope.spawn(|| {
+                pending.iter().for_each(|c| {
+                    c.sha256();
+                });
+            })
+        });
+        let staged = stage_all(planned, journal, fp);
+        if let Some(hashing) = hashing {
+            hashing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+        staged
+    })?;
+    if planned.iter().any(|p| p.hash_pending) {
+        for (p, e) in planned.iter_mut().zip(journal.entries.iter_mut()) {
+            if p.hash_pending {
+                p.after = State::from_new(&p.change.after);
+                e.after = p.after.clone();
+                p.hash_pending = false;
+            }
+        }
+        fp.step("journal hashes")
+            .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+        journal.write(jdir, jpath)?;
+    }
+    Ok(staged)
+}
+
+/// Step 4a proper: every new content staged, synced in batches.
+fn stage_all(
+    planned: &[Planned],
+    journal: &Journal,
+    fp: &mut Failpoints,
+) -> Result<Vec<Option<dirfd::Stat>>, Error> {
     let mut unsynced = Vec::new();
     let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
@@ -566,7 +625,7 @@ fn stage_one(
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
             let mut file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
-            file.write_all(bytes).map_err(io)?;
+            bytes.write_to(&mut file).map_err(io)?;
             // Owner first: chown clears set-id bits, which the mode then sets again.
             if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
                 let (uid, gid) = (old.uid, old.gid);

@@ -143,9 +143,8 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
                 .with_path(&entry.path));
             }
             Ok(NewState::File {
-                bytes,
+                bytes: bytes.into(),
                 mode: *mode,
-                sha256: None,
             })
         }
         State::Directory | State::Other => Err(Error::new(

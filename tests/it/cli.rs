@@ -808,3 +808,57 @@ fn directory_symlinks_and_nested_repositories() {
     let out = refused(&tree, &[], patch, "path_escape");
     assert_cli_snapshot!("err_path_escape_submodule", out);
 }
+
+/// A file over 1 MiB takes the large-file path (hunks placed on two threads, the new content
+/// a recipe of the old one written piece by piece, its SHA-256 taken while it is staged):
+/// the result, the report's hashes, a dry run, `--diff` and undo are as for any file.
+#[test]
+fn a_large_file_gets_the_same_result_report_and_undo_as_any_file() {
+    use sha2::Digest;
+    let hex = |bytes: &[u8]| {
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let old: String = (0..60_000)
+        .map(|i| format!("line {i} of a large file\n"))
+        .collect();
+    assert!(old.len() > 1 << 20, "large enough for the large-file path");
+    let tree = TempTree::new();
+    tree.write("big.txt", old.as_bytes());
+    let patch = "--- a/big.txt\n+++ b/big.txt\n\
+        @@ -10,3 +10,4 @@\n line 9 of a large file\n-line 10 of a large file\n+line ten\n+line ten and a half\n line 11 of a large file\n\
+        @@ -59990,3 +59991,2 @@\n line 59989 of a large file\n-line 59990 of a large file\n line 59991 of a large file\n";
+    let new = old
+        .replace(
+            "\nline 10 of a large file\n",
+            "\nline ten\nline ten and a half\n",
+        )
+        .replace("\nline 59990 of a large file\n", "\n");
+
+    let checked = tree.run(&["--check", "--json", "--diff"], patch);
+    assert_eq!(checked.status, 0, "{}", checked.normalized());
+    let json = checked.json();
+    assert_eq!(json["files"][0]["old_sha256"], hex(old.as_bytes()));
+    assert_eq!(json["files"][0]["new_sha256"], hex(new.as_bytes()));
+    let diff = json["diff"].as_str().expect("a diff");
+    assert!(diff.contains("+line ten and a half\n") && diff.contains("-line 59990 of"));
+    assert_eq!(
+        tree.read("big.txt"),
+        old.as_bytes(),
+        "a dry run writes nothing"
+    );
+
+    let applied = tree.run(&["--json"], patch);
+    assert_eq!(applied.status, 0, "{}", applied.normalized());
+    assert_eq!(tree.read_str("big.txt"), new);
+    assert_eq!(
+        applied.json()["files"][0]["new_sha256"],
+        hex(new.as_bytes())
+    );
+
+    let undone = tree.run(&["undo"], "");
+    assert_eq!(undone.status, 0, "{}", undone.normalized());
+    assert_eq!(tree.read_str("big.txt"), old);
+}

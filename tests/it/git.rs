@@ -608,9 +608,8 @@ fn index_changes_for_a_transaction_clean_crlf_content() {
             path: "a.txt".into(),
             before: Snapshot::Missing,
             after: NewState::File {
-                bytes: b"one\r\ntwo\r\n".to_vec(),
+                bytes: b"one\r\ntwo\r\n".to_vec().into(),
                 mode: 0o644,
-                sha256: None,
             },
         }])
         .unwrap();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use apply_patch::state::StateDir;
 use apply_patch::txn::{
-    self, Action, AuditRecord, Change, Content, Failpoint, NewState, Snapshot, TxnOptions,
+    self, Action, AuditRecord, Change, Failpoint, Found, NewState, Snapshot, TxnOptions,
 };
 use apply_patch::ErrorCode;
 
@@ -47,9 +47,8 @@ fn snap(root: &Path, path: &str) -> Snapshot {
 
 fn file(bytes: &[u8]) -> NewState {
     NewState::File {
-        bytes: bytes.to_vec(),
+        bytes: bytes.to_vec().into(),
         mode: 0o644,
-        sha256: Some(txn::sha256(bytes)),
     }
 }
 
@@ -181,10 +180,10 @@ fn read_snapshot_reports_files_links_folders_and_missing_paths() {
     let (_tmp, root) = repo();
     std::os::unix::fs::symlink("a.txt", root.join("link")).expect("symlink");
     let (s, c) = txn::read_snapshot(&root, "a.txt").expect("file");
-    assert_eq!(c, Content::File(b"one\ntwo\n".to_vec()));
+    assert_eq!(c, Found::File(b"one\ntwo\n".to_vec()));
     assert!(matches!(s, Snapshot::File { len: 8, .. }));
     let (s, c) = txn::read_snapshot(&root, "link").expect("link");
-    assert_eq!(c, Content::Symlink(b"a.txt".to_vec()));
+    assert_eq!(c, Found::Symlink(b"a.txt".to_vec()));
     assert_eq!(
         s,
         Snapshot::Symlink {
@@ -193,13 +192,13 @@ fn read_snapshot_reports_files_links_folders_and_missing_paths() {
     );
     assert_eq!(
         txn::read_snapshot(&root, "keep").expect("dir").1,
-        Content::Directory
+        Found::Directory
     );
     assert_eq!(
         txn::read_snapshot(&root, "no/such/file")
             .expect("missing")
             .1,
-        Content::Missing
+        Found::Missing
     );
     let err = txn::read_snapshot(&root, "../x").expect_err("escape");
     assert_eq!(err.code, ErrorCode::PathEscape);
@@ -236,18 +235,16 @@ fn permission_bits_are_kept_and_set_regardless_of_umask() {
             path: "a.txt".into(),
             before: snap(&root, "a.txt"),
             after: NewState::File {
-                bytes: b"x\n".to_vec(),
+                bytes: b"x\n".to_vec().into(),
                 mode: 0o751,
-                sha256: None,
             },
         },
         Change {
             path: "run.sh".into(),
             before: Snapshot::Missing,
             after: NewState::File {
-                bytes: b"#!/bin/sh\n".to_vec(),
+                bytes: b"#!/bin/sh\n".to_vec().into(),
                 mode: 0o755,
-                sha256: None,
             },
         },
     ];

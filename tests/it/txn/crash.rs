@@ -25,6 +25,8 @@ fn crash_child() {
     let root = PathBuf::from(root);
     let changes = if std::env::var_os(MANY_ENV).is_some() {
         many_change(&root)
+    } else if std::env::var_os(LARGE_ENV).is_some() {
+        large_change(&root)
     } else {
         multi_change(&root)
     };
@@ -123,8 +125,17 @@ fn a_commit_while_another_process_commits_is_busy_and_the_killed_one_is_recovere
 
 /// Runs the child on `root` with `commit:<k>:abort`; true when it crashed.
 fn crash_at(root: &Path, k: usize) -> bool {
+    crash_child_at(root, k, None)
+}
+
+/// [`crash_at`], the child's change chosen by the environment variable `mode` when given.
+fn crash_child_at(root: &Path, k: usize, mode: Option<&str>) -> bool {
     let exe = std::env::current_exe().expect("test binary");
-    let status = Command::new(exe)
+    let mut child = Command::new(exe);
+    if let Some(mode) = mode {
+        child.env(mode, "1");
+    }
+    let status = child
         .args([
             "--exact",
             "txn::crash::crash_child",
@@ -139,6 +150,93 @@ fn crash_at(root: &Path, k: usize) -> bool {
         .status()
         .expect("spawn the child");
     !status.success()
+}
+
+const LARGE_ENV: &str = "APPLY_PATCH_TXN_CHILD_LARGE";
+
+/// The old content of [`large_repo`]'s large file: over 1 MiB, so that a new content of it
+/// whose hash is not known yet is hashed while it is staged.
+fn large_old() -> Vec<u8> {
+    (0..100_000)
+        .flat_map(|i| format!("old line {i}\n").into_bytes())
+        .collect()
+}
+
+/// [`repo`] with a large file.
+fn large_repo() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = repo();
+    write(&root, "big.txt", &large_old());
+    (tmp, root)
+}
+
+/// A longer new content of the large file (its hash left to the transaction) and an edit
+/// of a small one.
+fn large_change(root: &Path) -> Vec<Change> {
+    let mut new = large_old();
+    new.extend_from_slice(b"one more line\n");
+    vec![
+        Change {
+            path: "big.txt".into(),
+            before: snap(root, "big.txt"),
+            after: NewState::File {
+                bytes: new.into(),
+                mode: 0o644,
+            },
+        },
+        Change {
+            path: "a.txt".into(),
+            before: snap(root, "a.txt"),
+            after: file(b"one\nTWO\n"),
+        },
+    ]
+}
+
+/// The journal of a crashed transaction, as text.
+fn journal_text(root: &Path) -> Option<String> {
+    std::fs::read_to_string(root.join(".git/apply-patch/journal/journal.json")).ok()
+}
+
+#[test]
+fn a_crash_at_every_step_of_a_commit_that_hashes_while_staging_recovers_to_old_or_new() {
+    let new = {
+        let (_tmp, root) = large_repo();
+        let changes = large_change(&root);
+        txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
+        tree(&root)
+    };
+    let (mut saw_old, mut saw_new, mut saw_pending) = (false, false, false);
+    let mut k = 1;
+    loop {
+        let (_tmp, root) = large_repo();
+        let old = tree(&root);
+        if !crash_child_at(&root, k, Some(LARGE_ENV)) {
+            assert_eq!(tree(&root), new, "the child ran to the end at step {k}");
+            break;
+        }
+        // Before the journal holds the large file's hash, no rename may have happened.
+        let pending = journal_text(&root).is_some_and(|j| j.contains("\"sha256\": \"\""));
+        saw_pending |= pending;
+        let report = txn::recover(&root).expect("recover");
+        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
+        let t = tree(&root);
+        if t == old {
+            saw_old = true;
+        } else {
+            assert!(!pending, "step {k}: a rename before the hash was journaled");
+            assert_eq!(t, new, "step {k}: mixed tree after recovery");
+            saw_new = true;
+        }
+        k += 1;
+        assert!(k < 60, "the child never finished");
+    }
+    assert!(
+        saw_pending,
+        "a crash while the hash was being taken was seen"
+    );
+    assert!(
+        saw_old && saw_new,
+        "crashes before and after the commit point"
+    );
 }
 
 #[test]

@@ -51,10 +51,9 @@ fn changes(root: &Path, target: &[Slot]) -> Vec<Change> {
             after: match slot {
                 None => NewState::Absent,
                 Some((bytes, exec)) => NewState::File {
-                    bytes: bytes.clone(),
+                    bytes: bytes.clone().into(),
                     mode: if *exec { 0o755 } else { 0o644 },
                     // Both ways in: a hash the caller carries, or one the commit takes.
-                    sha256: exec.then(|| txn::sha256(bytes)),
                 },
             },
         })
