@@ -3,12 +3,14 @@
 # synthetic scale workload of ../shared/bench/gen_synth.py (a 36 MB, 1,000,000-line file and a
 # 10,000-hunk git diff: exact hints, every hint 37 lines off, CRLF), and against `git apply`
 # on a 20x smaller variant (50,000 lines, 500 hunks). Every output is checked byte for byte
-# against the expected file; time is wall clock (best of BENCH_RUNS runs), memory the peak
-# resident set size, both from `/usr/bin/time -v` (whose clock ticks in 10 ms: a ratio against
-# a run that took "0.00 s" is shown as n/a).
+# against the expected file. The tools run turn about (GNU patch, apply-patch, git apply, then
+# again), BENCH_RUNS times each, so that a shared machine's changing load falls on all of them
+# alike; time is the wall clock around each run, in microseconds, reported as the best and the
+# median run with their ratios to GNU patch's; memory is the peak resident set size from
+# `/usr/bin/time -v` (the largest of the runs).
 #
 # Usage: scripts/bench.sh            (BENCH_DIR=DIR keeps the generated workload for reuse;
-#                                     BENCH_RUNS=N runs per measurement, default 3;
+#                                     BENCH_RUNS=N runs per measurement, default 5;
 #                                     GEN_SYNTH=PATH points at gen_synth.py)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
@@ -23,7 +25,7 @@ for candidate in "$(cd .. && pwd)/shared" "$(cd ../.. && pwd)/shared"; do
     gen="$candidate/bench/gen_synth.py"
   fi
 done
-runs="${BENCH_RUNS:-3}"
+runs="${BENCH_RUNS:-5}"
 for tool in python3 patch git /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y patch time git)" >&2; exit 2; }
 done
@@ -49,52 +51,61 @@ if [ ! -f "$work/small/big.txt" ]; then
   python3 "$gen" --out "$work/small" --lines 50000 --hunks 500 >/dev/null
 fi
 
-# measure TOOL DIR INPUT DIFF EXPECTED -> "seconds kilobytes" (best time of $runs; its memory)
-measure() {
-  local tool="$1" dir="$2" input="$3" diff="$4" expected="$5"
-  local best="" best_kb="" t="$scratch/tree"
-  for _ in $(seq "$runs"); do
-    rm -rf "$t" && mkdir -p "$t" && cp "$dir/$input" "$t/big.txt"
-    case "$tool" in
-      apply-patch) cmd=("$bin" --root "$t" "$dir/$diff") ;;
-      patch) cmd=(patch -s -p1 -d "$t" -i "$dir/$diff") ;;
-      git) cmd=(git -C "$t" apply "$dir/$diff") ;;
-    esac
-    if ! /usr/bin/time -v -o "$scratch/time" "${cmd[@]}" >"$scratch/out" 2>"$scratch/err"; then
-      echo "bench: $tool failed on $diff:" >&2
-      cat "$scratch/err" >&2
-      exit 1
-    fi
-    cmp -s "$t/big.txt" "$dir/$expected" || { echo "bench: $tool output differs from $expected" >&2; exit 1; }
-    local wall kb
-    wall="$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$scratch/time" |
-      awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')"
-    kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")"
-    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best="$wall"
-      best_kb="$kb"
-    fi
-  done
-  echo "$best $best_kb"
+# once TOOL DIR INPUT DIFF EXPECTED -> "seconds kilobytes" of one run on a fresh copy of the
+# input (wall clock to the nanosecond around the run; peak memory from /usr/bin/time -v).
+once() {
+  local tool="$1" dir="$2" input="$3" diff="$4" expected="$5" t="$scratch/tree"
+  rm -rf "$t" && mkdir -p "$t" && cp "$dir/$input" "$t/big.txt"
+  case "$tool" in
+    apply-patch) cmd=("$bin" --root "$t" "$dir/$diff") ;;
+    patch) cmd=(patch -s -p1 -d "$t" -i "$dir/$diff") ;;
+    git) cmd=(git -C "$t" apply "$dir/$diff") ;;
+  esac
+  local start end
+  start=$(date +%s%N)
+  if ! /usr/bin/time -v -o "$scratch/time" "${cmd[@]}" >"$scratch/out" 2>"$scratch/err"; then
+    echo "bench: $tool failed on $diff:" >&2
+    cat "$scratch/err" >&2
+    exit 1
+  fi
+  end=$(date +%s%N)
+  cmp -s "$t/big.txt" "$dir/$expected" || { echo "bench: $tool output differs from $expected" >&2; exit 1; }
+  echo "$(( (end - start) / 1000 )) $(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")"
 }
 
-printf '%-22s %-12s %9s %9s %11s %12s\n' workload tool seconds "peak MB" "time/patch" "mem/(in+diff)"
+printf '%-22s %-10s %8s %8s %8s %11s %11s %10s\n' workload tool best median "peak MB" "best/patch" "med/patch" "mem/input"
+# row LABEL DIR INPUT DIFF EXPECTED OTHER: the tools run turn about, $runs times each, so that
+# the machine's load drifts over all of them alike; best and median wall time, their ratios to
+# GNU patch's, and the largest peak memory against input + diff.
 row() {
   local label="$1" dir="$2" input="$3" diff="$4" expected="$5" other="$6"
-  local size
+  local size tools=(patch apply-patch) samples="$scratch/samples"
+  [ "$other" = git ] && tools+=(git)
   size=$(($(stat -c %s "$dir/$input") + $(stat -c %s "$dir/$diff")))
-  read -r ref_s ref_kb <<<"$(measure patch "$dir" "$input" "$diff" "$expected")"
-  read -r our_s our_kb <<<"$(measure apply-patch "$dir" "$input" "$diff" "$expected")"
-  for entry in "apply-patch $our_s $our_kb" "patch $ref_s $ref_kb"; do
-    read -r name s kb <<<"$entry"
-    awk -v l="$label" -v n="$name" -v s="$s" -v kb="$kb" -v ref="$ref_s" -v size="$size" \
-      'BEGIN { r = ref > 0 ? sprintf("%.2fx", s/ref) : "n/a"; printf "%-22s %-12s %9.2f %9.1f %11s %11.2fx\n", l, n, s, kb/1024, r, kb*1024/size }'
+  : >"$samples"
+  for _ in $(seq "$runs"); do
+    for tool in "${tools[@]}"; do
+      echo "$tool $(once "$tool" "$dir" "$input" "$diff" "$expected")" >>"$samples"
+    done
   done
-  if [ "$other" = git ]; then
-    read -r git_s git_kb <<<"$(measure git "$dir" "$input" "$diff" "$expected")"
-    awk -v l="$label" -v s="$git_s" -v kb="$git_kb" -v ref="$ref_s" -v size="$size" \
-      'BEGIN { r = ref > 0 ? sprintf("%.2fx", s/ref) : "n/a"; printf "%-22s %-12s %9.2f %9.1f %11s %11.2fx\n", l, "git apply", s, kb/1024, r, kb*1024/size }'
-  fi
+  python3 - "$label" "$size" "$samples" <<'PY'
+import statistics, sys
+label, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs = {}
+for line in open(path):
+    tool, micros, kb = line.split()
+    runs.setdefault(tool, []).append((int(micros) / 1e6, int(kb)))
+def stats(tool):
+    times = [t for t, _ in runs[tool]]
+    return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
+ref_best, ref_med, _ = stats("patch")
+for tool, name in (("apply-patch", "apply-patch"), ("patch", "patch"), ("git", "git apply")):
+    if tool not in runs:
+        continue
+    best, med, kb = stats(tool)
+    print("%-22s %-10s %8.3f %8.3f %8.1f %10.2fx %10.2fx %9.2fx" % (
+        label, name, best, med, kb / 1024, best / ref_best, med / ref_med, kb * 1024 / size))
+PY
 }
 
 row "1M lines, exact" "$work/full" big.txt big.diff big.expected.txt none
@@ -108,24 +119,27 @@ row "50k lines, hints +37" "$work/small" big.txt big.shift37.diff big.expected.t
 # every hunk is assessed: this must stay about as fast as an apply.
 refused() {
   local label="$1" dir="$2" input="$3" diff="$4"
-  local best="" best_kb="" t="$scratch/tree" status
+  local t="$scratch/tree" status start end samples="$scratch/samples"
+  : >"$samples"
   for _ in $(seq "$runs"); do
     rm -rf "$t" && mkdir -p "$t" && cp "$dir/$input" "$t/big.txt"
     status=0
+    start=$(date +%s%N)
     /usr/bin/time -v -o "$scratch/time" "$bin" --root "$t" "$dir/$diff" >"$scratch/out" 2>"$scratch/err" || status=$?
+    end=$(date +%s%N)
     [ "$status" -eq 1 ] || { echo "bench: $label: expected a refusal (exit 1), got $status" >&2; cat "$scratch/err" >&2; exit 1; }
     cmp -s "$t/big.txt" "$dir/$input" || { echo "bench: $label: a refusal changed the file" >&2; exit 1; }
-    local wall kb
-    wall="$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$scratch/time" |
-      awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')"
-    kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")"
-    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best="$wall"
-      best_kb="$kb"
-    fi
+    echo "$(( (end - start) / 1000 )) $(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")" >>"$samples"
   done
-  awk -v l="$label" -v s="$best" -v kb="$best_kb" \
-    'BEGIN { printf "%-22s %-12s %9.2f %9.1f %11s %12s\n", l, "apply-patch", s, kb/1024, "-", "-" }'
+  python3 - "$label" "$samples" <<'PY'
+import statistics, sys
+label, path = sys.argv[1], sys.argv[2]
+rows = [line.split() for line in open(path)]
+times = [int(m) / 1e6 for m, _ in rows]
+kb = max(int(k) for _, k in rows)
+print("%-22s %-10s %8.3f %8.3f %8.1f %11s %11s %10s" % (
+    label, "apply-patch", min(times), statistics.median(times), kb / 1024, "-", "-", "-"))
+PY
 }
 
 # Re-applying the diff: the hunks with inserted lines are already applied, the pure deletions
@@ -138,4 +152,4 @@ refused "1M lines, re-applied" "$work/full" big.expected.txt big.diff
 refused "1M lines, unrelated" "$work/full" unrelated.txt big.diff
 refused "50k lines, re-applied" "$work/small" big.expected.txt big.diff
 refused "50k lines, unrelated" "$work/small" unrelated.txt big.diff
-echo "targets: time/patch <= 1.00x on the 1M-line rows; peak memory < 3.00x (input + diff)"
+echo "targets: apply-patch's time/patch <= 1.00x on the 1M-line rows; peak memory < 3.00x (input + diff)"

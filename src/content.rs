@@ -212,6 +212,14 @@ impl Content {
         matches!(&self.0.data, Data::Spliced { joined, .. } if joined.get().is_none())
     }
 
+    /// The content a recipe copies from (`None` for bytes in one buffer).
+    pub fn base(&self) -> Option<&Content> {
+        match &self.0.data {
+            Data::Bytes(_) => None,
+            Data::Spliced { base, .. } => Some(base),
+        }
+    }
+
     /// The bytes in one piece (a recipe is joined on the first call).
     pub fn as_slice(&self) -> &[u8] {
         match &self.0.data {

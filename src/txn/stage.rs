@@ -378,11 +378,43 @@ fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error>
     })))
 }
 
+/// A racy target whose content is checked while the new contents are staged.
+struct Recheck {
+    path: String,
+    /// The SHA-256 read at planning.
+    was: [u8; 32],
+    /// The bytes read at planning, when the plan still holds them (the old content a large
+    /// new content is a recipe of): compared rather than hashed.
+    bytes: Option<crate::content::Content>,
+}
+
+impl Recheck {
+    fn of(p: &Planned) -> Option<Self> {
+        let Snapshot::File { sha256, .. } = &p.change.before else {
+            return None;
+        };
+        let bytes = match &p.change.after {
+            NewState::File { bytes, .. } => bytes
+                .base()
+                .filter(|base| base.known_sha256() == Some(*sha256))
+                .cloned(),
+            _ => None,
+        };
+        Some(Recheck {
+            path: p.change.path.clone(),
+            was: *sha256,
+            bytes,
+        })
+    }
+}
+
 /// The content check of racy targets (see [`check_fresh`]), run on its own thread while the
 /// new contents are written and synced: each target is located again from the root and
-/// hashed in pieces.
-fn recheck_contents(root: &Dir, targets: &[(String, [u8; 32])]) -> Result<(), Error> {
-    for (path, was) in targets {
+/// read in pieces, compared with the bytes read at planning when they are at hand, else
+/// hashed.
+fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
+    for t in targets {
+        let path = t.path.as_str();
         let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
         let located = journal::locate(root, path)?;
         let Some(dir) = located.parent.as_ref() else {
@@ -391,8 +423,13 @@ fn recheck_contents(root: &Dir, targets: &[(String, [u8; 32])]) -> Result<(), Er
                 format!("{path} changed since it was read: it was removed"),
             ));
         };
+        if let Some(bytes) = &t.bytes {
+            if dir.holds(&located.name, bytes.as_slice()).map_err(io)? {
+                continue;
+            }
+        }
         let (now, _) = dir.hash_file(&located.name).map_err(io)?;
-        same_content(path, was, &now)?;
+        same_content(path, &t.was, &now)?;
     }
     Ok(())
 }
@@ -538,13 +575,10 @@ fn execute(
     renamed: &mut usize,
 ) -> Result<(), Error> {
     let jshown = jpath.display().to_string();
-    let rechecks: Vec<(String, [u8; 32])> = planned
+    let rechecks: Vec<Recheck> = planned
         .iter()
         .filter(|p| p.recheck)
-        .filter_map(|p| match &p.change.before {
-            Snapshot::File { sha256, .. } => Some((p.change.path.clone(), *sha256)),
-            _ => None,
-        })
+        .filter_map(Recheck::of)
         .collect();
     let staged = std::thread::scope(|scope| {
         let checking =
@@ -624,8 +658,10 @@ fn stage_one(
     let dir = parent_of(p)?;
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
-            let mut file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
-            bytes.write_to(&mut file).map_err(io)?;
+            let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
+            bytes
+                .write_to(&mut dirfd::WritingBack::new(&file))
+                .map_err(io)?;
             // Owner first: chown clears set-id bits, which the mode then sets again.
             if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
                 let (uid, gid) = (old.uid, old.gid);
