@@ -51,6 +51,52 @@ enum Run {
 /// more to keep and to write than a short copy.
 const MIN_BASE_RUN: usize = 256;
 
+/// The SHA-256 of a file's bytes: known, or the one its content takes (or took) when first
+/// asked, with the bytes at hand.
+#[derive(Clone)]
+pub enum ContentHash {
+    Known([u8; 32]),
+    Of(Content),
+}
+
+impl ContentHash {
+    /// The hash (taken now, or waited for, when it is not known yet).
+    pub fn get(&self) -> [u8; 32] {
+        match self {
+            ContentHash::Known(hash) => *hash,
+            ContentHash::Of(content) => content.sha256(),
+        }
+    }
+
+    /// The bytes the hash is of, when they are at hand.
+    pub fn content(&self) -> Option<&Content> {
+        match self {
+            ContentHash::Known(_) => None,
+            ContentHash::Of(content) => Some(content),
+        }
+    }
+}
+
+impl From<[u8; 32]> for ContentHash {
+    fn from(hash: [u8; 32]) -> Self {
+        ContentHash::Known(hash)
+    }
+}
+
+impl PartialEq for ContentHash {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for ContentHash {}
+
+impl fmt::Debug for ContentHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256:{}", crate::report::hex(&self.get()))
+    }
+}
+
 /// Writes go out this many pieces at a time (the usual `IOV_MAX`).
 const WRITE_BATCH: usize = 1024;
 
@@ -210,14 +256,6 @@ impl Content {
     /// Still a recipe: nobody has asked for the bytes in one piece.
     pub fn is_recipe(&self) -> bool {
         matches!(&self.0.data, Data::Spliced { joined, .. } if joined.get().is_none())
-    }
-
-    /// The content a recipe copies from (`None` for bytes in one buffer).
-    pub fn base(&self) -> Option<&Content> {
-        match &self.0.data {
-            Data::Bytes(_) => None,
-            Data::Spliced { base, .. } => Some(base),
-        }
     }
 
     /// The bytes in one piece (a recipe is joined on the first call).

@@ -277,9 +277,9 @@ pub fn is_binary(bytes: &[u8]) -> bool {
     bytes.contains(&0)
 }
 
-/// `*** Base:` / JSON `base`: must be a prefix of the SHA-256 of the file's bytes.
-pub fn check_base(path: &str, base: &str, bytes: &[u8]) -> Result<(), Error> {
-    let actual = crate::report::sha256_hex(bytes);
+/// `*** Base:` / JSON `base`: must be a prefix of the SHA-256 of the file's bytes (`sha256`).
+pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), Error> {
+    let actual = crate::report::hex(sha256);
     let wanted = base.to_ascii_lowercase();
     if actual.starts_with(&wanted) {
         return Ok(());
@@ -398,8 +398,9 @@ mod tests {
     #[test]
     fn base_is_a_sha256_prefix() {
         // sha256("") = e3b0c442…
-        assert!(check_base("x", "E3B0C442", b"").is_ok());
-        let e = check_base("x", "deadbeef", b"").expect_err("mismatch");
+        let empty = crate::txn::sha256(b"");
+        assert!(check_base("x", "E3B0C442", &empty).is_ok());
+        let e = check_base("x", "deadbeef", &empty).expect_err("mismatch");
         assert_eq!(e.code, ErrorCode::StaleFile);
     }
 

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::content::Content;
+use crate::content::{Content, ContentHash};
 use crate::error::{Error, ErrorCode};
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
@@ -115,17 +115,13 @@ struct Slot {
     current: Node,
 }
 
-/// A slot's original node, files summarised by length, mode and hash.
+/// A slot's original node (a file's content is shared with the node read, not copied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Original {
     Missing,
     Directory,
     Symlink(Vec<u8>),
-    File {
-        len: usize,
-        mode: u32,
-        sha256: [u8; 32],
-    },
+    File { mode: u32, bytes: Content },
 }
 
 impl Slot {
@@ -134,8 +130,8 @@ impl Slot {
         match (&self.original, &self.current) {
             (Original::Missing, Node::Missing) | (Original::Directory, Node::Directory) => true,
             (Original::Symlink(was), Node::Symlink { target }) => was == target,
-            (Original::File { len, mode, sha256 }, Node::File { bytes, mode: now }) => {
-                *len == bytes.len() && mode == now && bytes.sha256() == *sha256
+            (Original::File { mode, bytes: was }, Node::File { bytes, mode: now }) => {
+                mode == now && was == bytes
             }
             _ => false,
         }
@@ -200,9 +196,18 @@ impl<'a> Planner<'a> {
     fn node(&mut self, path: &str) -> Result<&Node, Error> {
         if !self.slots.contains_key(path) {
             let (snapshot, node) = self.tree.read(path)?;
-            if let (Snapshot::File { sha256, .. }, Node::File { bytes, .. }) = (&snapshot, &node) {
+            // A disk read's snapshot holds the very content read; another tree's known hash
+            // is its content's when it shows the snapshot.
+            if let (
+                Snapshot::File {
+                    sha256: ContentHash::Known(hash),
+                    ..
+                },
+                Node::File { bytes, .. },
+            ) = (&snapshot, &node)
+            {
                 if self.tree.shows_snapshot(path) {
-                    bytes.know_sha256(*sha256);
+                    bytes.know_sha256(*hash);
                 }
             }
             let original = match &node {
@@ -210,9 +215,8 @@ impl<'a> Planner<'a> {
                 Node::Directory => Original::Directory,
                 Node::Symlink { target } => Original::Symlink(target.clone()),
                 Node::File { bytes, mode } => Original::File {
-                    len: bytes.len(),
                     mode: *mode,
-                    sha256: bytes.sha256(),
+                    bytes: bytes.clone(),
                 },
             };
             self.order.push(path.to_string());
@@ -396,13 +400,14 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
         current: &Node,
     ) -> Result<(), Error> {
-        let bytes = match current {
+        let content = match current {
             Node::Missing => return Err(not_found(shown, "delete", true)),
             Node::Directory => return Err(is_directory(shown)),
-            Node::File { bytes, .. } => bytes.as_slice(),
-            Node::Symlink { target } => target.as_slice(),
+            Node::File { bytes, .. } => bytes.clone(),
+            Node::Symlink { target } => Content::from(target.as_slice()),
         };
-        self.check_bases(fp, shown, bytes)?;
+        self.check_bases(fp, shown, &content)?;
+        let bytes = content.as_slice();
         if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, bytes) {
             return Err(binary_error(
                 shown,
@@ -422,7 +427,7 @@ impl<'a> Planner<'a> {
             .with_hunk(1)
             .with_hint("re-read the file; it changed since the diff was made"));
         }
-        report.old_sha256 = Some(hex(&node_sha256(current)));
+        report.set_old_content(&content);
         report.removed = Text::parse(bytes).len();
         self.record_diff(Some(shown), None, bytes, b"");
         self.done.push(format!("{shown} (delete)"));
@@ -587,7 +592,7 @@ impl<'a> Planner<'a> {
         old: &Content,
         edited: &Edited,
     ) {
-        report.old_sha256 = Some(hex(&old.sha256()));
+        report.set_old_content(old);
         report.set_new_content(&edited.bytes);
         report.hunks = edited.hunks.clone();
         report.added = edited.added;
@@ -602,10 +607,16 @@ impl<'a> Planner<'a> {
     }
 
     /// `*** Base` (SHA-256 prefix) and git `index` blob ids.
-    fn check_bases(&mut self, fp: &FilePatch<'_>, shown: &str, bytes: &[u8]) -> Result<(), Error> {
+    fn check_bases(
+        &mut self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        current: &Content,
+    ) -> Result<(), Error> {
         if let Some(base) = &fp.base {
-            guard::check_base(shown, base, bytes)?;
+            guard::check_base(shown, base, &current.sha256())?;
         }
+        let bytes = current.as_slice();
         let Some(ids) = &fp.blob_ids else {
             return Ok(());
         };

@@ -50,8 +50,11 @@ pub struct FileReport {
     /// file); every [`Report`] shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_sha256: Option<String>,
-    /// The new content while its SHA-256 is not taken yet: whoever needs the bytes first
-    /// takes it (the transaction, while it writes them); the [`Report`] shows it.
+    /// The old and new contents while their SHA-256 is not taken yet: whoever needs it
+    /// first takes it (another thread while the plan is made, the transaction while it
+    /// writes); the [`Report`] shows it.
+    #[serde(skip)]
+    old_content: Option<Content>,
     #[serde(skip)]
     new_content: Option<Content>,
     pub hunks: Vec<HunkReport>,
@@ -85,6 +88,7 @@ impl FileReport {
             op,
             old_sha256: None,
             new_sha256: None,
+            old_content: None,
             new_content: None,
             hunks: Vec::new(),
             snippet: None,
@@ -96,28 +100,39 @@ impl FileReport {
         }
     }
 
+    /// The file's old content: its SHA-256 now when it is known, else when the report is
+    /// made.
+    pub fn set_old_content(&mut self, content: &Content) {
+        (self.old_sha256, self.old_content) = pending_hash(content);
+    }
+
     /// The file's new content: its SHA-256 now when it is known, else when the report is
     /// made (by then the transaction has taken it while writing the content).
     pub fn set_new_content(&mut self, content: &Content) {
-        match content.known_sha256() {
-            Some(sha256) => {
-                self.new_sha256 = Some(hex(&sha256));
-                self.new_content = None;
-            }
-            None => {
-                self.new_sha256 = None;
-                self.new_content = Some(content.clone());
+        (self.new_sha256, self.new_content) = pending_hash(content);
+    }
+
+    /// `old_sha256` and `new_sha256` from the contents set by [`Self::set_old_content`] and
+    /// [`Self::set_new_content`].
+    fn settle(&mut self) {
+        for (sha256, content) in [
+            (&mut self.old_sha256, &mut self.old_content),
+            (&mut self.new_sha256, &mut self.new_content),
+        ] {
+            if let Some(content) = content.take() {
+                *sha256 = Some(hex(&content.sha256()));
+                let size = content.len();
+                crate::release::release(content, size);
             }
         }
     }
+}
 
-    /// `new_sha256` from a content set by [`Self::set_new_content`].
-    fn settle(&mut self) {
-        if let Some(content) = self.new_content.take() {
-            self.new_sha256 = Some(hex(&content.sha256()));
-            let size = content.len();
-            crate::release::release(content, size);
-        }
+/// A content's hash in hex when it is known, else the content to take it from later.
+fn pending_hash(content: &Content) -> (Option<String>, Option<Content>) {
+    match content.known_sha256() {
+        Some(sha256) => (Some(hex(&sha256)), None),
+        None => (None, Some(content.clone())),
     }
 }
 

@@ -132,10 +132,7 @@ impl Tree for DiskTree {
                     Snapshot::File { mode, .. } => *mode,
                     _ => 0o644,
                 };
-                Node::File {
-                    bytes: bytes.into(),
-                    mode,
-                }
+                Node::File { bytes, mode }
             }
         };
         Ok((snapshot, node))
@@ -269,7 +266,7 @@ impl Tree for MemTree {
                     len: bytes.len() as u64,
                     mtime: None,
                     mode: *mode,
-                    sha256: crate::txn::sha256(bytes),
+                    sha256: crate::txn::sha256(bytes).into(),
                 },
                 Node::File {
                     bytes: bytes.clone().into(),

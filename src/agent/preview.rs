@@ -37,7 +37,7 @@ impl Before {
         match s {
             Snapshot::Missing => Before::Missing,
             Snapshot::File { sha256, .. } => Before::File {
-                sha256: sha256.iter().map(|b| format!("{b:02x}")).collect(),
+                sha256: crate::report::hex(&sha256.get()),
             },
             Snapshot::Symlink { target } => Before::Symlink {
                 target: target.clone(),
@@ -281,7 +281,7 @@ mod tests {
                     len: 4,
                     mtime: None,
                     mode: 0o644,
-                    sha256: [7; 32],
+                    sha256: [7; 32].into(),
                 },
                 NewState::File {
                     bytes: b"new\n".to_vec().into(),

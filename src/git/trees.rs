@@ -141,7 +141,7 @@ impl Tree for IndexTree<'_> {
             len: bytes.len() as u64,
             mtime: None,
             mode,
-            sha256: crate::txn::sha256(&bytes),
+            sha256: crate::txn::sha256(&bytes).into(),
         };
         Ok((
             snapshot,

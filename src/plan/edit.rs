@@ -160,7 +160,7 @@ impl Planner<'_> {
     ) -> Result<Edited, Error> {
         let bytes = current.as_slice();
         if !fp.body.edits_text() || bytes.len() < PARALLEL_BYTES {
-            self.check_bases(fp, shown, bytes)?;
+            self.check_bases(fp, shown, current)?;
             return self.edit(fp, shown, current, link);
         }
         // The other thread places the hunks as in a UTF-8 file, the common case; this one
@@ -169,7 +169,7 @@ impl Planner<'_> {
         let assumed = self.opts.locate.clone();
         let (bases, checks, placed) = std::thread::scope(|scope| {
             let placing = scope.spawn(|| place(&fp.body, format, bytes, &assumed));
-            let bases = self.check_bases(fp, shown, bytes);
+            let bases = self.check_bases(fp, shown, current);
             let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
             (bases, checks, joined(placing.join()))
         });

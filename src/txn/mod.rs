@@ -26,6 +26,7 @@ pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
 pub use stage::commit;
 pub use undo::{undo, undo_with, UndoReport};
 
+use crate::content::{Content, ContentHash};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 use dirfd::{Dir, Kind};
@@ -39,7 +40,9 @@ pub enum Snapshot {
         mtime: Option<SystemTime>,
         /// Permission bits (`st_mode & 0o7777`).
         mode: u32,
-        sha256: [u8; 32],
+        /// The SHA-256 of the bytes read, with the bytes when they were read here (the
+        /// commit compares a just-modified file with them rather than hashing it again).
+        sha256: ContentHash,
     },
     Symlink {
         target: Vec<u8>,
@@ -54,7 +57,7 @@ pub enum NewState {
     File {
         /// The new bytes (a recipe of a large edited file is written piece by piece; its
         /// SHA-256, when the planner has not taken it, is taken while it is staged).
-        bytes: crate::content::Content,
+        bytes: Content,
         /// Permission bits to set (`0o644`, `0o755`, or the old file's own bits).
         mode: u32,
     },
@@ -78,7 +81,7 @@ pub struct Change {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
     Missing,
-    File(Vec<u8>),
+    File(Content),
     /// The link's target (the link is not followed).
     Symlink(Vec<u8>),
     Directory,
@@ -158,13 +161,14 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error
     match st.kind {
         Kind::File => {
             let (bytes, sha256, st) = parent.read_file_hashed(&located.name).map_err(io)?;
+            let content = Content::with_sha256(bytes, sha256);
             let snap = Snapshot::File {
-                len: bytes.len() as u64,
+                len: content.len() as u64,
                 mtime: st.mtime,
                 mode: st.mode,
-                sha256,
+                sha256: ContentHash::Of(content.clone()),
             };
-            Ok((snap, Found::File(bytes)))
+            Ok((snap, Found::File(content)))
         }
         Kind::Symlink => {
             let target = parent.read_link(&located.name).map_err(io)?;

@@ -231,7 +231,7 @@ impl State {
         match snap {
             Snapshot::Missing => State::Missing,
             Snapshot::File { mode, sha256, .. } => State::File {
-                sha256: journal::hex(sha256),
+                sha256: journal::hex(&sha256.get()),
                 mode: *mode,
             },
             Snapshot::Symlink { target } => State::Symlink {
@@ -343,7 +343,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
                     .as_ref()
                     .expect("stat found the file, so its folder is open");
                 let (now, _) = dir.hash_file(&located.name).map_err(io)?;
-                same_content(path, sha256, &now)?;
+                same_content(path, &sha256.get(), &now)?;
                 return Ok((Some(st), false));
             }
             Ok((Some(st), racy(st.mtime)))
@@ -383,8 +383,8 @@ struct Recheck {
     path: String,
     /// The SHA-256 read at planning.
     was: [u8; 32],
-    /// The bytes read at planning, when the plan still holds them (the old content a large
-    /// new content is a recipe of): compared rather than hashed.
+    /// The bytes read at planning, when the snapshot holds them: compared rather than
+    /// hashed.
     bytes: Option<crate::content::Content>,
 }
 
@@ -393,17 +393,10 @@ impl Recheck {
         let Snapshot::File { sha256, .. } = &p.change.before else {
             return None;
         };
-        let bytes = match &p.change.after {
-            NewState::File { bytes, .. } => bytes
-                .base()
-                .filter(|base| base.known_sha256() == Some(*sha256))
-                .cloned(),
-            _ => None,
-        };
         Some(Recheck {
             path: p.change.path.clone(),
-            was: *sha256,
-            bytes,
+            was: sha256.get(),
+            bytes: sha256.content().cloned(),
         })
     }
 }

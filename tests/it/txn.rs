@@ -7,6 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use apply_patch::content::ContentHash;
+use apply_patch::report::sha256_hex as hex;
 use apply_patch::state::StateDir;
 use apply_patch::txn::{
     self, Action, AuditRecord, Change, Failpoint, Found, NewState, Snapshot, TxnOptions,
@@ -180,7 +182,7 @@ fn read_snapshot_reports_files_links_folders_and_missing_paths() {
     let (_tmp, root) = repo();
     std::os::unix::fs::symlink("a.txt", root.join("link")).expect("symlink");
     let (s, c) = txn::read_snapshot(&root, "a.txt").expect("file");
-    assert_eq!(c, Found::File(b"one\ntwo\n".to_vec()));
+    assert_eq!(c, Found::File(b"one\ntwo\n".to_vec().into()));
     assert!(matches!(s, Snapshot::File { len: 8, .. }));
     let (s, c) = txn::read_snapshot(&root, "link").expect("link");
     assert_eq!(c, Found::Symlink(b"a.txt".to_vec()));
@@ -332,6 +334,38 @@ fn a_same_size_edit_with_the_same_recent_mtime_is_caught_while_staging() {
     assert!(err.message.contains("content differs"), "{}", err.message);
     assert_eq!(tree(&root), old);
     assert!(!root.join(".git/apply-patch/journal").exists());
+}
+
+#[test]
+fn a_same_size_edit_is_caught_whether_the_snapshot_holds_the_bytes_or_only_their_hash() {
+    // A snapshot read from disk holds the bytes (the re-check compares with them); one made
+    // elsewhere may hold only the hash (the re-check hashes the file).
+    for keep_bytes in [true, false] {
+        let (_tmp, root) = repo();
+        let mut changes = multi_change(&root);
+        if !keep_bytes {
+            let Snapshot::File { sha256, .. } = &mut changes[0].before else {
+                panic!("a.txt is a file");
+            };
+            *sha256 = ContentHash::Known(sha256.get());
+        }
+        let planned_mtime = std::fs::metadata(root.join("a.txt"))
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        std::fs::write(root.join("a.txt"), b"one\ntwo\r").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("a.txt"))
+            .and_then(|f| f.set_modified(planned_mtime))
+            .expect("put the mtime back");
+        let old = tree(&root);
+        let err = txn::commit(&opts(&root, None), changes, &AuditRecord::default())
+            .expect_err(&format!("stale ({keep_bytes})"));
+        assert_eq!(err.code, ErrorCode::StaleFile, "{err}");
+        let details = err.details.as_ref().expect("details");
+        assert_eq!(details["actual_sha256"], hex(b"one\ntwo\r"), "{keep_bytes}");
+        assert_eq!(tree(&root), old);
+    }
 }
 
 #[test]
