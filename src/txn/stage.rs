@@ -258,13 +258,29 @@ impl State {
 }
 
 /// The journal form of `change.after`, and whether its hash is left to be taken while the
-/// content is staged: a large content not hashed yet that cannot be a no-op (its size or
-/// mode differs from the old file's).
+/// content is staged: a large content not hashed yet that is not a no-op. It cannot be one
+/// when its size or mode differs from the old file's; when they are the same, it is
+/// compared with the old bytes the snapshot holds (a fraction of a hash), or else hashed.
 fn journal_after(change: &Change) -> (State, bool) {
     if let NewState::File { bytes, mode } = &change.after {
-        let same_shape = matches!(&change.before,
-            Snapshot::File { len, mode: was, .. } if *len == bytes.len() as u64 && was == mode);
-        if bytes.known_sha256().is_none() && bytes.len() >= HASH_WHILE_STAGING && !same_shape {
+        let differs = match &change.before {
+            Snapshot::File {
+                len,
+                mode: was,
+                sha256,
+                ..
+            } if *len == bytes.len() as u64 && was == mode => match sha256.content() {
+                Some(old) if old == bytes => {
+                    // The same bytes: the old hash is theirs (the change is dropped).
+                    bytes.know_sha256(sha256.get());
+                    false
+                }
+                Some(_) => true,
+                None => false,
+            },
+            _ => true,
+        };
+        if bytes.known_sha256().is_none() && bytes.len() >= HASH_WHILE_STAGING && differs {
             let after = State::File {
                 sha256: String::new(),
                 mode: *mode,

@@ -369,6 +369,45 @@ fn a_same_size_edit_is_caught_whether_the_snapshot_holds_the_bytes_or_only_their
 }
 
 #[test]
+fn a_large_same_size_change_is_written_and_undone_and_the_same_bytes_are_not_written() {
+    let (_tmp, root) = repo();
+    let old: Vec<u8> = (0..100_000)
+        .flat_map(|i| format!("line {i:06}\n").into_bytes())
+        .collect();
+    assert!(
+        old.len() > 1 << 20,
+        "large enough to be hashed while staged"
+    );
+    write(&root, "big.txt", &old);
+    let content = |bytes: &[u8]| NewState::File {
+        bytes: bytes.to_vec().into(),
+        mode: 0o644,
+    };
+    let same = Change {
+        path: "big.txt".into(),
+        before: snap(&root, "big.txt"),
+        after: content(&old),
+    };
+    let done =
+        txn::commit(&opts(&root, None), vec![same], &AuditRecord::default()).expect("commit");
+    assert!(done.written.is_empty(), "the same bytes are not written");
+    let mut new = old.clone();
+    new[5] = b'X';
+    let changed = Change {
+        path: "big.txt".into(),
+        before: snap(&root, "big.txt"),
+        after: content(&new),
+    };
+    let done =
+        txn::commit(&opts(&root, None), vec![changed], &AuditRecord::default()).expect("commit");
+    assert_eq!(done.written, vec!["big.txt".to_string()]);
+    assert_eq!(std::fs::read(root.join("big.txt")).expect("read"), new);
+    // Undo finds the journaled hash of what was written.
+    txn::undo(&root).expect("undo");
+    assert_eq!(std::fs::read(root.join("big.txt")).expect("read"), old);
+}
+
+#[test]
 fn an_add_over_a_file_created_meanwhile_is_stale() {
     let (_tmp, root) = repo();
     let change = Change {
