@@ -159,9 +159,14 @@ impl<'f> FileView<'f> {
         let last = self.len() - pat.len();
         let mut found = Vec::new();
         if level == Level::Exact {
-            let first = pat.lines[0];
+            // The lengths of all the pattern's lines first: they stand in the line list,
+            // read in order, while a line's bytes are somewhere in the file (a cache miss
+            // each); many lines of a code file have one length, few runs have the pattern's.
+            let lengths: Vec<usize> = pat.lines.iter().map(|l| l.len()).collect();
+            let m = lengths.len();
             for s in lo..=last {
-                if self.lines[s] == first && self.matches_at(pat, level, s) {
+                let here = &self.lines[s..s + m];
+                if here.iter().zip(&lengths).all(|(l, &n)| l.len() == n) && here == &pat.lines[..] {
                     found.push(s);
                 }
             }
@@ -315,6 +320,24 @@ mod tests {
             results.push(view.all_matches(&mut pat, Level::Exact, 1));
         }
         assert!(results.iter().all(|r| r == &[2, 5]));
+    }
+
+    #[test]
+    fn the_exact_scan_needs_every_length_and_every_byte() {
+        // Lines of one length everywhere: the pattern is at 1, 3 and 6, a longer one at 3
+        // only; a byte or a length off is nowhere; matches start at `lo` or after.
+        let lines: Vec<&[u8]> = vec![b"ab", b"cd", b"ef", b"cd", b"ef", b"gh", b"cd", b"ef"];
+        let mut view = FileView::new(&lines);
+        let mut pat = Pattern::new(vec![b"cd", b"ef"]);
+        assert_eq!(view.all_matches(&mut pat, Level::Exact, 0), [1, 3, 6]);
+        let mut pat = Pattern::new(vec![b"cd", b"ef", b"gh"]);
+        assert_eq!(view.all_matches(&mut pat, Level::Exact, 0), [3]);
+        let mut pat = Pattern::new(vec![b"cd", b"eF"]);
+        assert!(view.all_matches(&mut pat, Level::Exact, 0).is_empty());
+        let mut pat = Pattern::new(vec![b"cd", b"e"]);
+        assert!(view.all_matches(&mut pat, Level::Exact, 0).is_empty());
+        let mut pat = Pattern::new(vec![b"cd", b"ef"]);
+        assert_eq!(view.all_matches(&mut pat, Level::Exact, 2), [3, 6]);
     }
 
     #[test]
