@@ -203,14 +203,26 @@ impl Txn<'_> {
     }
 }
 
-/// The written contents, no longer needed, handed back off the critical path.
+/// The written contents and the old ones their snapshots hold, no longer needed, handed
+/// back off the critical path (together: a new content may be a recipe of an old one, and
+/// whichever goes last frees the memory).
 fn release_contents(planned: Vec<Planned>) {
-    for p in planned {
-        if let NewState::File { bytes, .. } = p.change.after {
-            let size = bytes.len();
-            crate::release::release(bytes, size);
-        }
-    }
+    let size = planned
+        .iter()
+        .map(|p| {
+            let new = match &p.change.after {
+                NewState::File { bytes, .. } => bytes.len(),
+                _ => 0,
+            };
+            let old = match &p.change.before {
+                Snapshot::File { sha256, .. } => sha256.content().map_or(0, |c| c.len()),
+                _ => 0,
+            };
+            new + old
+        })
+        .sum();
+    let changes: Vec<Change> = planned.into_iter().map(|p| p.change).collect();
+    crate::release::release(changes, size);
 }
 
 /// From this size on, a new content whose SHA-256 is not known yet is hashed while it is
