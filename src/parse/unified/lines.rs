@@ -72,17 +72,24 @@ impl<'a> Cursor<'a> {
     /// Split `input[start..]` into lines numbered from the beginning of `input`.
     pub fn new(input: &'a [u8], start: usize) -> Self {
         let start = start.min(input.len());
-        let mut number = 1 + input[..start].iter().filter(|&&b| b == b'\n').count();
+        let mut number = 1 + memchr::memchr_iter(b'\n', &input[..start]).count();
+        let body = &input[start..];
         let mut lines = Vec::new();
-        let mut rest = &input[start..];
-        while !rest.is_empty() {
-            let (text, next) = match rest.iter().position(|&b| b == b'\n') {
-                Some(i) => (&rest[..i], &rest[i + 1..]),
-                None => (rest, &rest[rest.len()..]),
-            };
-            lines.push(RawLine { text, number });
+        let mut from = 0;
+        for end in memchr::memchr_iter(b'\n', body) {
+            lines.push(RawLine {
+                text: &body[from..end],
+                number,
+            });
             number += 1;
-            rest = next;
+            from = end + 1;
+        }
+        if from < body.len() {
+            lines.push(RawLine {
+                text: &body[from..],
+                number,
+            });
+            number += 1;
         }
         Cursor {
             lines,
