@@ -35,6 +35,7 @@ use super::failpoint::Failpoints;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
 use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
+use crate::content::ContentHash;
 use crate::state::{StateDir, ROOT_JOURNAL_DIR};
 use crate::{Error, ErrorCode};
 
@@ -133,7 +134,6 @@ impl Txn<'_> {
             &mut renamed,
         ) {
             Ok(()) => {
-                release_contents(planned);
                 let warnings = recover::finish(
                     self.state,
                     &root,
@@ -203,26 +203,27 @@ impl Txn<'_> {
     }
 }
 
-/// The written contents and the old ones their snapshots hold, no longer needed, handed
-/// back off the critical path (together: a new content may be a recipe of an old one, and
-/// whichever goes last frees the memory).
-fn release_contents(planned: Vec<Planned>) {
-    let size = planned
-        .iter()
-        .map(|p| {
-            let new = match &p.change.after {
-                NewState::File { bytes, .. } => bytes.len(),
-                _ => 0,
-            };
-            let old = match &p.change.before {
-                Snapshot::File { sha256, .. } => sha256.content().map_or(0, |c| c.len()),
-                _ => 0,
-            };
-            new + old
-        })
-        .sum();
-    let changes: Vec<Change> = planned.into_iter().map(|p| p.change).collect();
-    crate::release::release(changes, size);
+/// Once every new content is staged and synced (and the old ones re-checked), no content is
+/// needed any more: the new ones and the old ones the snapshots hold are handed back on
+/// another thread, while this one goes on with the renames (together: a new content may be
+/// a recipe of an old one, and whichever goes last frees the memory).
+fn let_go_of_contents(planned: &mut [Planned]) {
+    let mut contents = Vec::new();
+    for p in planned.iter_mut() {
+        if let NewState::File { bytes, .. } = &mut p.change.after {
+            contents.push(std::mem::take(bytes));
+        }
+        if let Snapshot::File { sha256, .. } = &mut p.change.before {
+            if sha256.content().is_some() {
+                let known = ContentHash::Known(sha256.get());
+                if let ContentHash::Of(old) = std::mem::replace(sha256, known) {
+                    contents.push(old);
+                }
+            }
+        }
+    }
+    let size = contents.iter().map(|c| c.len()).sum();
+    crate::release::release(contents, size);
 }
 
 /// From this size on, a new content whose SHA-256 is not known yet is hashed while it is
@@ -612,6 +613,8 @@ fn execute(
         }
         staged
     })?;
+    drop(rechecks);
+    let_go_of_contents(planned);
     for (p, e) in planned.iter().zip(&journal.entries) {
         backup_one(p, e, jdir, fp)?;
     }
