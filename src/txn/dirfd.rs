@@ -200,18 +200,9 @@ impl Dir {
     pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
         use std::io::Read;
         let (mut f, st) = self.open_regular(name)?;
-        let too_large = || {
-            io::Error::new(
-                io::ErrorKind::OutOfMemory,
-                format!(
-                    "the file is too large to read into memory ({} bytes)",
-                    st.len
-                ),
-            )
-        };
-        let expected = usize::try_from(st.len).map_err(|_| too_large())?;
+        let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
         if expected >= PARALLEL_READ_BYTES {
-            let mut bytes = zeroed(expected).ok_or_else(too_large)?;
+            let mut bytes = zeroed(expected).ok_or_else(|| too_large(&st))?;
             if read_halves(&f, &mut bytes)? {
                 return Ok((bytes, st));
             }
@@ -221,27 +212,33 @@ impl Dir {
             return Ok((bytes, st));
         }
         let mut bytes = Vec::new();
-        bytes.try_reserve_exact(expected).map_err(|_| too_large())?;
+        bytes
+            .try_reserve_exact(expected)
+            .map_err(|_| too_large(&st))?;
         f.read_to_end(&mut bytes)?;
         Ok((bytes, st))
     }
 
     /// [`Dir::read_file`] and the SHA-256 of the bytes read. A large file is hashed on
     /// another thread piece by piece while the next piece is read, so that reading and
-    /// hashing cost about the time of the slower of the two.
+    /// hashing cost about the time of the slower of the two. A file too large for the
+    /// memory is an error (`OutOfMemory`), as for [`Dir::read_file`].
     pub fn read_file_hashed(&self, name: &[u8]) -> io::Result<(Vec<u8>, [u8; 32], Stat)> {
         use sha2::Digest;
         use std::io::Read;
         let (mut f, st) = self.open_regular(name)?;
-        let expected = usize::try_from(st.len).unwrap_or(usize::MAX);
+        let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
         if expected < PARALLEL_HASH_BYTES {
-            let mut bytes = Vec::with_capacity(expected);
+            let mut bytes = Vec::new();
+            bytes
+                .try_reserve_exact(expected)
+                .map_err(|_| too_large(&st))?;
             f.read_to_end(&mut bytes)?;
             let sha256 = sha2::Sha256::digest(&bytes).into();
             return Ok((bytes, sha256, st));
         }
         // Zeroed lazily by the kernel: no page is touched before the read fills it.
-        let mut bytes = vec![0u8; expected];
+        let mut bytes = zeroed(expected).ok_or_else(|| too_large(&st))?;
         let (filled, hashed) = std::thread::scope(|scope| -> io::Result<(usize, sha2::Sha256)> {
             let (pieces, received) = std::sync::mpsc::channel::<&[u8]>();
             let hashing = scope.spawn(move || {
@@ -431,6 +428,17 @@ const PARALLEL_READ_BYTES: usize = 1 << 20;
 /// [`READ_PIECE`] bytes.
 const PARALLEL_HASH_BYTES: usize = 1 << 20;
 const READ_PIECE: usize = 1 << 20;
+
+/// A file that does not fit in the memory: an error, not the end of the process.
+fn too_large(st: &Stat) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::OutOfMemory,
+        format!(
+            "the file is too large to read into memory ({} bytes)",
+            st.len
+        ),
+    )
+}
 
 /// `len` zero bytes, which the kernel zeroes when they are first touched (none is written
 /// here); `None` when the memory cannot be had.
