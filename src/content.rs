@@ -435,11 +435,24 @@ fn same_bytes<'a, 'b>(
     }
 }
 
+/// Small contents show their bytes (as a byte string); a large one its length and hash (never megabytes of
+/// numbers, and a recipe is not joined for it).
 impl fmt::Debug for Content {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_slice(), f)
+        if self.len() <= DEBUG_BYTES {
+            return write!(f, "b\"{}\"", self.as_slice().escape_ascii());
+        }
+        write!(
+            f,
+            "Content({} bytes, sha256:{})",
+            self.len(),
+            crate::report::hex(&self.sha256())
+        )
     }
 }
+
+/// Up to this many bytes, [`Content`]'s `Debug` shows them.
+const DEBUG_BYTES: usize = 256;
 
 #[cfg(test)]
 mod tests {
@@ -528,6 +541,18 @@ mod tests {
         assert_ne!(a, Content::from(joined));
         assert_ne!(a, base);
         assert_eq!(Content::default(), Content::from(Vec::new()));
+    }
+
+    #[test]
+    fn debug_shows_small_bytes_and_a_large_content_by_length_and_hash() {
+        assert_eq!(
+            format!("{:?}", Content::from(b"a\nb".to_vec())),
+            "b\"a\\nb\""
+        );
+        let large = Content::from(vec![b'x'; DEBUG_BYTES + 1]);
+        let shown = format!("{large:?}");
+        assert!(shown.starts_with("Content(257 bytes, sha256:"), "{shown}");
+        assert!(shown.contains(&crate::report::hex(&large.sha256())));
     }
 
     #[test]

@@ -311,6 +311,21 @@ fn a_same_size_edit_is_caught_by_the_hash() {
     assert!(err.message.contains("content differs"), "{}", err.message);
 }
 
+/// Another program's edit of `path` that the stat check cannot see: its modification time is
+/// put back.
+fn edit_keeping_mtime(root: &Path, path: &str, bytes: &[u8]) {
+    let full = root.join(path);
+    let mtime = std::fs::metadata(&full)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    std::fs::write(&full, bytes).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&full)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("put the mtime back");
+}
+
 #[test]
 fn a_same_size_edit_with_the_same_recent_mtime_is_caught_while_staging() {
     // The stat check cannot see this edit (size and modification time are as planned, the
@@ -318,15 +333,7 @@ fn a_same_size_edit_with_the_same_recent_mtime_is_caught_while_staging() {
     // the staged files go again before any target is touched.
     let (_tmp, root) = repo();
     let changes = multi_change(&root);
-    let planned_mtime = std::fs::metadata(root.join("a.txt"))
-        .and_then(|m| m.modified())
-        .expect("mtime");
-    std::fs::write(root.join("a.txt"), b"ONE\nTWO\n").expect("write");
-    std::fs::File::options()
-        .write(true)
-        .open(root.join("a.txt"))
-        .and_then(|f| f.set_modified(planned_mtime))
-        .expect("put the mtime back");
+    edit_keeping_mtime(&root, "a.txt", b"ONE\nTWO\n");
     let old = tree(&root);
     let err = txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect_err("stale");
     assert_eq!(err.code, ErrorCode::StaleFile, "{err}");
@@ -349,15 +356,7 @@ fn a_same_size_edit_is_caught_whether_the_snapshot_holds_the_bytes_or_only_their
             };
             *sha256 = ContentHash::Known(sha256.get());
         }
-        let planned_mtime = std::fs::metadata(root.join("a.txt"))
-            .and_then(|m| m.modified())
-            .expect("mtime");
-        std::fs::write(root.join("a.txt"), b"one\ntwo\r").expect("write");
-        std::fs::File::options()
-            .write(true)
-            .open(root.join("a.txt"))
-            .and_then(|f| f.set_modified(planned_mtime))
-            .expect("put the mtime back");
+        edit_keeping_mtime(&root, "a.txt", b"one\ntwo\r");
         let old = tree(&root);
         let err = txn::commit(&opts(&root, None), changes, &AuditRecord::default())
             .expect_err(&format!("stale ({keep_bytes})"));

@@ -196,6 +196,46 @@ fn journal_text(root: &Path) -> Option<String> {
     std::fs::read_to_string(root.join(".git/apply-patch/journal/journal.json")).ok()
 }
 
+/// Crashes the child at every step `k` = 1, 2, … of its commit (the change `mode` picks)
+/// until it runs to the end, on a fresh tree from `setup` each time: recovery must leave the
+/// tree wholly old or wholly `new`, without conflicts and without a journal. Before each
+/// recovery `no_rename_yet` looks at the crashed root: when it says so, the tree must come
+/// back old. Returns whether the old and the new tree were each seen.
+fn crash_at_every_step(
+    setup: fn() -> (tempfile::TempDir, PathBuf),
+    mode: Option<&str>,
+    new: &std::collections::BTreeMap<String, String>,
+    mut no_rename_yet: impl FnMut(&Path) -> bool,
+) -> (bool, bool) {
+    let (mut saw_old, mut saw_new) = (false, false);
+    let mut k = 1;
+    loop {
+        let (_tmp, root) = setup();
+        let old = tree(&root);
+        if !crash_child_at(&root, k, mode) {
+            assert_eq!(&tree(&root), new, "the child ran to the end at step {k}");
+            return (saw_old, saw_new);
+        }
+        let untouched = no_rename_yet(&root);
+        let report = txn::recover(&root).expect("recover");
+        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
+        let t = tree(&root);
+        if t == old {
+            saw_old = true;
+        } else {
+            assert!(
+                !untouched,
+                "step {k}: a rename before the journal allowed it"
+            );
+            assert_eq!(&t, new, "step {k}: mixed tree after recovery");
+            saw_new = true;
+        }
+        assert!(!root.join(".git/apply-patch/journal").exists(), "step {k}");
+        k += 1;
+        assert!(k < 100, "the child never finished");
+    }
+}
+
 #[test]
 fn a_crash_at_every_step_of_a_commit_that_hashes_while_staging_recovers_to_old_or_new() {
     let new = {
@@ -204,31 +244,14 @@ fn a_crash_at_every_step_of_a_commit_that_hashes_while_staging_recovers_to_old_o
         txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
         tree(&root)
     };
-    let (mut saw_old, mut saw_new, mut saw_pending) = (false, false, false);
-    let mut k = 1;
-    loop {
-        let (_tmp, root) = large_repo();
-        let old = tree(&root);
-        if !crash_child_at(&root, k, Some(LARGE_ENV)) {
-            assert_eq!(tree(&root), new, "the child ran to the end at step {k}");
-            break;
-        }
-        // Before the journal holds the large file's hash, no rename may have happened.
-        let pending = journal_text(&root).is_some_and(|j| j.contains("\"sha256\": \"\""));
+    // Until the journal holds the large file's hash, no rename may have happened.
+    let mut saw_pending = false;
+    let pending = |root: &Path| {
+        let pending = journal_text(root).is_some_and(|j| j.contains("\"sha256\": \"\""));
         saw_pending |= pending;
-        let report = txn::recover(&root).expect("recover");
-        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
-        let t = tree(&root);
-        if t == old {
-            saw_old = true;
-        } else {
-            assert!(!pending, "step {k}: a rename before the hash was journaled");
-            assert_eq!(t, new, "step {k}: mixed tree after recovery");
-            saw_new = true;
-        }
-        k += 1;
-        assert!(k < 60, "the child never finished");
-    }
+        pending
+    };
+    let (saw_old, saw_new) = crash_at_every_step(large_repo, Some(LARGE_ENV), &new, pending);
     assert!(
         saw_pending,
         "a crash while the hash was being taken was seen"
@@ -241,29 +264,7 @@ fn a_crash_at_every_step_of_a_commit_that_hashes_while_staging_recovers_to_old_o
 
 #[test]
 fn a_crash_at_every_step_recovers_to_wholly_old_or_wholly_new() {
-    let new = expected_new();
-    let (mut saw_old, mut saw_new) = (false, false);
-    let mut k = 1;
-    loop {
-        let (_tmp, root) = repo();
-        let old = tree(&root);
-        if !crash_at(&root, k) {
-            assert_eq!(tree(&root), new, "the child ran to the end at step {k}");
-            break;
-        }
-        let report = txn::recover(&root).expect("recover");
-        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
-        let t = tree(&root);
-        if t == old {
-            saw_old = true;
-        } else {
-            assert_eq!(t, new, "step {k}: mixed tree after recovery");
-            saw_new = true;
-        }
-        assert!(!root.join(".git/apply-patch/journal").exists(), "step {k}");
-        k += 1;
-        assert!(k < 100, "the child never finished");
-    }
+    let (saw_old, saw_new) = crash_at_every_step(repo, None, &expected_new(), |_| false);
     assert!(
         saw_old && saw_new,
         "crashes before and after the commit point were both seen"
