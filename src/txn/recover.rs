@@ -445,7 +445,7 @@ fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {
         }))
 }
 
-fn cleanup_warning(e: Error) -> TxnWarning {
+pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
     TxnWarning {
         code: "cleanup".into(),
         message: e.message,
@@ -520,9 +520,15 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), 
     }
     crate::state::create_dir_all(&undo)?;
     move_dir(jpath, &undo.join(&journal.id))?;
+    prune_undo(state, UNDO_HISTORY)
+}
+
+/// Removes the oldest undo records beyond the newest `keep`.
+pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), Error> {
+    let undo = state.undo_dir();
     let mut records = list_dirs(&undo)?;
     records.sort();
-    let excess = records.len().saturating_sub(UNDO_HISTORY);
+    let excess = records.len().saturating_sub(keep);
     for old in &records[..excess] {
         remove_dir(&undo.join(old))?;
     }

@@ -123,8 +123,22 @@ impl Txn<'_> {
         let id = new_id();
         let mut journal = self.journal(&id, &planned, audit)?;
         let (jdir, jpath) = open_journal_dir(self.state, &root)?;
+        // The oldest undo record that this apply's record will push out goes now, on another
+        // thread beside the staging (unlinking a large backup costs milliseconds).
+        // (A thread that cannot be started leaves it to the clean-up after the commit.)
+        let pruning = self
+            .undoes
+            .is_none()
+            .then(|| {
+                let state = self.state.clone();
+                std::thread::Builder::new()
+                    .name("prune".into())
+                    .spawn(move || recover::prune_undo(&state, recover::UNDO_HISTORY - 1))
+                    .ok()
+            })
+            .flatten();
         let mut renamed = 0;
-        match execute(
+        let executed = execute(
             &root,
             &jdir,
             &jpath,
@@ -132,9 +146,18 @@ impl Txn<'_> {
             &mut planned,
             fp,
             &mut renamed,
-        ) {
+        );
+        let pruned = pruning.map(|h| {
+            h.join().unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorCode::IoError,
+                    "the thread pruning the undo history panicked",
+                ))
+            })
+        });
+        match executed {
             Ok(()) => {
-                let warnings = recover::finish(
+                let mut warnings = recover::finish(
                     self.state,
                     &root,
                     &journal,
@@ -142,6 +165,9 @@ impl Txn<'_> {
                     fp,
                     super::audit::COMMITTED,
                 );
+                if let Some(Err(e)) = pruned {
+                    warnings.push(recover::cleanup_warning(e));
+                }
                 let written = journal.entries.iter().map(|e| e.path.clone()).collect();
                 Ok(Committed {
                     id,

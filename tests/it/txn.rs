@@ -570,6 +570,61 @@ fn undo_history_is_bounded() {
 }
 
 #[test]
+fn a_full_undo_history_makes_room_while_the_commit_runs_and_a_refused_one_keeps_it() {
+    let (_tmp, root) = repo();
+    let records = || {
+        std::fs::read_dir(root.join(".git/apply-patch/undo"))
+            .expect("undo dir")
+            .count()
+    };
+    let commit = |text: &[u8]| {
+        let change = Change {
+            path: "a.txt".into(),
+            before: snap(&root, "a.txt"),
+            after: file(text),
+        };
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default())
+    };
+    for i in 0..txn::recover::UNDO_HISTORY {
+        commit(format!("v{i}\n").as_bytes()).expect("commit");
+    }
+    assert_eq!(records(), txn::recover::UNDO_HISTORY);
+    // A commit refused by the staleness check touches nothing, the history neither.
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"stale\n"),
+    };
+    write(&root, "a.txt", b"someone else's edit\n");
+    let err = txn::commit(&opts(&root, None), vec![change], &AuditRecord::default());
+    assert_eq!(err.expect_err("stale").code, ErrorCode::StaleFile);
+    assert_eq!(records(), txn::recover::UNDO_HISTORY);
+    // One that fails later, while staging, has already let the oldest record go.
+    let change = Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: file(b"failed\n"),
+    };
+    let failing = opts(
+        &root,
+        Some(Failpoint {
+            step: 2,
+            action: Action::Fail,
+        }),
+    );
+    let err = txn::commit(&failing, vec![change], &AuditRecord::default());
+    assert_eq!(err.expect_err("failpoint").code, ErrorCode::IoError);
+    assert_eq!(records(), txn::recover::UNDO_HISTORY - 1);
+    commit(b"next\n").expect("commit");
+    assert_eq!(records(), txn::recover::UNDO_HISTORY);
+    txn::undo(&root).expect("undo");
+    assert_eq!(
+        std::fs::read(root.join("a.txt")).expect("read"),
+        b"someone else's edit\n"
+    );
+}
+
+#[test]
 fn outside_git_the_journal_is_a_hidden_folder_that_disappears() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().join("root");
