@@ -583,10 +583,10 @@ fn a_full_undo_history_makes_room_while_the_commit_runs_and_a_refused_one_keeps_
             before: snap(&root, "a.txt"),
             after: file(text),
         };
-        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default())
+        txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect("commit");
     };
     for i in 0..txn::recover::UNDO_HISTORY {
-        commit(format!("v{i}\n").as_bytes()).expect("commit");
+        commit(format!("v{i}\n").as_bytes());
     }
     assert_eq!(records(), txn::recover::UNDO_HISTORY);
     // A commit refused by the staleness check touches nothing, the history neither.
@@ -615,7 +615,7 @@ fn a_full_undo_history_makes_room_while_the_commit_runs_and_a_refused_one_keeps_
     let err = txn::commit(&failing, vec![change], &AuditRecord::default());
     assert_eq!(err.expect_err("failpoint").code, ErrorCode::IoError);
     assert_eq!(records(), txn::recover::UNDO_HISTORY - 1);
-    commit(b"next\n").expect("commit");
+    commit(b"next\n");
     assert_eq!(records(), txn::recover::UNDO_HISTORY);
     txn::undo(&root).expect("undo");
     assert_eq!(
