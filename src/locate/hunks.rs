@@ -20,15 +20,7 @@ pub(crate) fn locate_hunks(
     format: Format,
     opts: &LocateOptions,
 ) -> Result<Vec<Placement>, LocateError> {
-    let mut locator = Locator {
-        view: FileView::new(lines),
-        opts,
-        format,
-        drift: 0,
-        prev_end: None,
-        file_unit: None,
-        diagnose: true,
-    };
+    let mut locator = Locator::new(lines, format, opts, true);
     let mut placements = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {
         placements.push(locator.place(index, hunk)?);
@@ -48,15 +40,7 @@ pub(crate) fn assess_hunks(
     format: Format,
     opts: &LocateOptions,
 ) -> Vec<Result<(), crate::error::ErrorCode>> {
-    let mut locator = Locator {
-        view: FileView::new(lines),
-        opts,
-        format,
-        drift: 0,
-        prev_end: None,
-        file_unit: None,
-        diagnose: false,
-    };
+    let mut locator = Locator::new(lines, format, opts, false);
     // The accepted placements that are not already applied, as placed (untrimmed), sorted by
     // arrangement order.
     let mut accepted: Vec<Placement> = Vec::new();
@@ -100,7 +84,21 @@ struct Aim {
     lo: usize,
 }
 
-impl Locator<'_, '_> {
+impl<'f, 'o> Locator<'f, 'o> {
+    /// A locator at the top of the file; `diagnose`: a refusal carries the nearest-text
+    /// diagnosis.
+    fn new(lines: &'f [&'f [u8]], format: Format, opts: &'o LocateOptions, diagnose: bool) -> Self {
+        Locator {
+            view: FileView::new(lines),
+            opts,
+            format,
+            drift: 0,
+            prev_end: None,
+            file_unit: None,
+            diagnose,
+        }
+    }
+
     fn place(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
         let explicit = self.explicit_hint(hunk);
         let has_context = hunk.lines.iter().any(|l| l.kind == LineKind::Context);

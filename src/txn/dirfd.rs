@@ -193,24 +193,12 @@ impl Dir {
         Ok((f, st))
     }
 
-    /// Reads the whole regular file `name` and its `fstat` (of the same open file). A large
-    /// file is read in two halves side by side: filling fresh memory costs a page fault per
-    /// page, and two cores take them twice as fast. A file too large for the memory is an
-    /// error (`OutOfMemory`), not the end of the process.
+    /// Reads the whole regular file `name` and its `fstat` (of the same open file). A file
+    /// too large for the memory is an error (`OutOfMemory`), not the end of the process.
     pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
         use std::io::Read;
         let (mut f, st) = self.open_regular(name)?;
         let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
-        if expected >= PARALLEL_READ_BYTES {
-            let mut bytes = zeroed(expected).ok_or_else(|| too_large(&st))?;
-            if read_halves(&f, &mut bytes)? {
-                return Ok((bytes, st));
-            }
-            // The file changed size while it was read: read it again, whole, as it is.
-            bytes.clear();
-            f.read_to_end(&mut bytes)?;
-            return Ok((bytes, st));
-        }
         let mut bytes = Vec::new();
         bytes
             .try_reserve_exact(expected)
@@ -421,9 +409,6 @@ impl Dir {
     }
 }
 
-/// From this size on, [`Dir::read_file`] reads on two threads.
-const PARALLEL_READ_BYTES: usize = 1 << 20;
-
 /// From this size on, [`Dir::read_file_hashed`] hashes on a second thread, in pieces of
 /// [`READ_PIECE`] bytes.
 const PARALLEL_HASH_BYTES: usize = 1 << 20;
@@ -452,39 +437,6 @@ fn zeroed(len: usize) -> Option<Vec<u8>> {
     // SAFETY: `ptr` is a zeroed allocation of the global allocator with exactly this
     // layout (align 1, `len` bytes), so it is a valid `Vec<u8>` of length and capacity `len`.
     (!ptr.is_null()).then(|| unsafe { Vec::from_raw_parts(ptr, len, len) })
-}
-
-/// Fill `buf` from `file`'s start, its two halves side by side; false when the file is not
-/// `buf.len()` bytes long any more (it shrank or grew meanwhile).
-fn read_halves(file: &std::fs::File, buf: &mut [u8]) -> io::Result<bool> {
-    use std::os::unix::fs::FileExt;
-    fn fill(file: &std::fs::File, mut buf: &mut [u8], mut at: u64) -> io::Result<bool> {
-        while !buf.is_empty() {
-            match file.read_at(buf, at) {
-                Ok(0) => return Ok(false),
-                Ok(n) => {
-                    buf = &mut buf[n..];
-                    at += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(true)
-    }
-    let len = buf.len();
-    let (first, second) = buf.split_at_mut(len / 2);
-    let (a, b) = std::thread::scope(|scope| {
-        let other = scope.spawn(|| fill(file, second, (len / 2) as u64));
-        let a = fill(file, first, 0);
-        let b = other
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (a, b)
-    });
-    let whole = a? && b?;
-    // Nothing after the end: a file that grew is read again.
-    Ok(whole && file.read_at(&mut [0u8; 1], len as u64)? == 0)
 }
 
 /// The piece size of [`Dir::hash_file`]: large enough for few system calls, small enough to
@@ -606,50 +558,6 @@ pub fn is_not_a_real_dir(e: &io::Error) -> bool {
 mod tests {
     use super::*;
     use sha2::Digest;
-
-    #[test]
-    fn read_file_reads_every_byte_on_one_thread_or_two() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let handle = Dir::open(dir.path()).expect("open");
-        // Below and above the size from which two threads read, and an odd size.
-        for len in [
-            0,
-            5,
-            PARALLEL_READ_BYTES - 1,
-            PARALLEL_READ_BYTES,
-            3 * PARALLEL_READ_BYTES + 12_345,
-        ] {
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
-            std::fs::write(dir.path().join("f"), &bytes).expect("write");
-            let (read, st) = handle.read_file(b"f").expect("read");
-            assert_eq!(read, bytes);
-            assert_eq!(st.len, len as u64);
-            let (hashed, _) = handle.hash_file(b"f").expect("hash");
-            assert_eq!(hashed, <[u8; 32]>::from(sha2::Sha256::digest(&bytes)));
-        }
-    }
-
-    #[test]
-    fn a_file_that_changes_size_while_it_is_read_in_halves_is_read_again() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("f");
-        let bytes = vec![b'x'; 2 * PARALLEL_READ_BYTES];
-        std::fs::write(&path, &bytes).expect("write");
-        let file = std::fs::File::open(&path).expect("open");
-        let mut shorter = vec![0u8; bytes.len() - 10];
-        assert!(
-            !read_halves(&file, &mut shorter).expect("read"),
-            "the file is longer"
-        );
-        let mut longer = vec![0u8; bytes.len() + 10];
-        assert!(
-            !read_halves(&file, &mut longer).expect("read"),
-            "the file is shorter"
-        );
-        let mut exact = vec![0u8; bytes.len()];
-        assert!(read_halves(&file, &mut exact).expect("read"));
-        assert_eq!(exact, bytes);
-    }
 
     #[test]
     fn read_file_hashed_agrees_with_read_and_hash() {

@@ -80,7 +80,7 @@ pub struct Journal {
     pub audit: AuditRecord,
 }
 
-pub use crate::report::{hex, sha256_hex};
+pub use crate::report::hex;
 
 impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder.

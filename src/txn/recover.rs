@@ -362,8 +362,8 @@ fn restore_backup(
     path: &str,
 ) -> Result<(), Error> {
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
-    let (bytes, st) = jdir.read_file(backup.as_bytes()).map_err(io)?;
-    if journal::sha256_hex(&bytes) != sha256 {
+    let (bytes, hash, st) = jdir.read_file_hashed(backup.as_bytes()).map_err(io)?;
+    if journal::hex(&hash) != sha256 {
         return Err(Error::new(
             ErrorCode::IoError,
             format!("the backup of {path} does not hold its old content"),

@@ -93,11 +93,16 @@ struct Planned {
     seen: Option<dirfd::Stat>,
     /// The content must be checked too (the modification time is too recent to trust).
     recheck: bool,
-    /// The journal form of `change.after`, hashed once (the new content can be large).
+    /// The journal form of `change.after`, hashed once (the new content can be large); an
+    /// empty hash until it is taken while the content is staged (see [`journal_after`]).
     after: State,
-    /// The new content's SHA-256 is taken while it is staged: `after` holds an empty hash
-    /// until then.
-    hash_pending: bool,
+}
+
+impl Planned {
+    /// The new content's SHA-256 is still to be taken while it is staged.
+    fn hash_pending(&self) -> bool {
+        matches!(&self.after, State::File { sha256, .. } if sha256.is_empty())
+    }
 }
 
 impl Txn<'_> {
@@ -296,11 +301,11 @@ impl State {
     }
 }
 
-/// The journal form of `change.after`, and whether its hash is left to be taken while the
-/// content is staged: a large content not hashed yet that is not a no-op. It cannot be one
+/// The journal form of `change.after`, with an empty hash when it is left to be taken while
+/// the content is staged: a large content not hashed yet that is not a no-op. It cannot be one
 /// when its size or mode differs from the old file's; when they are the same, it is
 /// compared with the old bytes the snapshot holds (a fraction of a hash), or else hashed.
-fn journal_after(change: &Change) -> (State, bool) {
+fn journal_after(change: &Change) -> State {
     if let NewState::File { bytes, mode } = &change.after {
         let differs = match &change.before {
             Snapshot::File {
@@ -320,14 +325,13 @@ fn journal_after(change: &Change) -> (State, bool) {
             _ => true,
         };
         if bytes.known_sha256().is_none() && bytes.len() >= HASH_WHILE_STAGING && differs {
-            let after = State::File {
+            return State::File {
                 sha256: String::new(),
                 mode: *mode,
             };
-            return (after, true);
         }
     }
-    (State::from_new(&change.after), false)
+    State::from_new(&change.after)
 }
 
 /// Step 2: locate every target and check it against its snapshot; drop no-op changes.
@@ -345,7 +349,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
         }
         let located = journal::locate_in(root, &change.path, &mut cache)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
-        let (after, hash_pending) = journal_after(&change);
+        let after = journal_after(&change);
         if State::from_snapshot(&change.before) == after {
             continue;
         }
@@ -355,7 +359,6 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             seen,
             recheck,
             after,
-            hash_pending,
         });
     }
     Ok(planned)
@@ -552,7 +555,7 @@ fn prepare(
     }
     let pending: Vec<&crate::content::Content> = planned
         .iter()
-        .filter(|p| p.hash_pending)
+        .filter(|p| p.hash_pending())
         .filter_map(|p| match &p.change.after {
             NewState::File { bytes, .. } => Some(bytes),
             _ => None,
@@ -575,12 +578,11 @@ fn prepare(
         }
         staged
     })?;
-    if planned.iter().any(|p| p.hash_pending) {
+    if planned.iter().any(Planned::hash_pending) {
         for (p, e) in planned.iter_mut().zip(journal.entries.iter_mut()) {
-            if p.hash_pending {
+            if p.hash_pending() {
                 p.after = State::from_new(&p.change.after);
                 e.after = p.after.clone();
-                p.hash_pending = false;
             }
         }
         fp.step("journal hashes")

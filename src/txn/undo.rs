@@ -13,6 +13,7 @@ use super::lock::{self, Lock};
 use super::recover::{self, list_dirs};
 use super::stage::Txn;
 use super::{AuditRecord, Change, NewState, TxnWarning};
+use crate::content::Content;
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -132,10 +133,10 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
         }),
         State::File { sha256, mode } => {
             let name = entry.backup.as_deref().unwrap_or_default();
-            let (bytes, _) = backups
-                .read_file(name.as_bytes())
+            let (bytes, hash, _) = backups
+                .read_file_hashed(name.as_bytes())
                 .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
-            if journal::sha256_hex(&bytes) != *sha256 {
+            if journal::hex(&hash) != *sha256 {
                 return Err(Error::new(
                     ErrorCode::IoError,
                     format!("the backup of {} no longer holds its old content (a hard link of it was edited)", entry.path),
@@ -143,7 +144,7 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
                 .with_path(&entry.path));
             }
             Ok(NewState::File {
-                bytes: bytes.into(),
+                bytes: Content::with_sha256(bytes, hash),
                 mode: *mode,
             })
         }

@@ -13,6 +13,13 @@ fn run_checked(t: &TempTree, args: &[&str], patch: &str) -> crate::util::Output 
     out
 }
 
+/// [`run_checked`] of a patch that must apply.
+fn applies(t: &TempTree, args: &[&str], patch: &str) -> crate::util::Output {
+    let out = run_checked(t, args, patch);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    out
+}
+
 #[test]
 fn absolute_path_with_dotdot_back_into_the_root_is_accepted() {
     let t = TempTree::with(&[("x", "a\n")]);
@@ -23,8 +30,7 @@ fn absolute_path_with_dotdot_back_into_the_root_is_accepted() {
         .to_string_lossy();
     let path = format!("{}/../{name}/x", root.display());
     let patch = format!("*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n");
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("x"), "b\n");
     // Folding still confines: climbing out of the root stays refused.
     let out_patch = format!(
@@ -61,15 +67,13 @@ fn git_diff_of_line_1_of_a_bom_file_does_not_double_the_bom() {
     let t = TempTree::with(&[("f", &format!("{BOM}a\nb\nc\n"))]);
     let patch =
         format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-{BOM}a\n+{BOM}A\n b\n");
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    let out = applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}A\nb\nc\n"));
     // Placed exactly: the BOM is not a difference the ladder has to forgive.
     assert_eq!(out.json()["files"][0]["hunks"][0]["level"], "exact");
     assert_eq!(out.json()["warnings"], serde_json::json!([]));
     // And back again.
-    let out = run_checked(&t, &["--json", "-R"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-R"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}a\nb\nc\n"));
 }
 
@@ -77,11 +81,9 @@ fn git_diff_of_line_1_of_a_bom_file_does_not_double_the_bom() {
 fn git_diff_removing_the_bom_removes_it() {
     let t = TempTree::with(&[("f", &format!("{BOM}a\nb\n"))]);
     let patch = format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-{BOM}a\n+a\n b\n");
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("f"), "a\nb\n");
-    let out = run_checked(&t, &["--json", "-R"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-R"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}a\nb\n"));
 }
 
@@ -91,12 +93,10 @@ fn git_deletion_diff_of_a_bom_file_is_accepted() {
     let patch = format!(
         "diff --git a/f b/f\ndeleted file mode 100644\n--- a/f\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-{BOM}a\n-b\n"
     );
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert!(!t.root().join("f").exists());
     // Reversed, it brings the file back byte for byte.
-    let out = run_checked(&t, &["--json", "-R"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-R"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}a\nb\n"));
 }
 
@@ -107,11 +107,9 @@ fn git_diff_inserting_above_the_bom_line_keeps_the_bom_at_the_top() {
     let t = TempTree::with(&[("f", &format!("{BOM}{{\nbar\n"))]);
     let patch =
         format!("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+top\n {BOM}{{\n bar\n");
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}top\n{{\nbar\n"));
-    let out = run_checked(&t, &["--json", "-R"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-R"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}{{\nbar\n"));
 }
 
@@ -122,12 +120,10 @@ fn git_diffs_of_a_file_holding_only_a_bom_apply() {
         "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-{BOM}\n\\ No newline at end of file\n+{BOM}x\n\\ No newline at end of file\n\
          diff --git a/g b/g\ndeleted file mode 100644\n--- a/g\n+++ /dev/null\n@@ -1 +0,0 @@\n-{BOM}\n\\ No newline at end of file\n"
     );
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}x"));
     assert!(!t.root().join("g").exists());
-    let out = run_checked(&t, &["--json", "-R"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-R"], &patch);
     assert_eq!(t.read_str("f"), BOM);
     assert_eq!(t.read_str("g"), BOM);
 }
@@ -144,12 +140,10 @@ fn diff_dash_ru_capital_n_new_and_deleted_files_are_created_and_deleted() {
         --- o/new.txt\t1970-01-01 00:00:00.000000000 +0000\n\
         +++ n/new.txt\t2026-11-30 03:43:01.588674793 +0000\n\
         @@ -0,0 +1,2 @@\n+hello\n+world\n";
-    let out = run_checked(&t, &["--json", "-p1"], patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-p1"], patch);
     assert!(!t.root().join("gone.txt").exists());
     assert_eq!(t.read_str("new.txt"), "hello\nworld\n");
-    let out = run_checked(&t, &["--json", "-p1", "-R"], patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json", "-p1", "-R"], patch);
     assert_eq!(t.read_str("gone.txt"), "bye\n");
     assert!(!t.root().join("new.txt").exists());
 }
@@ -160,8 +154,7 @@ fn agent_patch_carrying_the_bom_on_line_1_does_not_double_it() {
     let t = TempTree::with(&[("f", &format!("{BOM}a\nb\n"))]);
     let patch =
         format!("*** Begin Patch\n*** Update File: f\n@@\n-{BOM}a\n+{BOM}A\n b\n*** End Patch\n");
-    let out = run_checked(&t, &["--json"], &patch);
-    assert_eq!(out.status, 0, "{}", out.stdout);
+    applies(&t, &["--json"], &patch);
     assert_eq!(t.read_str("f"), format!("{BOM}A\nb\n"));
 }
 

@@ -355,20 +355,22 @@ proptest! {
     }
 }
 
+/// Assert a snapshot under `snapshots/structure/`.
+fn snapshot(name: &str, text: String) {
+    insta::with_settings!({
+        snapshot_path => "../../snapshots/structure",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
 mod cli {
+    use super::snapshot;
     use crate::util::TempTree;
 
     const LIB: &str = "fn parse(input: &str) -> Result<u32, Error> {\n    let n = input\n        .trim()\n        .parse()?;\n    Ok(n)\n}\n";
     const BROKEN: &str = "fn parse(input: &str) -> Result<u32, Error> {\n    let n = input\n        .trim()\n        .parse()?;\n    Ok(n\n}\n";
-
-    fn snapshot(name: &str, text: String) {
-        insta::with_settings!({
-            snapshot_path => "../../snapshots/structure",
-            prepend_module_to_snapshot => false,
-        }, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
 
     fn tree() -> TempTree {
         TempTree::with(&[
@@ -450,6 +452,7 @@ mod cli {
 /// `--strict-balance` refusal, and a file that was unbalanced before is not blamed — in the
 /// plain, git, agent and in-memory flows.
 mod apply_balance {
+    use super::snapshot;
     use crate::util::TempTree;
     use apply_patch::apply::{apply_to_memory, ApplyOptions};
     use apply_patch::tree::MemTree;
@@ -460,15 +463,6 @@ mod apply_balance {
     const BROKEN: &str = "fn f() {\n    g(1;\n}\n\nfn h() -> u32 {\n    2\n}\n";
     /// Edits an already unbalanced Rust file and a text file the check does not know.
     const EDITS_BROKEN: &str = "*** Begin Patch\n*** Update File: src/broken.rs\n@@\n fn h() -> u32 {\n-    2\n+    3\n }\n*** Update File: notes.txt\n@@\n-(\n+((\n*** End Patch\n";
-
-    fn snapshot(name: &str, text: String) {
-        insta::with_settings!({
-            snapshot_path => "../../snapshots/structure",
-            prepend_module_to_snapshot => false,
-        }, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
 
     fn tree() -> TempTree {
         TempTree::with(&[
@@ -629,18 +623,10 @@ mod apply_balance {
 
 /// `apply-patch read PATH --around N` (Issue 7): the enclosing function with `read`'s header.
 mod read_around {
+    use super::snapshot;
     use crate::util::TempTree;
 
     const LIB: &str = "use std::fmt;\n\nfn parse(input: &str) -> u32 {\n    let n = input\n        .trim();\n    n.len() as u32\n}\n\nfn other() {}\n";
-
-    fn snapshot(name: &str, text: String) {
-        insta::with_settings!({
-            snapshot_path => "../../snapshots/structure",
-            prepend_module_to_snapshot => false,
-        }, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
 
     #[test]
     fn prints_the_enclosing_function_numbered_with_the_version() {
