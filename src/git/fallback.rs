@@ -323,3 +323,29 @@ fn replace_file_diff(diff: &str, old_path: &str, path: &str, old: &[u8], new: &[
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::replace_file_diff;
+
+    #[test]
+    fn a_renamed_file_diff_is_replaced_by_the_merge_and_the_others_kept() {
+        let planned = [
+            crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
+            crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"base\n", b"patched\n"),
+        ]
+        .concat();
+        let out = replace_file_diff(&planned, "a.txt", "b.txt", b"ours\n", b"merged\n");
+        let want = [
+            crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
+            crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"ours\n", b"merged\n"),
+        ]
+        .concat();
+        assert_eq!(out, want);
+        assert!(
+            out.contains("rename from a.txt\nrename to b.txt\n"),
+            "{out}"
+        );
+        assert!(out.contains("-ours\n+merged\n"), "{out}");
+    }
+}
