@@ -2,7 +2,7 @@
 //! base blob its diff names, then merge "base → patched base" into the file as it is.
 //! Pure apart from reading blobs; writes nothing.
 
-use super::trees::Base;
+use super::trees::{Base, Target};
 use super::Repo;
 use crate::apply::ApplyOptions;
 use crate::content::Content;
@@ -25,6 +25,9 @@ pub(super) struct Planned {
 /// A file written with conflict markers.
 pub(super) struct Conflicted {
     pub path: String,
+    /// Where it was read from: `path` itself, or the source of a rename or copy (the key of
+    /// its base, and stage 2 of the index).
+    pub source: String,
     pub conflicts: Conflicts,
     /// The patched base (stage 3 of the index), in the planned tree's form.
     pub theirs: Vec<u8>,
@@ -119,16 +122,36 @@ fn base_for(
         repo.smudge(&path, &blob)?
     };
     let file = current(&path)?;
-    let failed_hunks = failed_hunks(fp.body.hunks(), patch.format, &file, opts);
+    let targets = targets(patch, &path, &file, opts);
     Ok(Some((
         path,
         Base {
             id: ids.old.clone(),
             content,
             blob,
-            failed_hunks,
+            targets,
         },
     )))
+}
+
+/// The paths written from `source` by the patch's modifies, renames and copies (once the
+/// source reads as its base, every one of them is planned against it), each with the hunks
+/// that do not apply to `file`, the source as it is.
+fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &ApplyOptions) -> Vec<Target> {
+    let normal = |p: &str| crate::guard::normalize(p, patch.cd.as_deref(), None).ok();
+    patch
+        .files
+        .iter()
+        .filter(|fp| matches!(fp.op, FileOp::Modify | FileOp::Rename | FileOp::Copy))
+        .filter(|fp| fp.old_path.as_deref().and_then(normal).as_deref() == Some(source))
+        .filter_map(|fp| {
+            let path = fp.new_path.as_deref().or(fp.old_path.as_deref())?;
+            Some(Target {
+                path: normal(path)?,
+                failed_hunks: failed_hunks(fp.body.hunks(), patch.format, file, opts),
+            })
+        })
+        .collect()
 }
 
 /// The 1-based hunks that do not apply to `file` on their own.
@@ -155,8 +178,9 @@ fn failed_hunks(
         .collect()
 }
 
-/// Replace each merged file's planned content (the patched base) by the merge of
-/// base → patched base into the file as it is.
+/// Replace the planned content (the patched base) of each path written from a base by the
+/// merge of base → patched base into the source as it is: the file itself for a modify, the
+/// old path for a rename or copy, whose content is what the user has, wherever it goes.
 fn merge_bases(
     mut plan: Plan,
     bases: BTreeMap<String, Base>,
@@ -164,62 +188,30 @@ fn merge_bases(
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
 ) -> Result<Planned, Refusal> {
     let mut conflicts = Vec::new();
-    for (path, base) in &bases {
-        let refuse = |error: Error, plan: &Plan| Refusal {
+    for (source, base) in &bases {
+        let ours = current(source).map_err(|error| Refusal {
             error,
             files: plan.files.clone(),
             warnings: plan.warnings.clone(),
-        };
-        let ours = current(path).map_err(|e| refuse(e, &plan))?;
-        let Some(change) = plan.changes.iter_mut().find(|c| &c.path == path) else {
-            continue;
-        };
-        let NewState::File { bytes: theirs, .. } = &mut change.after else {
-            continue;
-        };
-        let merged = three_way(&base.content, &ours, theirs, Labels::default());
-        if let Some(diff) = plan.diff.as_mut() {
-            let new = match &merged {
-                Ok(m) => m.as_slice(),
-                Err(found) => found.marked.as_slice(),
+        })?;
+        for target in &base.targets {
+            let merge = Merge {
+                source,
+                base,
+                target,
+                ours: &ours,
             };
-            *diff = replace_file_diff(diff, path, &ours, new);
-        }
-        match merged {
-            Ok(merged) => {
-                *theirs = Content::from(merged);
-                let hunks: Vec<String> = base.failed_hunks.iter().map(usize::to_string).collect();
-                let mut warning = Warning::new(
-                    WarningCode::Merged,
-                    format!(
-                        "merged from the base blob {} (hunk{} {} did not apply to the file as it is)",
-                        base.id,
-                        if hunks.len() == 1 { "" } else { "s" },
-                        hunks.join(", ")
-                    ),
-                )
-                .with_path(path.clone());
-                if let Some(first) = base.failed_hunks.first() {
-                    warning = warning.with_hunk(*first);
+            match merge.into_plan(&mut plan, opts) {
+                Ok(Some(conflicted)) => conflicts.push(conflicted),
+                Ok(None) => {}
+                Err(error) => {
+                    return Err(Refusal {
+                        error,
+                        files: plan.files.clone(),
+                        warnings: plan.warnings.clone(),
+                    })
                 }
-                plan.warnings.push(warning);
             }
-            Err(found) if opts.conflict_markers => {
-                let patched = std::mem::replace(theirs, Content::from(found.marked.clone()));
-                conflicts.push(Conflicted {
-                    path: path.clone(),
-                    conflicts: found,
-                    theirs: patched.into_vec(),
-                });
-            }
-            Err(found) => {
-                let error = super::ThreeWay::conflict_error(path, &found);
-                return Err(refuse(error, &plan));
-            }
-        }
-        // The report shows the hash of what is written: the merge, not the patched base.
-        if let Some(f) = plan.files.iter_mut().find(|f| f.path == *path) {
-            f.set_new_content(theirs);
         }
     }
     Ok(Planned {
@@ -229,10 +221,87 @@ fn merge_bases(
     })
 }
 
-/// `diff` with the part for `path` (planned against the base) replaced by the diff of the
-/// file as it is to its merged content.
-fn replace_file_diff(diff: &str, path: &str, old: &[u8], new: &[u8]) -> String {
-    let header = crate::render::file_diff(Some(path), Some(path), b"x\n", b"y\n");
+/// One path written from a base, to be merged with the source as it is.
+struct Merge<'a> {
+    source: &'a str,
+    base: &'a Base,
+    target: &'a Target,
+    ours: &'a [u8],
+}
+
+impl Merge<'_> {
+    /// Put the merge into the plan: its content, diff and report; a conflict is returned
+    /// (with `--conflict-markers`, the marked text is planned) or refused.
+    fn into_plan(self, plan: &mut Plan, opts: &ApplyOptions) -> Result<Option<Conflicted>, Error> {
+        let path = self.target.path.as_str();
+        let Some(change) = plan.changes.iter_mut().find(|c| c.path == path) else {
+            return Ok(None);
+        };
+        let NewState::File { bytes: theirs, .. } = &mut change.after else {
+            return Ok(None);
+        };
+        let merged = three_way(&self.base.content, self.ours, theirs, Labels::default());
+        if let Some(diff) = plan.diff.as_mut() {
+            let new = match &merged {
+                Ok(m) => m.as_slice(),
+                Err(found) => found.marked.as_slice(),
+            };
+            *diff = replace_file_diff(diff, self.source, path, self.ours, new);
+        }
+        let conflicted = match merged {
+            Ok(merged) => {
+                *theirs = Content::from(merged);
+                plan.warnings.push(self.warning());
+                None
+            }
+            Err(found) if opts.conflict_markers => {
+                let patched = std::mem::replace(theirs, Content::from(found.marked.clone()));
+                Some(Conflicted {
+                    path: path.to_string(),
+                    source: self.source.to_string(),
+                    conflicts: found,
+                    theirs: patched.into_vec(),
+                })
+            }
+            Err(found) => return Err(super::ThreeWay::conflict_error(path, &found)),
+        };
+        // The report shows the hashes of what is there and what is written: the source as
+        // it is and the merge, not the base and the patched base.
+        if let Some(f) = plan.files.iter_mut().find(|f| f.path == path) {
+            f.set_old_content(&Content::from(self.ours.to_vec()));
+            f.set_new_content(theirs);
+        }
+        Ok(conflicted)
+    }
+
+    /// The `merged` warning, naming the hunks that did not apply to the file as it is.
+    fn warning(&self) -> Warning {
+        let failed = &self.target.failed_hunks;
+        let hunks: Vec<String> = failed.iter().map(usize::to_string).collect();
+        let why = match hunks.len() {
+            0 => format!("read as it for another operation on {}", self.source),
+            1 => format!("hunk {} did not apply to the file as it is", hunks[0]),
+            _ => format!(
+                "hunks {} did not apply to the file as it is",
+                hunks.join(", ")
+            ),
+        };
+        let mut warning = Warning::new(
+            WarningCode::Merged,
+            format!("merged from the base blob {} ({why})", self.base.id),
+        )
+        .with_path(self.target.path.clone());
+        if let Some(first) = failed.first() {
+            warning = warning.with_hunk(*first);
+        }
+        warning
+    }
+}
+
+/// `diff` with the part for `old_path` → `path` (planned against the base) replaced by the
+/// diff of the source as it is to the merged content.
+fn replace_file_diff(diff: &str, old_path: &str, path: &str, old: &[u8], new: &[u8]) -> String {
+    let header = crate::render::file_diff(Some(old_path), Some(path), b"x\n", b"y\n");
     let header = header.lines().next().unwrap_or("").to_string();
     let mut out = String::new();
     let mut skipping = false;
@@ -240,7 +309,12 @@ fn replace_file_diff(diff: &str, path: &str, old: &[u8], new: &[u8]) -> String {
         if line.starts_with("diff --git ") {
             skipping = line.trim_end() == header;
             if skipping {
-                out.push_str(&crate::render::file_diff(Some(path), Some(path), old, new));
+                out.push_str(&crate::render::file_diff(
+                    Some(old_path),
+                    Some(path),
+                    old,
+                    new,
+                ));
             }
         }
         if !skipping {
@@ -248,4 +322,30 @@ fn replace_file_diff(diff: &str, path: &str, old: &[u8], new: &[u8]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_file_diff;
+
+    #[test]
+    fn a_renamed_file_diff_is_replaced_by_the_merge_and_the_others_kept() {
+        let planned = [
+            crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
+            crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"base\n", b"patched\n"),
+        ]
+        .concat();
+        let out = replace_file_diff(&planned, "a.txt", "b.txt", b"ours\n", b"merged\n");
+        let want = [
+            crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
+            crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"ours\n", b"merged\n"),
+        ]
+        .concat();
+        assert_eq!(out, want);
+        assert!(
+            out.contains("rename from a.txt\nrename to b.txt\n"),
+            "{out}"
+        );
+        assert!(out.contains("-ours\n+merged\n"), "{out}");
+    }
 }

@@ -203,7 +203,9 @@ fn requirements(changes: &[Change]) -> Vec<IndexRequirement> {
         .collect()
 }
 
-/// The index edits of a work-tree plan; conflicted merges become stages 1/2/3.
+/// The index edits of a work-tree plan; conflicted merges become stages 1/2/3 at the path
+/// written, with the source as it is (the old path of a rename or copy) as stage 2 and, as
+/// git does, the planned mode on every stage.
 fn index_changes(
     repo: &Repo,
     planned: &Planned,
@@ -212,28 +214,25 @@ fn index_changes(
     let mut changes = repo.index_changes_for(&planned.plan.changes)?;
     for conflicted in &planned.conflicts {
         let path = &conflicted.path;
-        let Some(base) = planned.bases.get(path) else {
+        let Some(base) = planned.bases.get(&conflicted.source) else {
             continue;
         };
-        let (_, node) = tree.read(path)?;
-        let (ours, mode) = match node {
-            Node::File { bytes, mode } => (repo.clean(path, &bytes)?, mode),
+        let ours = match tree.read(&conflicted.source)?.1 {
+            Node::File { bytes, .. } => repo.clean(&conflicted.source, &bytes)?,
             _ => continue,
-        };
-        let mode = if mode & 0o111 != 0 {
-            Mode::EXECUTABLE
-        } else {
-            Mode::FILE
         };
         let theirs = repo.clean(path, &conflicted.theirs)?;
         for change in changes.iter_mut() {
-            if matches!(change, IndexChange::Put { path: p, .. } if p == path) {
-                *change = IndexChange::Conflict {
-                    path: path.clone(),
-                    base: Some((base.blob.clone(), mode)),
-                    ours: Some((ours.clone(), mode)),
-                    theirs: Some((theirs.clone(), mode)),
-                };
+            if let IndexChange::Put { path: p, mode, .. } = change {
+                if p == path {
+                    let mode = *mode;
+                    *change = IndexChange::Conflict {
+                        path: path.clone(),
+                        base: Some((base.blob.clone(), mode)),
+                        ours: Some((ours.clone(), mode)),
+                        theirs: Some((theirs.clone(), mode)),
+                    };
+                }
             }
         }
     }
@@ -365,9 +364,10 @@ fn cached_changes(
                 };
                 match planned.conflicts.iter().find(|c| c.path == path) {
                     Some(conflicted) => {
-                        let base = planned.bases.get(&path).map(|b| (b.blob.clone(), mode));
-                        let ours = match entry_of(state, &repo.repo_path(&path)?) {
-                            Some(e) => Some((repo.read_blob(&e.id, &path)?, mode)),
+                        let source = &conflicted.source;
+                        let base = planned.bases.get(source).map(|b| (b.blob.clone(), mode));
+                        let ours = match entry_of(state, &repo.repo_path(source)?) {
+                            Some(e) => Some((repo.read_blob(&e.id, source)?, mode)),
                             None => None,
                         };
                         IndexChange::Conflict {

@@ -18,14 +18,24 @@ pub(super) struct GitTree<'a> {
     pub bases: &'a BTreeMap<String, Base>,
 }
 
-/// The base of a file merged by `--3way`.
+/// The base of a file merged by `--3way`, kept under the path the file is read from (the
+/// source of a rename or copy).
 pub(super) struct Base {
     pub id: String,
     /// Work-tree form.
     pub content: Vec<u8>,
     /// Git form (stage 1 of a recorded conflict).
     pub blob: Vec<u8>,
-    /// 1-based hunks that did not apply to the file as it is.
+    /// Every path the patch writes from this file, in patch order.
+    pub targets: Vec<Target>,
+}
+
+/// A path the patch writes from a `--3way` base: the file itself for a modify, the new path
+/// of a rename or copy. Its planned content (the patched base) is merged into the source as
+/// it is.
+pub(super) struct Target {
+    pub path: String,
+    /// 1-based hunks of its file patch that did not apply to the file as it is.
     pub failed_hunks: Vec<usize>,
 }
 

@@ -815,3 +815,4 @@ fn symlinks_are_matched_and_staged_as_links() {
 mod cli;
 mod crlf;
 mod subdirs;
+mod threeway;

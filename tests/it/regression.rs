@@ -181,3 +181,28 @@ fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
 }
+
+#[test]
+fn three_way_rename_keeps_the_local_edit_of_the_old_path() {
+    // The hunk (line 6) does not fit because of a local edit in its context (line 4): the
+    // fallback must merge into a.txt as it is, not write the patched base blob to b.txt.
+    let s = crate::git::Scratch::new(&[]);
+    let numbered: String = (1..=9).map(|i| format!("{i}\n")).collect();
+    s.write("a.txt", &numbered);
+    s.commit_all("init");
+    s.git(&["mv", "a.txt", "b.txt"]);
+    s.write("b.txt", &numbered.replace("6\n", "six\n"));
+    s.git(&["add", "-A"]);
+    let diff = s.git(&["diff", "--cached", "-M"]);
+    s.git(&["reset", "-q", "--hard"]);
+    s.write("a.txt", &numbered.replace("4\n", "four\n"));
+
+    let run = s.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["warnings"][0]["code"], "merged", "{}", run.stdout);
+    assert_eq!(report["warnings"][0]["path"], "b.txt");
+    let merged = std::fs::read_to_string(s.dir.join("b.txt")).unwrap();
+    assert_eq!(merged, "1\n2\n3\nfour\n5\nsix\n7\n8\n9\n");
+    assert!(!s.dir.join("a.txt").exists());
+}
