@@ -3,7 +3,8 @@
 //!
 //! Stage: infrastructure for the commit. It never touches the user's files; it only decides
 //! paths and creates its own folders. Inside a git work tree the state is `.git/apply-patch/`
-//! (a linked worktree's or submodule's `.git` file is followed to its git dir); elsewhere it is
+//! (a linked worktree's or submodule's `.git` file is followed to its git dir, but only when
+//! that is a valid git dir: a `gitdir:` naming anything else makes no repository); elsewhere it is
 //! `$XDG_STATE_HOME/apply-patch/<16 hex of sha256(canonical root)>/` (default
 //! `~/.local/state`), and the journal is a hidden folder at the root, `.apply-patch-txn/`, that
 //! exists only while a transaction runs (backups must stay on the root's file system).
@@ -105,6 +106,23 @@ impl StateDir {
         self.base.join("audit.jsonl")
     }
 
+    /// The file that names the last committed transaction (undo checks its record is the
+    /// newest one).
+    pub fn last_path(&self) -> PathBuf {
+        self.base.join("last")
+    }
+
+    /// The secret of this state place: 32 random bytes in `secret`, created on first use.
+    /// Journals and undo records carry a MAC made with it, so that one found in the tree (or
+    /// copied with it) is not mistaken for this root's own.
+    pub fn secret(&self) -> Result<[u8; SECRET_LEN], Error> {
+        let path = self.base.join("secret");
+        match read_secret(&path)? {
+            Some(secret) => Ok(secret),
+            None => create_secret(&path),
+        }
+    }
+
     /// A folder `name` inside the state place for another feature; created on demand.
     pub fn sub(&self, name: &str) -> Result<PathBuf, Error> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
@@ -121,6 +139,58 @@ impl StateDir {
     /// Creates the state folder.
     pub fn ensure(&self) -> Result<(), Error> {
         create_dir_all(&self.base)
+    }
+}
+
+/// Length of a state place's secret.
+pub const SECRET_LEN: usize = 32;
+
+fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
+    let shown = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => <[u8; SECRET_LEN]>::try_from(bytes.as_slice())
+            .map(Some)
+            .map_err(|_| {
+                Error::new(
+                    ErrorCode::IoError,
+                    format!("the state secret {shown} is damaged (not {SECRET_LEN} bytes)"),
+                )
+                .with_path(&shown)
+                .with_hint("remove it: a new one is made (journals and undo records made with the old one are then refused)")
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&shown, "cannot read the state secret", &e)),
+    }
+}
+
+/// Writes a new secret beside `path` and links it in place; when another run linked one
+/// first, that one is the secret.
+fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], Error> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| Error::io(&shown, "cannot create the state secret", &e);
+    let mut secret = [0u8; SECRET_LEN];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut secret))
+        .map_err(io)?;
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    let written = file.write_all(&secret).and_then(|()| file.sync_all());
+    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(secret),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_secret(path)?.ok_or_else(|| io(std::io::Error::from(std::io::ErrorKind::NotFound)))
+        }
+        Err(e) => Err(io(e)),
     }
 }
 
@@ -169,6 +239,12 @@ fn find_git_dir(start: &Path) -> Result<Option<PathBuf>, Error> {
             return Ok(Some(dot_git));
         }
         if meta.is_file() {
+            // Followed only to a valid git dir, as git and gix (which `Repo::discover` uses)
+            // do: a `gitdir:` naming anything else makes no repository here, and the search
+            // goes on upwards as gix's does.
+            if gix::discover::is_git(&dot_git).is_err() {
+                continue;
+            }
             let shown = dot_git.display().to_string();
             let text = std::fs::read_to_string(&dot_git)
                 .map_err(|e| Error::io(&shown, "cannot read", &e))?;
@@ -207,11 +283,22 @@ mod tests {
         assert_eq!(state.audit_log(), git.join("apply-patch/audit.jsonl"));
     }
 
+    /// The files that make `dir` a valid git dir for gix (and git).
+    fn git_dir_layout(dir: &Path) {
+        for sub in ["objects", "refs/heads"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("mkdir");
+        }
+        std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+    }
+
     #[test]
     fn gitdir_file_of_a_linked_worktree_is_followed() {
         let tmp = tempfile::tempdir().expect("temp dir");
+        git_dir_layout(&tmp.path().join("main/.git"));
         let real = tmp.path().join("main/.git/worktrees/wt");
         std::fs::create_dir_all(&real).expect("mkdir");
+        std::fs::write(real.join("HEAD"), "ref: refs/heads/wt\n").expect("write");
+        std::fs::write(real.join("commondir"), "../..\n").expect("write");
         std::fs::create_dir_all(tmp.path().join("wt")).expect("mkdir");
         std::fs::write(
             tmp.path().join("wt/.git"),
@@ -222,6 +309,31 @@ mod tests {
         let real = real.canonicalize().expect("canon");
         assert_eq!(state.git_dir(), Some(real.as_path()));
         assert_eq!(state.undo_dir(), real.join("apply-patch/undo"));
+    }
+
+    #[test]
+    fn gitdir_file_naming_no_git_dir_is_no_repository() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir_all(tmp.path().join("r")).expect("mkdir");
+        let text = format!("gitdir: {}\n", elsewhere.display());
+        std::fs::write(tmp.path().join("r/.git"), text).expect("write");
+        let state = StateDir::for_root(&tmp.path().join("r")).expect("state");
+        assert_eq!(state.git_dir(), None);
+        std::fs::create_dir_all(&elsewhere).expect("an empty folder is no git dir either");
+        let state = StateDir::for_root(&tmp.path().join("r")).expect("state");
+        assert_eq!(state.git_dir(), None);
+        assert!(!state.base().starts_with(&elsewhere));
+    }
+
+    #[test]
+    fn the_secret_is_made_once_and_kept() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
+        state.ensure().expect("ensure");
+        let first = state.secret().expect("made");
+        assert_eq!(state.secret().expect("read"), first);
+        assert_ne!(first, [0u8; SECRET_LEN]);
     }
 
     #[test]

@@ -138,31 +138,24 @@ fn commit_worktree(
     }
     let txn_opts = crate::txn::TxnOptions::new(tree.path());
     let audit = apply::audit_record(&planned.plan);
-    let committed = match crate::txn::commit(&txn_opts, planned.plan.changes.clone(), &audit) {
+    // The index is part of the transaction: written before its commit mark and installed
+    // right after it (a failure then rolls the work tree back; a crash is finished by the
+    // recovery either way). Without a commit the lock is dropped unused: the index stays.
+    let companion = lock.as_mut().map(|l| l as &mut dyn crate::txn::Companion);
+    let changes = planned.plan.changes.clone();
+    let committed = match crate::txn::commit_with(&txn_opts, changes, &audit, companion) {
         Ok(c) => c,
-        // The index lock is dropped unused: the index stays as it was.
         Err(e) => return Report::failure(e, planned.plan.files, planned.plan.warnings),
     };
     let mut warnings = apply::txn_warnings(committed.recovered);
     warnings.extend(apply::txn_warnings(committed.warnings));
-    if let Some(lock) = lock {
-        if let Err(e) = index_failpoint().and_then(|()| lock.commit()) {
-            return index_failed(tree.path(), &committed.id, e, planned);
+    // Nothing in the work tree had to change (no transaction ran): the index alone.
+    if let Some(lock) = lock.filter(|l| !l.is_installed()) {
+        if let Err(e) = lock.commit() {
+            return Report::failure(e, planned.plan.files, planned.plan.warnings);
         }
     }
     conclude(planned, false, warnings)
-}
-
-/// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index write after a committed work tree
-/// fail (tests of the rollback; the transaction's own failpoints are `commit:…`).
-fn index_failpoint() -> Result<(), Error> {
-    match std::env::var("APPLY_PATCH_FAILPOINT") {
-        Ok(v) if v.trim() == "git-index:fail" => Err(Error::new(
-            ErrorCode::IoError,
-            "cannot replace the git index: failpoint git-index:fail",
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// What `--index` requires of the paths a patch names: sources tracked and clean,
@@ -237,30 +230,6 @@ fn index_changes(
         }
     }
     Ok(changes)
-}
-
-/// The index could not be written after the work tree was: put the work tree back.
-fn index_failed(root: &Path, txn_id: &str, error: Error, planned: Planned) -> Report {
-    let mut error = error;
-    if !txn_id.is_empty() {
-        match crate::txn::undo(root) {
-            Ok(_) => {
-                error.message =
-                    format!("{}; the work-tree changes were rolled back", error.message);
-            }
-            Err(undo) => {
-                error = Error::new(
-                    ErrorCode::RollbackFailed,
-                    format!(
-                        "{}; rolling the work tree back failed too: {}",
-                        error.message, undo.message
-                    ),
-                )
-                .with_hint("run apply-patch undo, or restore the files from git");
-            }
-        }
-    }
-    Report::failure(error, planned.plan.files, planned.plan.warnings)
 }
 
 /// The report of a finished plan; with conflict markers written, a `merge_conflict` failure.

@@ -4,13 +4,15 @@
 //!
 //! Writes new blobs to the object database (harmless when the transaction is later refused:
 //! unreferenced objects are garbage-collected) and the index through `index.lock`. Never
-//! touches the work tree.
+//! touches the work tree. With `--index` the locked index is the work tree transaction's
+//! [`Companion`]: written into `index.lock` before the commit mark, installed right after it,
+//! so that a crash leaves both old or both new (the recovery finishes the index too).
 
 use super::index::{check_against, entry_of, IndexEntry, IndexRequirement};
 use super::{gix_error, Repo};
 use crate::error::{Error, ErrorCode};
 use crate::model::Mode;
-use crate::txn::{Change, NewState};
+use crate::txn::{Change, Companion, NewState};
 use gix::index::entry::{Flags, Mode as EntryMode, Stage, Stat};
 use gix::ObjectId;
 use std::collections::BTreeSet;
@@ -51,7 +53,10 @@ impl IndexChange {
 /// The index, locked (`index.lock` held) and read under the lock, being edited in memory.
 /// Dropping it without [`LockedIndex::commit`] leaves the index untouched and removes the lock.
 pub struct LockedIndex {
-    lock: gix::lock::File,
+    /// `None` once installed.
+    lock: Option<gix::lock::File>,
+    /// The new index is in the lock file already (written by the transaction).
+    written: bool,
     file: gix::index::File,
     /// Repo-relative paths whose stat is taken from the work tree at commit (`--index`).
     stat_from_worktree: Vec<String>,
@@ -61,7 +66,7 @@ pub struct LockedIndex {
 impl std::fmt::Debug for LockedIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockedIndex")
-            .field("lock", &self.lock.lock_path())
+            .field("lock", &self.lock.as_ref().map(|l| l.lock_path()))
             .finish()
     }
 }
@@ -96,7 +101,8 @@ impl Repo {
         )
         .map_err(|e| gix_error("cannot read the git index", &e))?;
         Ok(LockedIndex {
-            lock,
+            lock: Some(lock),
+            written: false,
             file,
             stat_from_worktree: Vec::new(),
             workdir: self.workdir().to_path_buf(),
@@ -222,10 +228,19 @@ impl LockedIndex {
         Ok(())
     }
 
+    /// Write the index into its lock file (see [`LockedIndex::write_lock`]) and commit it
+    /// by rename. On failure the old index stays.
+    pub fn commit(mut self) -> Result<(), Error> {
+        if !self.written {
+            self.write_lock()?;
+        }
+        self.install_lock()
+    }
+
     /// Take the stat of staged files from the work tree, drop the cached tree extension
     /// (it would still describe the old entries), write the index into its lock file and
-    /// commit it by rename. On failure the old index stays.
-    pub fn commit(mut self) -> Result<(), Error> {
+    /// sync it; returns the SHA-256 of what was written.
+    fn write_lock(&mut self) -> Result<[u8; 32], Error> {
         // An entry whose file changed in the second the index is written is "racily clean":
         // git smudges such entries (size 0) so that a later change of the same size within
         // that second is still noticed; do the same for the entries refreshed here.
@@ -251,10 +266,26 @@ impl LockedIndex {
         }
         self.file.remove_tree();
         let options = gix::index::write::Options::default();
+        let mut bytes = Vec::new();
         self.file
-            .write_to(&mut self.lock, options)
+            .write_to(&mut bytes, options)
             .map_err(|e| gix_error("cannot write the git index", &e))?;
-        self.lock.commit().map_err(|e| {
+        let lock = self.lock.as_mut().ok_or_else(installed)?;
+        lock.with_mut(|f| {
+            use std::io::Write;
+            f.write_all(&bytes)?;
+            f.sync_all()
+        })
+        .map_err(|e| Error::io("index", "cannot write the git index", &e))?;
+        self.written = true;
+        Ok(crate::txn::sha256(&bytes))
+    }
+
+    /// Renames the lock file over the index.
+    fn install_lock(&mut self) -> Result<(), Error> {
+        index_failpoint()?;
+        let lock = self.lock.take().ok_or_else(installed)?;
+        lock.commit().map_err(|e| {
             Error::io(
                 "index",
                 "cannot replace the git index",
@@ -264,9 +295,46 @@ impl LockedIndex {
         Ok(())
     }
 
+    /// Has the new index replaced the old one already (by the work tree's transaction)?
+    pub fn is_installed(&self) -> bool {
+        self.lock.is_none()
+    }
+
     /// The index being edited (for checks and tests).
     pub fn state(&self) -> &gix::index::State {
         &self.file
+    }
+}
+
+impl Companion for LockedIndex {
+    fn lock_path(&self) -> PathBuf {
+        self.lock
+            .as_ref()
+            .map_or_else(PathBuf::new, |l| l.lock_path().to_path_buf())
+    }
+
+    fn write(&mut self) -> Result<[u8; 32], Error> {
+        self.write_lock()
+    }
+
+    fn install(&mut self) -> Result<(), Error> {
+        self.install_lock()
+    }
+}
+
+fn installed() -> Error {
+    Error::new(ErrorCode::IoError, "the git index was installed already")
+}
+
+/// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index install after a committed work
+/// tree fail (tests of the rollback; the transaction's own failpoints are `commit:…`).
+fn index_failpoint() -> Result<(), Error> {
+    match std::env::var("APPLY_PATCH_FAILPOINT") {
+        Ok(v) if v.trim() == "git-index:fail" => Err(Error::new(
+            ErrorCode::IoError,
+            "cannot replace the git index: failpoint git-index:fail",
+        )),
+        _ => Ok(()),
     }
 }
 

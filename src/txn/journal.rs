@@ -13,8 +13,9 @@ use super::dirfd::{self, Dir, Kind, Walk};
 use super::AuditRecord;
 use crate::{Error, ErrorCode};
 
-/// The journal format version this code writes and reads.
-pub const VERSION: u32 = 1;
+/// The journal format version this code writes and reads (2: tied to its state place by a
+/// MAC and to its root by device and inode).
+pub const VERSION: u32 = 2;
 
 /// File name of the journal inside the journal folder.
 pub const FILE: &str = "journal.json";
@@ -78,21 +79,49 @@ pub struct Journal {
     pub created_dirs: Vec<String>,
     /// What the planner said about the change, for the audit line written by recovery.
     pub audit: AuditRecord,
+    /// Device and inode of the root: a copy of the tree (which carries the journal when it
+    /// is kept at the root) is another folder, and its journal is not acted on there.
+    #[serde(default)]
+    pub root_dev: u64,
+    #[serde(default)]
+    pub root_ino: u64,
+    /// What the state place's `last` file says once this transaction is over: for an apply,
+    /// the transaction before it (put back when it is rolled back); for an undo, the one
+    /// before the transaction it reverts.
+    #[serde(default)]
+    pub previous: Option<String>,
+    /// The git index written with the work tree (`--index`): installed by recovery when the
+    /// transaction had committed, removed when it is rolled back.
+    #[serde(default)]
+    pub index: Option<IndexLock>,
+    /// HMAC-SHA256 of the rest of the journal with the state place's secret.
+    #[serde(default)]
+    pub mac: String,
+}
+
+/// A lock file (`index.lock`) that holds a companion file's new content until the commit
+/// (see [`super::Companion`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IndexLock {
+    /// The lock file; the file it replaces is this path without `.lock`.
+    pub lock: PathBuf,
+    /// Device and inode of the lock file: it is ours only while they are these.
+    pub dev: u64,
+    pub ino: u64,
+    /// SHA-256 of its whole new content; empty until it is written (before the commit mark).
+    pub sha256: String,
 }
 
 pub use crate::report::hex;
 
 impl Journal {
-    /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder.
-    pub fn write(&self, dir: &Dir, dir_path: &Path) -> Result<(), Error> {
+    /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder,
+    /// with its MAC made with `secret`.
+    pub fn write(&mut self, dir: &Dir, dir_path: &Path, secret: &[u8]) -> Result<(), Error> {
         let shown = dir_path.join(FILE).display().to_string();
         let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
-        let json = serde_json::to_vec_pretty(self).map_err(|e| {
-            Error::new(
-                ErrorCode::IoError,
-                format!("cannot encode the journal: {e}"),
-            )
-        })?;
+        self.mac = self.compute_mac(secret)?;
+        let json = serde_json::to_vec_pretty(self).map_err(encode_error)?;
         let tmp = b"journal.json.tmp";
         match dir.unlink(tmp) {
             Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
@@ -103,6 +132,60 @@ impl Journal {
         file.sync_all().map_err(io)?;
         dir.rename(tmp, dir, FILE.as_bytes()).map_err(io)?;
         dir.sync().map_err(io)
+    }
+
+    /// The MAC of everything but the MAC itself.
+    fn compute_mac(&self, secret: &[u8]) -> Result<String, Error> {
+        let mut bare = self.clone();
+        bare.mac = String::new();
+        let bytes = serde_json::to_vec(&bare).map_err(encode_error)?;
+        Ok(hex(&hmac_sha256(secret, &bytes)))
+    }
+
+    /// Acts on this journal (or undo record), read from `place`, only when it belongs to
+    /// this state place and to the root opened as `root`: its MAC is made with the state
+    /// place's secret, the root is the very folder it was written for (device and inode),
+    /// and every id and name in it has the form this code gives it (so that nothing in it
+    /// names a file outside its folder). Else an `io_error` naming the journal, which is
+    /// left alone.
+    pub fn check_trusted(&self, secret: &[u8], root: &Dir, place: &Path) -> Result<(), Error> {
+        let reason = if !constant_eq(self.compute_mac(secret)?.as_bytes(), self.mac.as_bytes()) {
+            Some("it was not written with this state place's secret")
+        } else if root
+            .identity()
+            .map_or(true, |id| id != (self.root_dev, self.root_ino))
+        {
+            Some("it was written for another folder (a copy or an archive of the tree carries it)")
+        } else if !self.names_are_ours() {
+            Some("it names files it never creates")
+        } else {
+            None
+        };
+        match reason {
+            None => Ok(()),
+            Some(reason) => Err(untrusted(place, reason)),
+        }
+    }
+
+    /// Ids, backup and staged names as [`super::stage`] makes them.
+    fn names_are_ours(&self) -> bool {
+        let entries_ok = self.entries.iter().enumerate().all(|(i, e)| {
+            let backup_ok = e.backup.as_deref().is_none_or(|b| b == format!("b{i}"));
+            let stage_ok = e
+                .stage
+                .as_deref()
+                .is_none_or(|s| s == format!(".apply-patch-{}-{i}.tmp", self.id));
+            backup_ok && stage_ok && dirfd::components(&e.path).is_ok()
+        });
+        let dirs_ok = self
+            .created_dirs
+            .iter()
+            .all(|d| dirfd::components(d).is_ok());
+        let ids_ok = [Some(&self.id), self.undoes.as_ref(), self.previous.as_ref()]
+            .into_iter()
+            .flatten()
+            .all(|id| is_id(id));
+        entries_ok && dirs_ok && ids_ok
     }
 
     /// Reads the journal of a journal folder; `None` when the folder holds none.
@@ -136,6 +219,69 @@ impl Journal {
         }
         Ok(Some(journal))
     }
+}
+
+fn encode_error(e: serde_json::Error) -> Error {
+    Error::new(
+        ErrorCode::IoError,
+        format!("cannot encode the journal: {e}"),
+    )
+}
+
+/// The refusal of a journal or undo record that is not this root's own.
+pub fn untrusted(place: &Path, reason: &str) -> Error {
+    let shown = place.display().to_string();
+    Error::new(
+        ErrorCode::IoError,
+        format!("refusing the apply-patch journal {shown}: {reason}; it was left as it is"),
+    )
+    .with_path(&shown)
+    .with_hint(format!(
+        "if it came with a copy or an archive of the tree, remove {shown}; if it is this tree's own, restore its files by hand from the backups in it, then remove it"
+    ))
+    .with_details(serde_json::json!({ "journal": shown, "reason": reason }))
+}
+
+/// Is `id` a transaction id as [`super::stage`] makes them (`<19 digits>-<pid>`)?
+pub fn is_id(id: &str) -> bool {
+    match id.split_once('-') {
+        Some((time, pid)) => {
+            time.len() == 19
+                && time.bytes().all(|b| b.is_ascii_digit())
+                && !pid.is_empty()
+                && pid.len() <= 10
+                && pid.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) of `message` with `key`.
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// Compares without stopping at the first difference (a MAC check must not tell how much
+/// of a forged one was right).
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A path's parent folder, opened without following symlinks, and its final name.
@@ -318,6 +464,38 @@ mod tests {
         let missing = locate_in(&root, "a/c/three.txt", &mut cache).expect("three");
         assert!(missing.parent.is_none());
         assert_eq!(missing.existing, 1);
+    }
+
+    #[test]
+    fn hmac_matches_the_rfc_4231_vectors() {
+        let mac = hmac_sha256(&[0x0b; 20], b"Hi There");
+        assert_eq!(
+            hex(&mac),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        let long_key = hmac_sha256(
+            &[0xaa; 131],
+            b"Test Using Larger Than Block-Size Key - Hash Key First",
+        );
+        assert_eq!(
+            hex(&long_key),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn ids_have_the_form_the_commit_gives_them() {
+        assert!(is_id("1764460800123456789-4242"));
+        for bad in [
+            "",
+            "..",
+            "../x",
+            "1764460800123456789",
+            "1-2",
+            "1764460800123456789-/x",
+        ] {
+            assert!(!is_id(bad), "{bad}");
+        }
     }
 
     #[test]

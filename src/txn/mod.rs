@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 pub use audit::{AuditFile, AuditRecord};
 pub use failpoint::{Action, Failpoint};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
-pub use stage::commit;
+pub use stage::{commit, commit_with};
 pub use undo::{undo, undo_with, UndoReport};
 
 use crate::content::{Content, ContentHash};
@@ -119,6 +119,22 @@ impl TxnOptions {
             None => StateDir::for_root(&self.root),
         }
     }
+}
+
+/// A file outside the work tree that must change together with it: the git index of
+/// `--index`. Its lock file (held from before the transaction starts) receives the whole new
+/// content before the commit mark, and is renamed over the file right after it. The journal
+/// records the lock file (device, inode, and the SHA-256 of what was written), so that a
+/// recovery installs it when the transaction had committed and removes it when it is rolled
+/// back: the work tree and the index are never left one new and one old.
+pub trait Companion {
+    /// The lock file held (it exists before the transaction starts, inside the git dir).
+    fn lock_path(&self) -> PathBuf;
+    /// Writes the whole new content into the lock file and syncs it, after the work tree's
+    /// renames (the index takes the new files' stat); returns its SHA-256. Not visible yet.
+    fn write(&mut self) -> Result<[u8; 32], Error>;
+    /// Makes it visible: renames the lock file over the file.
+    fn install(&mut self) -> Result<(), Error>;
 }
 
 /// A warning of the transaction layer (the report turns it into SPEC §8's warning object).

@@ -118,19 +118,170 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
         Ok(_) => {}
     }
     let Some(journal) = Journal::read(&jpath)? else {
-        // The journal is written before anything else: without it nothing was touched.
+        // The journal is written before anything else: a folder without one is a start that
+        // was interrupted before anything was touched — when it holds nothing else.
+        if !holds_at_most(&jpath, &["journal.json.tmp"])? {
+            return Err(journal::untrusted(&jpath, "it holds files but no journal"));
+        }
         remove_dir(&jpath)?;
         return Ok(RecoverReport::default());
     };
-    let root_shown = journal.root.display().to_string();
-    let root =
-        Dir::open(&journal.root).map_err(|e| Error::io(&root_shown, "cannot open the root", &e))?;
+    // Acted on only against the root of this state place, never the root the journal names.
+    let root = open_root(state)?;
+    journal.check_trusted(&state.secret()?, &root, &jpath)?;
+    check_index_lock(state, &journal, &jpath)?;
     let jdir =
         Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
     match journal.phase {
         Phase::Prepared => recover_roll_back(state, &root, &jdir, &jpath, &journal),
         Phase::Committed => recover_complete(state, &root, &jpath, &journal),
     }
+}
+
+/// The state place's root, opened.
+pub(crate) fn open_root(state: &StateDir) -> Result<Dir, Error> {
+    Dir::open(state.root()).map_err(|e| {
+        Error::io(
+            &state.root().display().to_string(),
+            "cannot open the root",
+            &e,
+        )
+    })
+}
+
+/// Does the folder `dir` hold no names but `allowed`?
+fn holds_at_most(dir: &Path, allowed: &[&str]) -> Result<bool, Error> {
+    let shown = dir.display().to_string();
+    let read = std::fs::read_dir(dir).map_err(|e| Error::io(&shown, "cannot list", &e))?;
+    for item in read {
+        let item = item.map_err(|e| Error::io(&shown, "cannot list", &e))?;
+        if !allowed.iter().any(|a| item.file_name() == **a) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The companion's lock file a journal names must be a lock file of this state place's git
+/// dir (the journal's MAC already says it is ours; this keeps a rename of it inside).
+fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), Error> {
+    let Some(index) = &journal.index else {
+        return Ok(());
+    };
+    let inside = state
+        .git_dir()
+        .is_some_and(|git| index.lock.starts_with(git) && index.lock != git);
+    let named = index
+        .lock
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.len() > ".lock".len() && n.ends_with(".lock"));
+    if inside && named {
+        return Ok(());
+    }
+    Err(journal::untrusted(
+        jpath,
+        "the index lock it names is not in this root's git dir",
+    ))
+}
+
+/// Device and inode of `path` (not followed), when it exists.
+fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// A rolled-back transaction's index lock file goes, when it is still ours (another git
+/// process may have taken the lock since, if someone removed ours).
+fn drop_index_lock(journal: &Journal) -> Result<(), Error> {
+    let Some(index) = &journal.index else {
+        return Ok(());
+    };
+    if identity_of(&index.lock) != Some((index.dev, index.ino)) {
+        return Ok(());
+    }
+    match std::fs::remove_file(&index.lock) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(
+            &index.lock.display().to_string(),
+            "cannot remove the git index lock",
+            &e,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A committed transaction's index: its lock file, still ours and whole, is renamed over
+/// the index (the crash came between the commit mark and that rename).
+fn install_index_lock(journal: &Journal) -> Result<(), Error> {
+    let Some(index) = &journal.index else {
+        return Ok(());
+    };
+    let shown = index.lock.display().to_string();
+    let target = index.lock.with_extension("");
+    if identity_of(&index.lock) != Some((index.dev, index.ino)) {
+        if identity_of(&target) == Some((index.dev, index.ino)) {
+            return Ok(()); // installed before the crash
+        }
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!("the new git index of transaction {} is gone ({shown} was removed): the index does not hold its changes", journal.id),
+        )
+        .with_path(&shown));
+    }
+    let bytes = std::fs::read(&index.lock).map_err(|e| Error::io(&shown, "cannot read", &e))?;
+    if journal::hex(&super::sha256(&bytes)) != index.sha256 {
+        return Err(Error::new(
+            ErrorCode::IoError,
+            format!(
+                "{shown} does not hold the new git index of transaction {}; it was left as it is",
+                journal.id
+            ),
+        )
+        .with_path(&shown));
+    }
+    std::fs::rename(&index.lock, &target)
+        .map_err(|e| Error::io(&shown, "cannot install the git index from", &e))
+}
+
+/// The transaction the state place's `last` file names; `None` when there is none (or it
+/// names none).
+pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
+    let path = state.last_path();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text.trim().to_string()).filter(|id| journal::is_id(id))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&path.display().to_string(), "cannot read", &e)),
+    }
+}
+
+/// Makes `last` name `id` (or removes it), atomically.
+pub(crate) fn write_last(state: &StateDir, id: Option<&str>) -> Result<(), Error> {
+    let path = state.last_path();
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| Error::io(&shown, "cannot write", &e);
+    match id {
+        None => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
+        },
+        Some(id) => {
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, format!("{id}\n")).map_err(io)?;
+            std::fs::rename(&tmp, &path).map_err(io)
+        }
+    }
+}
+
+/// After a rollback: the work tree is old, so is the index, and `last` names what it named
+/// before (an undo never changed it).
+fn after_roll_back(state: &StateDir, journal: &Journal) -> Result<(), Error> {
+    drop_index_lock(journal)?;
+    if journal.undoes.is_none() {
+        write_last(state, journal.previous.as_deref())?;
+    }
+    Ok(())
 }
 
 fn recover_roll_back(
@@ -156,6 +307,9 @@ fn recover_roll_back(
         ));
     }
     let mut warnings = vec![];
+    if let Err(e) = after_roll_back(state, journal) {
+        warnings.push(cleanup_warning(e));
+    }
     if let Err(e) = audit::append(
         &state.audit_log(),
         &audit::line(journal, audit::RECOVERED_ROLLED_BACK),
@@ -193,7 +347,9 @@ fn recover_complete(
             conflicts.push(entry.path.clone());
         }
     }
-    let warnings = finish(
+    // The index first: the journal that names it is gone after the clean-up.
+    let installed = install_index_lock(journal).err().map(cleanup_warning);
+    let mut warnings = finish(
         state,
         root,
         journal,
@@ -201,6 +357,7 @@ fn recover_complete(
         &mut Failpoints::new(None),
         audit::RECOVERED_COMPLETED,
     );
+    warnings.splice(0..0, installed);
     Ok(RecoverReport {
         id: Some(journal.id.clone()),
         action: Some(RecoverAction::Completed),
@@ -270,15 +427,25 @@ fn remove_staged(root: &Dir, entry: &Entry, tmp: &str) -> Result<journal::Locate
     let located = journal::locate(root, path)?;
     if let Some(dir) = &located.parent {
         for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
-            match dir.unlink(name.as_bytes()) {
-                Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
-                    return Err(Error::io(path, "cannot remove the staged content of", &e))
-                }
-                _ => {}
-            }
+            unlink_if_there(dir, name.as_bytes())
+                .map_err(|e| Error::io(path, "cannot remove the staged content of", &e))?;
         }
     }
     Ok(located)
+}
+
+/// Removes `name` from `dir` when it is there. A name that is not there is not a failure,
+/// whatever `unlink` says: on a read-only file system it says `EROFS` before it looks, and
+/// a temporary that was never created is no reason to call a clean rollback failed.
+fn unlink_if_there(dir: &Dir, name: &[u8]) -> std::io::Result<()> {
+    match dir.unlink(name) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        Err(e) => match dir.stat(name) {
+            Ok(None) => Ok(()),
+            _ => Err(e),
+        },
+    }
 }
 
 fn roll_back_entry(
@@ -387,24 +554,35 @@ pub(crate) fn roll_back_failed_commit(
     state: &StateDir,
     root: &Dir,
     journal: &mut Journal,
-    jdir: &Dir,
-    jpath: &Path,
-    (err, renamed): (Error, usize),
+    (jdir, jpath): (&Dir, &Path),
+    (mut err, renamed): (Error, usize),
 ) -> Error {
-    if journal.phase == Phase::Committed {
-        // The mark may be on disk although its folder sync failed: say "prepared" again so
-        // that a crash during this rollback is rolled back, not completed.
+    let was_committed = journal.phase == Phase::Committed;
+    if was_committed {
+        // The mark may be on disk although its folder sync failed (or the index could not
+        // be installed after it): say "prepared" again so that a crash during this rollback
+        // is rolled back, not completed.
         journal.phase = Phase::Prepared;
-        let _ = journal.write(jdir, jpath);
+        if let Ok(secret) = state.secret() {
+            let _ = journal.write(jdir, jpath, &secret);
+        }
     }
     let rb = roll_back(root, Some(jdir), journal, renamed);
     if rb.failures.is_empty() && rb.conflicts.is_empty() {
+        // `last` as it was; the index lock is its holder's to drop (a crash leaves it to
+        // the recovery, which finds it in the journal).
+        if journal.undoes.is_none() {
+            let _ = write_last(state, journal.previous.as_deref());
+        }
         let _ = audit::append(
             &state.audit_log(),
             &audit::line(journal, audit::ROLLED_BACK),
         );
         // Left behind, the journal would only be rolled back again (every path is old).
         let _ = remove_dir(jpath);
+        if was_committed {
+            err.message = format!("{}; the work-tree changes were rolled back", err.message);
+        }
         return err;
     }
     let _ = audit::append(
@@ -516,7 +694,9 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), 
     let undo = state.undo_dir();
     if let Some(undone) = &journal.undoes {
         remove_dir(&undo.join(undone))?;
-        return remove_dir(jpath);
+        remove_dir(jpath)?;
+        // The transaction before the undone one is the last one now.
+        return write_last(state, journal.previous.as_deref());
     }
     crate::state::create_dir_all(&undo)?;
     move_dir(jpath, &undo.join(&journal.id))?;

@@ -8,7 +8,9 @@
 //!    modification time is unchanged but too recent to trust has its content re-checked on
 //!    another thread during steps 3–4a (a difference then rolls the staged files back);
 //! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
-//!    folders to create), fsync it and its folder — before anything in the tree changes;
+//!    folders to create; the root's device and inode; a MAC with the state place's secret),
+//!    fsync it and its folder, and name the transaction in the state place's `last` file —
+//!    before anything in the tree changes;
 //! 4. create missing folders; stage each new content in a temporary file beside its target
 //!    (owner/group of the old file where permitted, mode, fsync); the SHA-256 of a large new
 //!    content the planner did not hash is taken on another thread meanwhile, and the journal
@@ -19,7 +21,10 @@
 //!    checking that the target is still the file step 2 saw; fsync the folders;
 //! 6. check every written path: a file is the very file that was staged (device, inode,
 //!    size, mode), a symlink points where planned, a deleted path is gone;
-//! 7. the commit point: rewrite the journal with phase `committed`;
+//!    with a [`Companion`] (the git index of `--index`), its whole new content is then
+//!    written into its lock file and synced (the journal records the lock file from step 3);
+//! 7. the commit point: rewrite the journal with phase `committed` (and the companion's hash);
+//!    the companion is installed right after it (a failure rolls the work tree back);
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
 //!    folder into the undo history (its backups are what undo restores).
 //!
@@ -34,7 +39,7 @@ use super::dirfd::{self, Dir, Kind};
 use super::failpoint::Failpoints;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
-use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
+use super::{recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions};
 use crate::content::ContentHash;
 use crate::state::{StateDir, ROOT_JOURNAL_DIR};
 use crate::{Error, ErrorCode};
@@ -45,6 +50,18 @@ pub fn commit(
     changes: Vec<Change>,
     audit: &AuditRecord,
 ) -> Result<Committed, Error> {
+    commit_with(opts, changes, audit, None)
+}
+
+/// [`commit`], with a file that changes together with the work tree (the git index of
+/// `--index`): written before the commit mark, installed after it, and installed or
+/// removed by a recovery with the work tree.
+pub fn commit_with(
+    opts: &TxnOptions,
+    changes: Vec<Change>,
+    audit: &AuditRecord,
+    companion: Option<&mut dyn Companion>,
+) -> Result<Committed, Error> {
     let state = opts.state_dir()?;
     state.ensure()?;
     let _lock = Lock::acquire(&state.lock_path(), opts.lock_wait)?;
@@ -52,11 +69,10 @@ pub fn commit(
     let mut fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
     let tx = Txn {
         state: &state,
-        root: state.root(),
         operation: "apply",
         undoes: None,
     };
-    match tx.run(changes, audit, &mut fp) {
+    match tx.run(changes, audit, &mut fp, companion) {
         Ok(mut done) => {
             done.recovered = recovered;
             Ok(done)
@@ -74,15 +90,22 @@ pub fn commit(
     }
 }
 
-/// One transaction's fixed parameters.
+/// One transaction's fixed parameters. The paths are relative to the state place's root.
 pub(crate) struct Txn<'a> {
     pub state: &'a StateDir,
-    /// The root the paths are relative to (the state place's root, or an undo record's).
-    pub root: &'a Path,
     /// `apply` or `undo`.
     pub operation: &'a str,
-    /// For an undo: the id of the transaction it reverts (its record is dropped at the end).
-    pub undoes: Option<String>,
+    /// For an undo: the id of the transaction it reverts (its record is dropped at the end)
+    /// and the transaction before that one (the last one once the undo is done).
+    pub undoes: Option<(String, Option<String>)>,
+}
+
+/// What the steps of a commit need besides the tree: the state place, its secret (the
+/// journal's MAC), and the companion file.
+struct Ctx<'a, 'c> {
+    state: &'a StateDir,
+    secret: [u8; crate::state::SECRET_LEN],
+    companion: Option<&'c mut dyn Companion>,
 }
 
 /// A change that survived the staleness check and will be written.
@@ -112,8 +135,9 @@ impl Txn<'_> {
         changes: Vec<Change>,
         audit: &AuditRecord,
         fp: &mut Failpoints,
+        companion: Option<&mut dyn Companion>,
     ) -> Result<Committed, Error> {
-        let root_path = self.root;
+        let root_path = self.state.root();
         let root = Dir::open(root_path)
             .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
         let mut planned = check_all(&root, changes)?;
@@ -126,7 +150,15 @@ impl Txn<'_> {
             });
         }
         let id = new_id();
-        let mut journal = self.journal(&id, &planned, audit)?;
+        let mut ctx = Ctx {
+            state: self.state,
+            secret: self.state.secret()?,
+            companion,
+        };
+        let mut journal = self.journal(&id, &planned, audit, &root)?;
+        if let Some(companion) = ctx.companion.as_deref() {
+            journal.index = Some(index_lock(companion)?);
+        }
         let (jdir, jpath) = open_journal_dir(self.state, &root)?;
         // The oldest undo record that this apply's record will push out goes now, on another
         // thread beside the staging (unlinking a large backup costs milliseconds).
@@ -145,11 +177,10 @@ impl Txn<'_> {
         let mut renamed = 0;
         let executed = execute(
             &root,
-            &jdir,
-            &jpath,
+            (&jdir, &jpath),
             &mut journal,
             &mut planned,
-            fp,
+            (fp, &mut ctx),
             &mut renamed,
         );
         let pruned = pruning.map(|h| {
@@ -185,8 +216,7 @@ impl Txn<'_> {
                 self.state,
                 &root,
                 &mut journal,
-                &jdir,
-                &jpath,
+                (&jdir, &jpath),
                 (err, renamed),
             )),
         }
@@ -197,7 +227,19 @@ impl Txn<'_> {
         id: &str,
         planned: &[Planned],
         audit: &AuditRecord,
+        root: &Dir,
     ) -> Result<Journal, Error> {
+        let (root_dev, root_ino) = root.identity().map_err(|e| {
+            Error::io(
+                &self.state.root().display().to_string(),
+                "cannot open the root",
+                &e,
+            )
+        })?;
+        let previous = match &self.undoes {
+            Some((_, before)) => before.clone(),
+            None => recover::read_last(self.state)?,
+        };
         let mut created: Vec<String> = Vec::new();
         let mut entries = Vec::new();
         for (i, p) in planned.iter().enumerate() {
@@ -223,13 +265,18 @@ impl Txn<'_> {
         Ok(Journal {
             version: journal::VERSION,
             id: id.to_string(),
-            root: self.root.to_path_buf(),
+            root: self.state.root().to_path_buf(),
             phase: Phase::Prepared,
             operation: self.operation.to_string(),
-            undoes: self.undoes.clone(),
+            undoes: self.undoes.as_ref().map(|(id, _)| id.clone()),
             entries,
             created_dirs: created,
             audit: audit.clone(),
+            root_dev,
+            root_ino,
+            previous,
+            index: None,
+            mac: String::new(),
         })
     }
 }
@@ -542,12 +589,17 @@ fn prepare(
     (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
     planned: &mut [Planned],
-    fp: &mut Failpoints,
+    (fp, ctx): (&mut Failpoints, &Ctx),
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
     let jshown = jpath.display().to_string();
     fp.step("journal write")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-    journal.write(jdir, jpath)?;
+    journal.write(jdir, jpath, &ctx.secret)?;
+    // Before anything in the tree changes: should the undo record of this transaction be
+    // lost, `undo` then knows that its newest record is not the last transaction.
+    if journal.undoes.is_none() {
+        recover::write_last(ctx.state, Some(&journal.id))?;
+    }
     create_dirs(root, &journal.created_dirs, fp)?;
     let mut cache = journal::DirCache::new();
     for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
@@ -587,7 +639,7 @@ fn prepare(
         }
         fp.step("journal hashes")
             .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-        journal.write(jdir, jpath)?;
+        journal.write(jdir, jpath, &ctx.secret)?;
     }
     Ok(staged)
 }
@@ -614,14 +666,15 @@ fn stage_all(
     Ok(staged)
 }
 
-/// Steps 3–7. Any error returned means the commit point was not reached.
+/// Steps 3–7 (and the companion's install right after the commit mark). Any error returned
+/// means the commit point was not reached, or that the companion could not be installed
+/// (the rollback then takes the work tree back too).
 fn execute(
     root: &Dir,
-    jdir: &Dir,
-    jpath: &Path,
+    (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
     planned: &mut [Planned],
-    fp: &mut Failpoints,
+    (fp, ctx): (&mut Failpoints, &mut Ctx),
     renamed: &mut usize,
 ) -> Result<(), Error> {
     let jshown = jpath.display().to_string();
@@ -633,7 +686,7 @@ fn execute(
     let staged = std::thread::scope(|scope| {
         let checking =
             (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
-        let staged = prepare(root, (jdir, jpath), journal, planned, fp);
+        let staged = prepare(root, (jdir, jpath), journal, planned, (&mut *fp, &*ctx));
         if let Some(checking) = checking {
             checking
                 .join()
@@ -658,10 +711,35 @@ fn execute(
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
         verify_one(p, e, st.as_ref(), fp)?;
     }
+    if let (Some(companion), Some(lock)) = (ctx.companion.as_deref_mut(), journal.index.as_mut()) {
+        fp.step("companion write")
+            .map_err(|e| Error::io(&jshown, "cannot write the git index", &e))?;
+        lock.sha256 = journal::hex(&companion.write()?);
+    }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     journal.phase = Phase::Committed;
-    journal.write(jdir, jpath)
+    journal.write(jdir, jpath, &ctx.secret)?;
+    if let Some(companion) = ctx.companion.as_deref_mut() {
+        fp.step("companion install")
+            .map_err(|e| Error::io(&jshown, "cannot replace the git index", &e))?;
+        companion.install()?;
+    }
+    Ok(())
+}
+
+/// The journal's record of the companion's lock file, before anything is written to it.
+fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let lock = companion.lock_path();
+    let meta = std::fs::symlink_metadata(&lock)
+        .map_err(|e| Error::io(&lock.display().to_string(), "cannot inspect", &e))?;
+    Ok(journal::IndexLock {
+        lock,
+        dev: meta.dev(),
+        ino: meta.ino(),
+        sha256: String::new(),
+    })
 }
 
 fn parent_of(p: &Planned) -> Result<&Dir, Error> {

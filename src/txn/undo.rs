@@ -45,7 +45,12 @@ pub fn undo_with(
     let recovered = recover::recover_locked(state)?.warnings();
     let mut records = list_dirs(&state.undo_dir())?;
     records.sort();
-    let Some(id) = records.pop() else {
+    let last = recover::read_last(state)?;
+    let newest = records.pop();
+    if let Some(last) = last.filter(|l| newest.as_ref() != Some(l)) {
+        return Err(no_record_of_the_last(&last, newest.as_deref()));
+    }
+    let Some(id) = newest else {
         return Ok(UndoReport {
             recovered,
             ..UndoReport::default()
@@ -58,17 +63,24 @@ pub fn undo_with(
             format!("the undo record {} has no journal", dir.display()),
         )
     })?;
-    let changes = reverse_changes(&journal, &dir)?;
+    // Only a record of this state place, for this very root, and named as its transaction.
+    let root = recover::open_root(state)?;
+    journal.check_trusted(&state.secret()?, &root, &dir)?;
+    if journal.id != id || journal.undoes.is_some() {
+        return Err(journal::untrusted(
+            &dir,
+            "it is not the record of its transaction",
+        ));
+    }
+    let changes = reverse_changes(state.root(), &journal, &dir)?;
     let files = changes.iter().map(|c| c.path.clone()).collect();
-    // The revert runs against the recorded root: the record belongs to that tree.
     let tx = Txn {
         state,
-        root: &journal.root,
         operation: "undo",
-        undoes: Some(id.clone()),
+        undoes: Some((id.clone(), journal.previous.clone())),
     };
     let mut fp = Failpoints::new(failpoint.or_else(super::Failpoint::from_env));
-    let done = tx.run(changes, &AuditRecord::default(), &mut fp)?;
+    let done = tx.run(changes, &AuditRecord::default(), &mut fp, None)?;
     Ok(UndoReport {
         undone: Some(id),
         files,
@@ -77,14 +89,30 @@ pub fn undo_with(
     })
 }
 
+/// The last transaction has no undo record (writing it failed after its commit): reverting
+/// the newest record would skip it, so undo refuses.
+fn no_record_of_the_last(last: &str, newest: Option<&str>) -> Error {
+    let newest_text = newest.map_or("there is none".to_string(), |n| {
+        format!("the newest one is of the earlier transaction {n}")
+    });
+    Error::new(
+        ErrorCode::IoError,
+        format!(
+            "cannot undo: the last transaction ({last}) has no undo record (writing it failed after its commit); {newest_text}, and reverting that would skip the last one"
+        ),
+    )
+    .with_hint("revert the last transaction by hand (its audit line lists its files), or apply a reverse patch")
+    .with_details(serde_json::json!({ "last": last, "newest_record": newest }))
+}
+
 /// The changes that put the record's old states back, each checked to still hold the new
 /// state; `stale_file` lists every path changed since.
-fn reverse_changes(journal: &Journal, record: &Path) -> Result<Vec<Change>, Error> {
+fn reverse_changes(root: &Path, journal: &Journal, record: &Path) -> Result<Vec<Change>, Error> {
     // One read per path: the snapshot that is checked is the one the revert commits against.
     let mut befores = vec![];
     let mut changed = vec![];
     for entry in &journal.entries {
-        let (before, _) = super::read_snapshot(&journal.root, &entry.path)?;
+        let (before, _) = super::read_snapshot(root, &entry.path)?;
         if State::from_snapshot(&before) != entry.after {
             changed.push(entry.path.clone());
         }

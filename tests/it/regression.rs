@@ -206,3 +206,28 @@ fn three_way_rename_keeps_the_local_edit_of_the_old_path() {
     assert_eq!(merged, "1\n2\n3\nfour\n5\nsix\n7\n8\n9\n");
     assert!(!s.dir.join("a.txt").exists());
 }
+
+#[test]
+fn a_git_file_whose_gitdir_is_no_git_dir_is_not_followed() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    let elsewhere = t.outside("elsewhere");
+    let text = format!("gitdir: {}\n", elsewhere.display());
+    std::fs::write(t.root().join(".git"), text).expect("plant the .git file");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n";
+    applies(&t, &["--json"], patch);
+    assert!(
+        !elsewhere.exists(),
+        "state was created where the .git file points"
+    );
+    // An existing folder that is no git dir is not followed either.
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+three\n*** End Patch\n";
+    applies(&t, &["--json"], patch);
+    let inside: Vec<_> = std::fs::read_dir(&elsewhere).expect("list").collect();
+    assert!(
+        inside.is_empty(),
+        "state was created in {}",
+        elsewhere.display()
+    );
+    assert_eq!(t.read_str("a.txt"), "three\n");
+}

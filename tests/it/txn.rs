@@ -18,6 +18,7 @@ use apply_patch::ErrorCode;
 mod cli;
 mod crash;
 mod prop;
+mod trust;
 
 /// A temp dir with a `.git` folder, so the state place lives inside it.
 fn repo() -> (tempfile::TempDir, PathBuf) {

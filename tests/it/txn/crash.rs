@@ -360,7 +360,9 @@ fn redact(value: &mut serde_json::Value, root: &Path) {
         serde_json::Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 match key.as_str() {
-                    "id" | "time" => *v = serde_json::Value::String(format!("[{key}]")),
+                    "id" | "time" | "mac" | "root_dev" | "root_ino" => {
+                        *v = serde_json::Value::String(format!("[{key}]"))
+                    }
                     _ => redact(v, root),
                 }
             }
