@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 mod edits;
+mod hints;
 mod props;
 mod refusals;
 mod rules;
