@@ -85,8 +85,9 @@ struct Prev {
     hunk: usize,
     /// 0-based first line of its match (for a pure insertion, the line it inserts before).
     start: usize,
-    /// The first line the next hunk may begin at: below `start`, or at it after a pure
-    /// insertion (whose lines go before line `start`).
+    /// The first line the next hunk may begin at: below `start`, or at it when the hunk
+    /// begins with inserted lines (a pure insertion, or `+` lines above its first context
+    /// line): they go before line `start`, which the next hunk may then share as context.
     floor: usize,
 }
 
@@ -145,10 +146,14 @@ impl<'f, 'o> Locator<'f, 'o> {
             self.place_old_side(index, hunk, &aim)?
         };
         self.prev_end = Some(placement.start + placement.old_len);
+        let inserts_first = hunk
+            .lines
+            .first()
+            .is_some_and(|l| l.kind == LineKind::Insert);
         self.prev = Some(Prev {
             hunk: index,
             start: placement.start,
-            floor: placement.start + usize::from(placement.old_len > 0),
+            floor: placement.start + usize::from(placement.old_len > 0 && !inserts_first),
         });
         if let (Some(offset), false) = (placement.offset, placement.already_applied) {
             self.drift += offset;

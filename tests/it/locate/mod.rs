@@ -7,6 +7,7 @@
 
 mod edits;
 mod hints;
+mod order;
 mod props;
 mod refusals;
 mod rules;
