@@ -149,6 +149,13 @@ pub struct Candidate {
     pub line: usize,
     /// The match's first line with one line of context on each side.
     pub context: Vec<NumberedLine>,
+    /// What selects this candidate when the patch is sent again (SPEC §5 "Uniqueness"): for
+    /// a hunk or an anchor, the `@@` line to give the hunk (a string: `@@ -12 @@` for an
+    /// agent hunk, a full header `@@ -12,3 +12,4 @@` for a unified one); for a JSON
+    /// `replace`, the `line_range` edit to send in its place (an object). None when no
+    /// selector can be written (a `line_range` needs 3 non-blank lines the file lacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<serde_json::Value>,
 }
 
 /// The error every stage's error becomes at the boundary; the `error` object of the JSON

@@ -96,6 +96,10 @@ pub struct WriteOptions {
     /// quotes unbalanced, instead of warning.
     #[serde(default)]
     pub strict_balance: bool,
+    /// How many lines from its line-number hint (or from the previous hunk) a match still
+    /// counts as near (`--window`, default 20).
+    #[serde(default)]
+    pub window: Option<usize>,
 }
 
 /// Arguments of `apply_patch`.
@@ -128,6 +132,9 @@ pub struct PreviewArgs {
     /// As in `apply_patch`.
     #[serde(default)]
     pub rebase: bool,
+    /// As in `apply_patch`.
+    #[serde(default)]
+    pub window: Option<usize>,
 }
 
 /// Arguments of `confirm`.
@@ -223,6 +230,7 @@ impl McpServer {
     async fn preview_tool(&self, Parameters(args): Parameters<PreviewArgs>) -> CallToolResult {
         let options = WriteOptions {
             rebase: args.rebase,
+            window: args.window,
             ..WriteOptions::default()
         };
         let session = self.session.clone();
@@ -348,6 +356,9 @@ impl Session {
             check: options.dry_run,
             diff: preview,
             strict_balance: options.strict_balance,
+            window: options
+                .window
+                .unwrap_or(crate::locate::LocateOptions::default().window),
             ..ApplyOptions::default()
         };
         let notices = match self.permit(&input, &opts) {

@@ -40,8 +40,10 @@ path, hunk (1-based), expected, nearest (the closest lines of the file, numbered
 What to do per error code: \
 context_not_found: the context or removed lines are not in the file; compare with \
 `error.nearest`, read the file again and copy the lines exactly. \
-ambiguous_match: the lines occur in several places (`error.candidates`); add context lines or \
-an `@@ ANCHOR` line. \
+ambiguous_match: the lines occur in several places (`error.candidates`, numbered); each \
+candidate's `select` selects it: send the change again with that `@@` line as the hunk's \
+header (or, for `edit`, that line_range edit in place of the replace), or add context lines. \
+`window` (default 20): how many lines from a hunk's hint a match counts as near. \
 stale_file: the file changed since you read it; read it again and redo the change, or send \
 it again with rebase: true to merge it onto the new content. \
 merge_conflict: (rebase) your change and the other change touch the same lines \

@@ -387,14 +387,21 @@ pub(crate) fn comparison(expected: &[&[u8]], nearest: &Nearest) -> String {
     out.trim_end().to_string()
 }
 
-/// Candidates of an ambiguous match: each start with one line of context on each side.
-pub(crate) fn candidates(lines: &[&[u8]], starts: &[usize]) -> Vec<Candidate> {
+/// Candidates of an ambiguous match: each start with one line of context on each side, and
+/// what selects it (`selects(k)` for `starts[k]`).
+pub(crate) fn candidates(
+    lines: &[&[u8]],
+    starts: &[usize],
+    mut selects: impl FnMut(usize) -> Option<serde_json::Value>,
+) -> Vec<Candidate> {
     starts
         .iter()
         .take(MAX_CANDIDATES)
-        .map(|&s| Candidate {
+        .enumerate()
+        .map(|(k, &s)| Candidate {
             line: s + 1,
             context: numbered(lines, s.saturating_sub(1), s + 2),
+            select: selects(k),
         })
         .collect()
 }
@@ -418,11 +425,20 @@ pub(crate) fn line_list(starts: &[usize]) -> String {
     text
 }
 
-/// The candidate block of an ambiguity message.
+/// The candidate block of an ambiguity message: numbered, each with what selects it.
 pub(crate) fn candidate_block(candidates: &[Candidate]) -> String {
     let mut out = String::new();
-    for c in candidates.iter().take(LISTED) {
-        out.push_str(&format!("at line {}:\n", c.line));
+    for (k, c) in candidates.iter().take(LISTED).enumerate() {
+        let select = match &c.select {
+            Some(serde_json::Value::String(header)) => format!(", selected by `{header}`"),
+            Some(edit) => format!(", selected by sending instead the edit {edit}"),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "candidate {} at line {}{select}:\n",
+            k + 1,
+            c.line
+        ));
         for l in &c.context {
             out.push_str(&format!("  {:>6} | {}\n", l.line, l.text));
         }

@@ -16,7 +16,8 @@ use super::search::{FileView, Pattern};
 use super::{Level, LocateError, LocateOptions, Piece, Placement};
 
 /// The ways out of an ambiguous `replace`.
-const REPLACE_WAYS_OUT: &str = "make `old` longer so that it occurs once (include a neighbouring \
+const REPLACE_WAYS_OUT: &str = "say which one: send instead the `line_range` edit its candidate \
+    names (`select`), or make `old` longer so that it occurs once (include a neighbouring \
     line), or set replace_all to change every occurrence";
 
 /// Place JSON edits. See [`super::locate_edits`].
@@ -179,6 +180,11 @@ fn replace(
                 let lines: Vec<usize> = found.iter().map(|&p| flat.line_of(p)).collect();
                 let first: Vec<&[u8]> = split_lines(&old).iter().map(|l| l.as_bytes()).collect();
                 let what = "`old`";
+                // Each occurrence alone, as the line_range edit that writes the same lines.
+                let selects = |k: usize| {
+                    let one = substring_placements(flat, &found[k..=k], old.len(), &new, index);
+                    one.first().and_then(|p| line_range_edit(view.lines, p))
+                };
                 return Err(ambiguous_error(
                     index,
                     what,
@@ -186,6 +192,7 @@ fn replace(
                     view.lines,
                     &lines,
                     Level::Exact,
+                    selects,
                     REPLACE_WAYS_OUT,
                 ));
             }
@@ -280,6 +287,16 @@ fn replace_lines(
                 (1, _) => found,
                 (_, true) => disjoint(found, pat.len()),
                 (_, false) => {
+                    let unit = (level >= Level::Whitespace)
+                        .then(|| reindent::unit_of(view.lines.iter().copied()))
+                        .flatten();
+                    let places: Vec<Placement> = found
+                        .iter()
+                        .map(|&s| {
+                            line_placement(view, index, s, &expected, &new_lines, level, unit)
+                        })
+                        .collect();
+                    let selects = |k: usize| line_range_edit(view.lines, &places[k]);
                     return Err(ambiguous_error(
                         index,
                         "`old`",
@@ -287,8 +304,9 @@ fn replace_lines(
                         view.lines,
                         &found,
                         level,
+                        selects,
                         REPLACE_WAYS_OUT,
-                    ))
+                    ));
                 }
             };
             // The file's indentation unit, once for every match (levels 3 and 4 re-base).
@@ -374,6 +392,52 @@ fn line_placement(
     );
     p.level = level;
     p
+}
+
+/// The `line_range` edit that writes what placement `p` (of a `replace`) writes, with an
+/// `expected` that proves its lines (SPEC §4): the range itself, widened as `line_range`
+/// widens it until it has enough non-blank lines. None when the file has too few. The
+/// boundary adds the `path`.
+fn line_range_edit(lines: &[&[u8]], p: &Placement) -> Option<serde_json::Value> {
+    let (first, n) = (p.start, lines.len());
+    let norm = |l: &[u8]| fold_quotes(&lossy(trim(l))).into_owned();
+    let proof = (p.old_len.max(1)..=n).find_map(|k| {
+        let (from, to) = if k > p.old_len {
+            let to = (first + k).min(n);
+            (to.saturating_sub(k).min(first), to)
+        } else {
+            (first, first + p.old_len)
+        };
+        let non_blank: Vec<String> = lines[from..to]
+            .iter()
+            .map(|l| norm(l))
+            .filter(|l| !l.is_empty())
+            .collect();
+        let needed = if non_blank.iter().any(|l| l.chars().count() < 3) {
+            4
+        } else {
+            3
+        };
+        (non_blank.len() >= needed).then_some((from, to))
+    })?;
+    let join = |texts: Vec<String>| -> String { texts.iter().map(|t| format!("{t}\n")).collect() };
+    let expected = join(lines[proof.0..proof.1].iter().map(|l| lossy(l)).collect());
+    let new_content = join(
+        p.pieces
+            .iter()
+            .filter_map(|piece| match piece {
+                Piece::Insert { text, .. } => Some(lossy(text)),
+                Piece::Keep(i) => lines.get(*i).map(|l| lossy(l)),
+            })
+            .collect(),
+    );
+    Some(serde_json::json!({
+        "op": "line_range",
+        "start_line": first + 1,
+        "end_line": first + p.old_len,
+        "expected": expected,
+        "new_content": new_content,
+    }))
 }
 
 fn mismatch(index: usize, message: String, lines: &[&[u8]], from: usize, to: usize) -> LocateError {

@@ -1,6 +1,7 @@
 //! Stage: locate — placing the hunks of one file (SPEC §5): hints and drift, `@@ ANCHOR`
-//! narrowing, `*** End of File`, pure insertions, `--unidiff-zero`, the already-applied check,
-//! the ladder with its uniqueness rule, and the pieces each placement writes.
+//! narrowing, the order of hunks (each below the previous one), `*** End of File`, pure
+//! insertions, `--unidiff-zero`, the already-applied check, the ladder with its uniqueness
+//! rule, and the pieces each placement writes.
 //!
 //! Pure. Must not touch line endings (the splicer owns them) nor decide the whole patch's
 //! already-applied state (the planner does, from `Placement::already_applied`).
@@ -46,13 +47,14 @@ pub(crate) fn assess_hunks(
     let mut accepted: Vec<Placement> = Vec::new();
     let mut out = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {
-        let (drift, prev_end) = (locator.drift, locator.prev_end);
+        let (drift, prev_end, prev) = (locator.drift, locator.prev_end, locator.prev);
         let result = locator
             .place(index, hunk)
             .and_then(|p| super::overlap::insert_arranged(&mut accepted, p));
         if result.is_err() {
             locator.drift = drift;
             locator.prev_end = prev_end;
+            locator.prev = prev;
         }
         out.push(result.map_err(|e| e.code()));
     }
@@ -68,10 +70,25 @@ struct Locator<'f, 'o> {
     drift: isize,
     /// End of the previous hunk's old side: the next agent hunk's hint.
     prev_end: Option<usize>,
+    /// The previous hunk's match, which the next hunk must begin below.
+    prev: Option<Prev>,
     /// The file's indentation unit, computed the first time a hunk is re-based.
     file_unit: Option<Option<Unit>>,
     /// Refusals carry the nearest text (false when only the refusal's code is wanted).
     diagnose: bool,
+}
+
+/// The previous hunk of the file as placed (SPEC §5 "Order": the next one begins below it).
+#[derive(Debug, Clone, Copy)]
+struct Prev {
+    /// 0-based index of the hunk.
+    hunk: usize,
+    /// 0-based first line of its match (for a pure insertion, the line it inserts before).
+    start: usize,
+    /// The first line the next hunk may begin at: below `start`, or at it when the hunk
+    /// begins with inserted lines (a pure insertion, or `+` lines above its first context
+    /// line): they go before line `start`, which the next hunk may then share as context.
+    floor: usize,
 }
 
 /// Where a hunk is looked for, worked out from its hints and anchors.
@@ -81,6 +98,7 @@ struct Aim {
     /// The drift-adjusted explicit hint.
     explicit: Option<usize>,
     hint: Option<usize>,
+    /// Below the anchor and the previous hunk's first line.
     lo: usize,
 }
 
@@ -94,6 +112,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             format,
             drift: 0,
             prev_end: None,
+            prev: None,
             file_unit: None,
             diagnose,
         }
@@ -105,23 +124,37 @@ impl<'f, 'o> Locator<'f, 'o> {
         if self.format == Format::Unified && self.opts.unidiff_zero && !has_context {
             return self.place_exactly(index, hunk);
         }
-        let anchor = self.find_anchors(index, hunk, explicit)?;
+        let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, explicit)?;
+        // A line-number hint that placed an anchor was the anchor's, not the hunk's.
+        let explicit = explicit.filter(|_| !hint_placed_anchor);
         let soft = match self.format {
             Format::Unified => None,
             _ => self.prev_end,
         };
+        let after_anchor = anchor.map(|a| a + 1);
+        let floor = self.prev.map_or(0, |p| p.floor);
         let aim = Aim {
             anchor,
             explicit,
-            hint: explicit.or(anchor.map(|a| a + 1)).or(soft),
-            lo: anchor.map_or(0, |a| a + 1),
+            // The later of "after the anchor" and "after the previous hunk" (None < Some).
+            hint: explicit.or(after_anchor.max(soft)),
+            lo: after_anchor.unwrap_or(0).max(floor),
         };
         let placement = if hunk.old_lines().next().is_none() {
-            self.place_insertion(index, hunk, &aim)
+            self.place_insertion(index, hunk, &aim)?
         } else {
             self.place_old_side(index, hunk, &aim)?
         };
         self.prev_end = Some(placement.start + placement.old_len);
+        let inserts_first = hunk
+            .lines
+            .first()
+            .is_some_and(|l| l.kind == LineKind::Insert);
+        self.prev = Some(Prev {
+            hunk: index,
+            start: placement.start,
+            floor: placement.start + usize::from(placement.old_len > 0 && !inserts_first),
+        });
         if let (Some(offset), false) = (placement.offset, placement.already_applied) {
             self.drift += offset;
         }
@@ -141,34 +174,57 @@ impl<'f, 'o> Locator<'f, 'o> {
         Some(shifted.min(self.view.len()))
     }
 
-    /// Find the hunk's `@@ ANCHOR` lines one after the other; the last one's line.
+    /// Find the hunk's `@@ ANCHOR` lines one after the other: the last one's line, and
+    /// whether the explicit line-number hint placed one of them. Anchors are exempt from the
+    /// order of hunks: the first is looked for around the hint, then in the whole file.
     fn find_anchors(
         &mut self,
         index: usize,
         hunk: &Hunk<'_>,
         explicit: Option<usize>,
-    ) -> Result<Option<usize>, LocateError> {
-        let mut lo = self.prev_end.unwrap_or(0);
+    ) -> Result<(Option<usize>, bool), LocateError> {
+        let mut lo = 0;
         let mut hint = explicit.or(self.prev_end);
         let mut found = None;
+        let mut by_hint = false;
         for anchor in &hunk.anchors {
             let mut pat = Pattern::new(vec![anchor.as_ref()]);
             let scope = Scope {
                 lo,
                 hint,
-                explicit: false,
                 eof: false,
                 window: self.opts.window,
             };
             let what = format!("anchor `{}`", lossy(anchor));
-            match search::ladder(&mut self.view, &mut pat, &scope, self.opts.bytes_only) {
+            let at_hint = explicit.filter(|_| !by_hint).and_then(|h| {
+                search::level_at(&mut self.view, &mut pat, h, lo, self.opts.bytes_only)
+                    .map(|level| (h, level))
+            });
+            let outcome = match at_hint {
+                Some((h, level)) => {
+                    by_hint = true;
+                    Outcome::Placed(h, level)
+                }
+                None => search::ladder(&mut self.view, &mut pat, &scope, self.opts.bytes_only),
+            };
+            match outcome {
                 Outcome::Placed(s, _) => {
                     found = Some(s);
                     lo = s + 1;
                     hint = Some(s + 1);
                 }
                 Outcome::Ambiguous(all, level) => {
-                    return Err(self.ambiguous(index, &what, &pat.lines, &all, level))
+                    let selects = |k: usize| Some(self.header_for(None, all[k]));
+                    return Err(ambiguous_error(
+                        index,
+                        &what,
+                        &pat.lines,
+                        self.view.lines,
+                        &all,
+                        level,
+                        selects,
+                        ANCHOR_WAYS_OUT,
+                    ));
                 }
                 Outcome::NotFound => {
                     let looked = diagnose::where_looked(scope.hint, scope.window, found, false);
@@ -176,7 +232,27 @@ impl<'f, 'o> Locator<'f, 'o> {
                 }
             }
         }
-        Ok(found)
+        Ok((found, by_hint))
+    }
+
+    /// The `@@` line whose line-number hint, shifted by the current drift, is line `s`:
+    /// `@@ -N @@` for an agent hunk or an anchor, the full header for a unified hunk.
+    fn header_for(&self, hunk: Option<&Hunk<'_>>, s: usize) -> serde_json::Value {
+        let n = (s as isize + 1 - self.drift).max(1);
+        let header = match (self.format, hunk) {
+            (Format::Unified, Some(h)) => {
+                let old_count = h.old_count.unwrap_or_else(|| h.old_lines().count());
+                let new_count = h.new_count.unwrap_or_else(|| h.new_lines().count());
+                let shift = match (h.new_start, h.old_start) {
+                    (Some(new), Some(old)) => new as isize - old as isize,
+                    _ => 0,
+                };
+                let new_start = (n + shift).max(0);
+                format!("@@ -{n},{old_count} +{new_start},{new_count} @@")
+            }
+            _ => format!("@@ -{n} @@"),
+        };
+        serde_json::Value::String(header)
     }
 
     /// A hunk with old lines: the ladder, with the already-applied check before level 2.
@@ -190,15 +266,31 @@ impl<'f, 'o> Locator<'f, 'o> {
         let scope = Scope {
             lo: aim.lo,
             hint: aim.hint,
-            explicit: aim.explicit.is_some(),
             eof: hunk.end_of_file,
             window: self.opts.window,
         };
+        if let Some(p) = self.at_hint(index, hunk, &mut pat, &scope, aim.explicit) {
+            return Ok(p);
+        }
         for &level in ladder::levels(self.opts.bytes_only) {
             match search::search_level(&mut self.view, &mut pat, level, &scope) {
                 Found::One(s) => return Ok(self.build(index, hunk, s, level, aim.explicit)),
                 Found::Many(all) => {
-                    return Err(self.ambiguous(index, "context", &pat.lines, &all, level))
+                    let ways_out = match self.format {
+                        Format::Unified => UNIFIED_WAYS_OUT,
+                        _ => HUNK_WAYS_OUT,
+                    };
+                    let selects = |k: usize| Some(self.header_for(Some(hunk), all[k]));
+                    return Err(ambiguous_error(
+                        index,
+                        "context",
+                        &pat.lines,
+                        self.view.lines,
+                        &all,
+                        level,
+                        selects,
+                        ways_out,
+                    ));
                 }
                 Found::None if level == Level::Exact => {
                     if let Some(p) = self.already_applied(index, hunk, &scope, aim.explicit) {
@@ -207,6 +299,9 @@ impl<'f, 'o> Locator<'f, 'o> {
                 }
                 Found::None => {}
             }
+        }
+        if let Some(err) = self.above_previous(index, &mut pat, aim) {
+            return Err(err);
         }
         let looked = diagnose::where_looked(scope.hint, scope.window, aim.anchor, scope.eof);
         let mut err = self.not_found(index, "context", &pat.lines, &scope, looked);
@@ -223,6 +318,70 @@ impl<'f, 'o> Locator<'f, 'o> {
             *hint = "drop the @@ anchor or the repeated first line of the hunk".to_string();
         }
         Err(err)
+    }
+
+    /// A match starting exactly at the explicit hint, at the strictest level that has one
+    /// there; the already-applied check comes first (a level-1 match there rules it out).
+    fn at_hint(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        pat: &mut Pattern<'_>,
+        scope: &Scope,
+        explicit: Option<usize>,
+    ) -> Option<Placement> {
+        let h = explicit.filter(|_| !scope.eof)?;
+        let level = search::level_at(&mut self.view, pat, h, scope.lo, self.opts.bytes_only)?;
+        if level > Level::Exact
+            && self
+                .view
+                .all_matches(pat, Level::Exact, scope.lo)
+                .is_empty()
+        {
+            if let Some(p) = self.already_applied(index, hunk, scope, explicit) {
+                return Some(p);
+            }
+        }
+        Some(self.build(index, hunk, h, level, explicit))
+    }
+
+    /// The old side, found nowhere below the previous hunk, matches above it (below the
+    /// anchor): the refusal says so and shows that place (SPEC §5 "Order").
+    fn above_previous(
+        &mut self,
+        index: usize,
+        pat: &mut Pattern<'_>,
+        aim: &Aim,
+    ) -> Option<LocateError> {
+        let prev = self.prev?;
+        let lo = aim.anchor.map_or(0, |a| a + 1);
+        if !self.diagnose || prev.floor <= lo {
+            return None;
+        }
+        // Nothing matches from the floor on, so every match found from `lo` is above it; the
+        // lowest one at the strictest level is the place the hunk was most likely meant for.
+        let s = ladder::levels(self.opts.bytes_only)
+            .iter()
+            .find_map(|&level| self.view.all_matches(pat, level, lo).last().copied())?;
+        let nearest = diagnose::at(self.view.lines, &pat.lines, s);
+        let mut message = format!(
+            "context not found below hunk {}, whose match starts at line {}; it matches only \
+             above, at line {}",
+            prev.hunk + 1,
+            prev.start + 1,
+            s + 1
+        );
+        if let Some(near) = &nearest {
+            message.push('\n');
+            message.push_str(&diagnose::comparison(&pat.lines, near));
+        }
+        Some(LocateError::ContextNotFound {
+            hunk: index,
+            message,
+            expected: pat.lines.iter().map(|l| lossy(l)).collect(),
+            nearest,
+            hint: order_hint(prev.hunk),
+        })
     }
 
     /// The old side is nowhere at level 1; the new side (with an inserted line) stands in
@@ -251,15 +410,42 @@ impl<'f, 'o> Locator<'f, 'o> {
         Some(applied(index, s, new.len(), explicit))
     }
 
-    /// A hunk without old lines: after its anchor, else at its hint, else at the end.
-    fn place_insertion(&mut self, index: usize, hunk: &Hunk<'_>, aim: &Aim) -> Placement {
+    /// A hunk without old lines: after its anchor, else at its hint, else at the end; never
+    /// above the previous hunk.
+    fn place_insertion(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        aim: &Aim,
+    ) -> Result<Placement, LocateError> {
         let n = self.view.len();
         let pos = if hunk.end_of_file {
             n
         } else {
             aim.anchor.map(|a| a + 1).or(aim.hint).unwrap_or(n)
         };
-        self.insertion_at(index, hunk, pos, aim.explicit)
+        match self.prev {
+            Some(prev) if pos < prev.floor => {
+                let place = match aim.anchor {
+                    Some(a) => format!("after its anchor at line {}", a + 1),
+                    None => "at its line number".to_string(),
+                };
+                Err(LocateError::ContextNotFound {
+                    hunk: index,
+                    message: format!(
+                        "the hunk inserts before line {} ({place}), above hunk {}, whose match \
+                         starts at line {}",
+                        pos + 1,
+                        prev.hunk + 1,
+                        prev.start + 1
+                    ),
+                    expected: Vec::new(),
+                    nearest: None,
+                    hint: order_hint(prev.hunk),
+                })
+            }
+            _ => Ok(self.insertion_at(index, hunk, pos, aim.explicit)),
+        }
     }
 
     fn insertion_at(
@@ -330,7 +516,6 @@ impl<'f, 'o> Locator<'f, 'o> {
         let scope = Scope {
             lo: 0,
             hint: Some(s),
-            explicit: true,
             eof: false,
             window: 0,
         };
@@ -414,33 +599,34 @@ impl<'f, 'o> Locator<'f, 'o> {
             hint: hint.to_string(),
         }
     }
-
-    fn ambiguous(
-        &self,
-        index: usize,
-        what: &str,
-        expected: &[&[u8]],
-        starts: &[usize],
-        level: Level,
-    ) -> LocateError {
-        ambiguous_error(
-            index,
-            what,
-            expected,
-            self.view.lines,
-            starts,
-            level,
-            HUNK_WAYS_OUT,
-        )
-    }
 }
 
-/// The ways out of an ambiguous hunk.
-const HUNK_WAYS_OUT: &str = "say which one: add context lines that tell the places apart, an \
-    `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function), or an \
-    `@@ -N @@` line-number hint";
+/// The ways out of an ambiguous agent hunk.
+const HUNK_WAYS_OUT: &str = "say which one: send the hunk again with the `@@` line its \
+    candidate names, in place of the hunk's @@ lines; or add context lines that tell the places \
+    apart, or an `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function)";
 
-/// An `ambiguous_match` refusal (shared with JSON `replace`).
+/// The ways out of an ambiguous unified hunk.
+const UNIFIED_WAYS_OUT: &str = "say which one: send the hunk again with the header its \
+    candidate names, or with more context lines that tell the places apart";
+
+/// The ways out of an ambiguous anchor.
+const ANCHOR_WAYS_OUT: &str = "say which one: add the `@@ -N @@` line its candidate names to the \
+    hunk's @@ lines (in place of its line-number hint, if it has one), or name a more specific \
+    anchor (e.g. the enclosing class first, then the function)";
+
+/// The next step for a hunk that fits only above its predecessor.
+fn order_hint(prev: usize) -> String {
+    format!(
+        "the hunks of a file are placed in patch order, each below the one before: put this \
+         hunk before hunk {} (or merge the two), or fix the context lines of both",
+        prev + 1
+    )
+}
+
+/// An `ambiguous_match` refusal (shared with JSON `replace`); `selects(k)` gives what selects
+/// the candidate at `starts[k]`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn ambiguous_error(
     index: usize,
     what: &str,
@@ -448,9 +634,10 @@ pub(crate) fn ambiguous_error(
     lines: &[&[u8]],
     starts: &[usize],
     level: Level,
+    selects: impl FnMut(usize) -> Option<serde_json::Value>,
     hint: &str,
 ) -> LocateError {
-    let candidates = diagnose::candidates(lines, starts);
+    let candidates = diagnose::candidates(lines, starts, selects);
     let at_level = match level {
         Level::Exact => "",
         Level::TrailingWhitespace => " when trailing whitespace is ignored",

@@ -248,16 +248,27 @@ impl LocateError {
                 ..base(&message).with_hint(hint)
             },
             LocateError::AmbiguousMatch {
-                message,
+                mut message,
                 expected,
-                candidates,
+                mut candidates,
                 hint,
                 ..
-            } => Error {
-                expected: Some(expected),
-                candidates: Some(candidates),
-                ..base(&message).with_hint(hint)
-            },
+            } => {
+                // A JSON edit that selects a candidate names the file too (in the message as
+                // well, which shows the edit).
+                for c in &mut candidates {
+                    if let Some(select @ serde_json::Value::Object(_)) = &mut c.select {
+                        let before = select.to_string();
+                        select["path"] = path.into();
+                        message = message.replace(&before, &select.to_string());
+                    }
+                }
+                Error {
+                    expected: Some(expected),
+                    candidates: Some(candidates),
+                    ..base(&message).with_hint(hint)
+                }
+            }
             LocateError::OverlappingHunks { message, .. } => base(&message)
                 .with_hint("merge the two hunks into one, or make their changed lines distinct"),
             LocateError::ExpectedMismatch {

@@ -1,5 +1,5 @@
 //! Stage: locate — finding a run of lines in a file at one level of the ladder: at an explicit
-//! hint, in the window around a hint, and in the whole file (after an anchor) through an index
+//! hint (at the strictest level matching there), in the window around a hint, and in the whole file (after an anchor) through an index
 //! of per-level keys built lazily, so a file of n lines costs O(n) once per level however many
 //! hunks search it.
 //!
@@ -217,9 +217,6 @@ pub(crate) struct Scope {
     pub lo: usize,
     /// 0-based line the search starts from, if any.
     pub hint: Option<usize>,
-    /// The hint comes from explicit line numbers (`@@ -N`): a level-1 match exactly there is
-    /// accepted at once.
-    pub explicit: bool,
     /// `*** End of File`: the match must end at the file's last line.
     pub eof: bool,
     /// `--window N`.
@@ -251,13 +248,6 @@ pub(crate) fn search_level(
         };
     }
     if let Some(hint) = scope.hint {
-        if scope.explicit
-            && level == Level::Exact
-            && hint >= scope.lo
-            && view.matches_at(pat, level, hint)
-        {
-            return Found::One(hint);
-        }
         if let [one] = view.window_matches(pat, level, scope.lo, hint, scope.window)[..] {
             return Found::One(one);
         }
@@ -268,6 +258,24 @@ pub(crate) fn search_level(
         1 => Found::One(all[0]),
         _ => Found::Many(all),
     }
+}
+
+/// The strictest level at which the pattern matches starting exactly at line `s` (an explicit
+/// line-number hint, SPEC §5 "Uniqueness"); None when no level does or `s` is before `lo`.
+pub(crate) fn level_at(
+    view: &mut FileView<'_>,
+    pat: &mut Pattern<'_>,
+    s: usize,
+    lo: usize,
+    bytes_only: bool,
+) -> Option<Level> {
+    if s < lo {
+        return None;
+    }
+    ladder::levels(bytes_only)
+        .iter()
+        .copied()
+        .find(|&level| view.matches_at(pat, level, s))
 }
 
 /// The result of running a pattern down the ladder.
@@ -300,11 +308,10 @@ pub(crate) fn ladder(
 mod tests {
     use super::*;
 
-    fn scope(hint: Option<usize>, explicit: bool) -> Scope {
+    fn scope(hint: Option<usize>) -> Scope {
         Scope {
             lo: 0,
             hint,
-            explicit,
             eof: false,
             window: 2,
         }
@@ -345,9 +352,9 @@ mod tests {
         let lines: Vec<&[u8]> = vec![b"x", b"a", b"y", b"y", b"y", b"y", b"y", b"a"];
         let mut view = FileView::new(&lines);
         let mut pat = Pattern::new(vec![b"a"]);
-        let near = search_level(&mut view, &mut pat, Level::Exact, &scope(Some(2), false));
+        let near = search_level(&mut view, &mut pat, Level::Exact, &scope(Some(2)));
         assert_eq!(near, Found::One(1));
-        let none = search_level(&mut view, &mut pat, Level::Exact, &scope(None, false));
+        let none = search_level(&mut view, &mut pat, Level::Exact, &scope(None));
         assert_eq!(none, Found::Many(vec![1, 7]));
     }
 
@@ -356,10 +363,10 @@ mod tests {
         let lines: Vec<&[u8]> = vec![b"  a  ", b"b"];
         let mut view = FileView::new(&lines);
         let mut pat = Pattern::new(vec![b"a"]);
-        let got = ladder(&mut view, &mut pat, &scope(None, false), false);
+        let got = ladder(&mut view, &mut pat, &scope(None), false);
         assert_eq!(got, Outcome::Placed(0, Level::Whitespace));
         assert_eq!(
-            ladder(&mut view, &mut pat, &scope(None, false), true),
+            ladder(&mut view, &mut pat, &scope(None), true),
             Outcome::NotFound
         );
     }

@@ -231,3 +231,64 @@ fn a_git_file_whose_gitdir_is_no_git_dir_is_not_followed() {
     );
     assert_eq!(t.read_str("a.txt"), "three\n");
 }
+
+#[test]
+fn second_hunk_with_one_line_of_context_lands_below_the_first_not_above() {
+    let mut file = String::from("fn a() {\n    x();\n}\n\nfn b() {\n    old();\n");
+    for i in 0..25 {
+        file.push_str(&format!("    step({i});\n"));
+    }
+    file.push_str("}\n");
+    let t = TempTree::with(&[("m.rs", file.as_str())]);
+    let patch = "*** Begin Patch\n*** Update File: m.rs\n@@\n fn b() {\n-    old();\n+    new();\n@@\n }\n+\n+fn show() {}\n*** End Patch\n";
+    applies(&t, &["--json"], patch);
+    let want = file.replace("old()", "new()") + "\nfn show() {}\n";
+    assert_eq!(t.read_str("m.rs"), want);
+}
+
+#[test]
+fn an_ambiguous_hunk_resent_with_a_candidates_selector_lands_there() {
+    // Equal once whitespace is ignored: a level-3 ambiguity, which a line hint used to leave
+    // ambiguous.
+    let file = "a:\n\tgo()\nb:\n  go()\n";
+    let t = TempTree::with(&[("p.txt", file)]);
+    let patch = |header: &str| {
+        format!("*** Begin Patch\n*** Update File: p.txt\n{header}\n-    go()\n+    stop()\n*** End Patch\n")
+    };
+    let out = run_checked(&t, &["--json"], &patch("@@"));
+    assert_eq!(
+        out.json()["error"]["code"],
+        "ambiguous_match",
+        "{}",
+        out.stdout
+    );
+    let cands = out.json()["error"]["candidates"].clone();
+    let selects: Vec<String> = cands
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| c["select"].as_str().expect("an @@ line").to_string())
+        .collect();
+    assert_eq!(selects, ["@@ -2 @@", "@@ -4 @@"]);
+    applies(&t, &["--json"], &patch(&selects[1]));
+    assert_eq!(t.read_str("p.txt"), "a:\n\tgo()\nb:\n  stop()\n");
+}
+
+#[test]
+fn an_ambiguous_replace_resent_as_its_candidates_line_range_lands_there() {
+    let file = "x = 1\nx = 2\nkeep\nlast\n";
+    let t = TempTree::with(&[("c.py", file)]);
+    let replace = r#"{"edits": [{"op": "replace", "path": "c.py", "old": "x", "new": "y"}]}"#;
+    let out = run_checked(&t, &["--json"], replace);
+    assert_eq!(
+        out.json()["error"]["code"],
+        "ambiguous_match",
+        "{}",
+        out.stdout
+    );
+    let select = out.json()["error"]["candidates"][1]["select"].clone();
+    assert_eq!(select["path"], "c.py");
+    let request = serde_json::json!({ "edits": [select] }).to_string();
+    applies(&t, &["--json"], &request);
+    assert_eq!(t.read_str("c.py"), "x = 1\ny = 2\nkeep\nlast\n");
+}

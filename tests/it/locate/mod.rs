@@ -6,6 +6,8 @@
 #![allow(clippy::result_large_err)]
 
 mod edits;
+mod hints;
+mod order;
 mod props;
 mod refusals;
 mod rules;

@@ -195,12 +195,16 @@ fn starts(level: usize, file: &[&str], pat: &[&str]) -> Vec<usize> {
         return Vec::new();
     }
     (0..=file.len() - pat.len())
-        .filter(|&s| {
-            pat.iter()
-                .enumerate()
-                .all(|(j, p)| same(level, file[s + j], p))
-        })
+        .filter(|&s| matches_at(level, file, pat, s))
         .collect()
+}
+
+fn matches_at(level: usize, file: &[&str], pat: &[&str], s: usize) -> bool {
+    s + pat.len() <= file.len()
+        && pat
+            .iter()
+            .enumerate()
+            .all(|(j, p)| same(level, file[s + j], p))
 }
 
 #[derive(Debug, PartialEq)]
@@ -211,21 +215,49 @@ enum Verdict {
     NotFound,
 }
 
-/// SPEC §5 for one hunk, read as plainly as possible.
-fn reference(
-    file: &[&str],
-    old: &[&str],
-    new: &[&str],
-    hint: Option<usize>,
+/// Where the hunk is looked for: its explicit line-number hint, else (an agent hunk after
+/// another) the line after the previous hunk; `floor`: candidates begin at or after it (below
+/// the previous hunk's first line).
+struct Aim {
+    explicit: Option<usize>,
+    soft: Option<usize>,
+    floor: usize,
     window: usize,
-) -> Verdict {
-    for (level, name) in (1..=4).zip(Level::ALL) {
-        let all = starts(level, file, old);
-        if let Some(h) = hint {
-            if level == 1 && all.contains(&h) {
-                return Verdict::Placed(h, name);
+}
+
+/// SPEC §5 for one hunk, read as plainly as possible.
+fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
+    let below = |level: usize, pat: &[&str]| -> Vec<usize> {
+        starts(level, file, pat)
+            .into_iter()
+            .filter(|&s| s >= aim.floor)
+            .collect()
+    };
+    // Already applied: no level-1 match of the old side, exactly one of the new side.
+    let applied = || match (below(1, old).is_empty(), &below(1, new)[..]) {
+        (true, [s]) => Some(Verdict::Applied(*s)),
+        _ => None,
+    };
+    // A match exactly at the explicit hint, at the strictest level there, after the
+    // already-applied check.
+    if let Some(h) = aim.explicit.filter(|&h| h >= aim.floor) {
+        if let Some((level, name)) = (1..=4)
+            .zip(Level::ALL)
+            .find(|&(level, _)| matches_at(level, file, old, h))
+        {
+            if level > 1 {
+                if let Some(v) = applied() {
+                    return v;
+                }
             }
-            let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= window).collect();
+            return Verdict::Placed(h, name);
+        }
+    }
+    let hint = aim.explicit.or(aim.soft);
+    for (level, name) in (1..=4).zip(Level::ALL) {
+        let all = below(level, old);
+        if let Some(h) = hint {
+            let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= aim.window).collect();
             if near.len() == 1 {
                 return Verdict::Placed(*near[0], name);
             }
@@ -236,8 +268,8 @@ fn reference(
             _ => return Verdict::Ambiguous,
         }
         if level == 1 {
-            if let [s] = starts(1, file, new)[..] {
-                return Verdict::Applied(s);
+            if let Some(v) = applied() {
+                return v;
             }
         }
     }
@@ -263,13 +295,21 @@ fn variant() -> impl Strategy<Value = &'static str> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
+    /// The hunk under test comes second when `prev` is set: a first hunk rewrites the one
+    /// line `P` (inserted into the file at `prev`), and the second must be placed below it.
     #[test]
     fn placements_follow_the_rules(
-        file in prop::collection::vec(variant(), 0..14),
+        mut file in prop::collection::vec(variant(), 0..14),
         old in prop::collection::vec(variant(), 1..4),
         hint in prop::option::of(0usize..16),
+        prev in prop::option::of(0usize..16),
+        unified in any::<bool>(),
         window in 0usize..5,
     ) {
+        let prev = prev.map(|p| p.min(file.len()));
+        if let Some(p) = prev {
+            file.insert(p, "P");
+        }
         let hint = hint.map(|h| h.min(file.len()));
         // Context lines, the last old line deleted, "n" inserted in its place.
         let mut h = Hunk::default();
@@ -278,21 +318,46 @@ proptest! {
             h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
         }
         h.lines.push(Line::new(LineKind::Insert, b"n".to_vec()));
-        let format = match hint {
-            Some(s) => {
-                h.old_start = Some(s + 1);
-                h.old_count = Some(old.len());
-                Format::Unified
+        if let Some(s) = hint {
+            h.old_start = Some(s + 1);
+            h.old_count = Some(old.len());
+        }
+        let format = if unified { Format::Unified } else { Format::Agent };
+        let mut hunks = Vec::new();
+        if let Some(p) = prev {
+            let mut first = Hunk::default();
+            first.lines.push(Line::new(LineKind::Delete, b"P".to_vec()));
+            first.lines.push(Line::new(LineKind::Insert, b"Q".to_vec()));
+            if unified {
+                first.old_start = Some(p + 1);
+                first.old_count = Some(1);
             }
-            None => Format::Agent,
-        };
+            hunks.push(first);
+        }
+        hunks.push(h);
         let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain(["n"]).collect();
-        let want = reference(&file, &old, &new, hint, window);
+        let aim = Aim {
+            explicit: hint,
+            soft: prev.filter(|_| !unified).map(|p| p + 1),
+            floor: prev.map_or(0, |p| p + 1),
+            window,
+        };
+        let want = reference(&file, &old, &new, &aim);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
         let opts = LocateOptions { window, ..LocateOptions::default() };
-        let got = match run(text.as_bytes(), &[h], format, &opts) {
-            Ok((_, p)) if p[0].already_applied => Verdict::Applied(p[0].start),
-            Ok((_, p)) => Verdict::Placed(p[0].start, p[0].level),
+        let index = hunks.len() - 1;
+        let got = match run(text.as_bytes(), &hunks, format, &opts) {
+            Ok((_, ps)) => {
+                let p = ps.iter().find(|p| p.hunk == index).expect("one placement per hunk");
+                if p.already_applied {
+                    Verdict::Applied(p.start)
+                } else {
+                    Verdict::Placed(p.start, p.level)
+                }
+            }
+            Err(e) if e.hunk() != index => {
+                return Err(TestCaseError::fail(format!("the first hunk was refused: {e}")))
+            }
             Err(LocateError::AmbiguousMatch { .. }) => Verdict::Ambiguous,
             Err(LocateError::ContextNotFound { .. }) => Verdict::NotFound,
             Err(e) => return Err(TestCaseError::fail(format!("unexpected refusal: {e}"))),

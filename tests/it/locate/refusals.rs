@@ -97,46 +97,37 @@ fn anchor_not_found() {
     );
 }
 
-#[test]
-fn anchor_ambiguous() {
-    let file = "impl A {\n}\nimpl A {\n}\n";
-    snapshot(
+/// The ambiguity fixtures snapshotted here (name, file, hunks, format); `hints` resends
+/// each of their candidates as the error says.
+pub(super) const AMBIGUOUS: &[(&str, &str, &[&str], Format)] = &[
+    (
         "anchor_ambiguous",
-        refuse(
-            file,
-            &["@@ impl A {\n-}\n+ }"],
-            Format::Agent,
-            &LocateOptions::default(),
-        ),
-    );
-}
-
-#[test]
-fn context_matches_two_places() {
-    let file = "a\nx += 1;\nb\nc\nx += 1;\nd\n";
-    snapshot(
+        "impl A {\n    one();\n}\nimpl A {\n    two();\n}\n",
+        &["@@ impl A {\n-    two();\n+    2();"],
+        Format::Agent,
+    ),
+    (
         "ambiguous_two",
-        refuse(
-            file,
-            &["-x += 1;\n+x += 2;"],
-            Format::Agent,
-            &LocateOptions::default(),
-        ),
-    );
-}
+        "a\nx += 1;\nb\nc\nx += 1;\nd\n",
+        &["-x += 1;\n+x += 2;"],
+        Format::Agent,
+    ),
+    (
+        "ambiguous_many",
+        "}  \n}  \n}  \n}  \n}  \n}  \n}  \n}  \n}  \n}  \n}  \n}  \n",
+        &["-}\n+};"],
+        Format::Agent,
+    ),
+];
 
 #[test]
-fn context_matches_many_places_at_a_loose_level() {
-    let file = "}  \n".repeat(12);
-    snapshot(
-        "ambiguous_many",
-        refuse(
-            &file,
-            &["-}\n+};"],
-            Format::Agent,
-            &LocateOptions::default(),
-        ),
-    );
+fn ambiguous_matches() {
+    for (name, file, specs, format) in AMBIGUOUS {
+        snapshot(
+            name,
+            refuse(file, specs, *format, &LocateOptions::default()),
+        );
+    }
 }
 
 #[test]
@@ -172,7 +163,10 @@ fn replace_refusals() {
         new: Cow::Borrowed("y"),
         all: false,
     };
-    snapshot("replace_ambiguous", refuse_edit("x = 1\nx = 2\n", &[twice]));
+    snapshot(
+        "replace_ambiguous",
+        refuse_edit("x = 1\nx = 2\nkeep\nlast\n", &[twice]),
+    );
     let missing = Edit::Replace {
         old: Cow::Borrowed("let x = compute(2);\n"),
         new: Cow::Borrowed("let x = 3;\n"),

@@ -291,3 +291,25 @@ fn every_case_at_every_level() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Every case refused as `ambiguous_match`, at every level it runs at (LF files): a name, the
+/// disguised file, the hunks and their format — the fixtures whose candidates `hints` resends.
+pub(super) fn ambiguous_cases() -> Vec<(String, Vec<u8>, &'static [&'static str], Format)> {
+    let mut out = Vec::new();
+    for c in CASES {
+        if !matches!(c.expect, Expect::Err("ambiguous_match")) {
+            continue;
+        }
+        let levels = if c.exact_only {
+            &Level::ALL[..1]
+        } else {
+            &Level::ALL[..]
+        };
+        for &level in levels {
+            let file: Vec<String> = c.file.split('\n').map(|l| disguise(l, level)).collect();
+            let name = format!("{} at {}", c.name, level.as_str());
+            out.push((name, join(&file, "\n", false), c.hunks, c.format));
+        }
+    }
+    out
+}
