@@ -181,3 +181,27 @@ fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
 }
+
+#[test]
+fn agent_patch_cut_off_before_end_patch_is_refused_not_half_applied() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    // A model's output truncated by a token limit: the second file stops mid-line.
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n\
+                 *** Add File: notes.md\n+# Notes\n+The model was cut off in the mid";
+    let out = run_checked(&t, &["--json"], patch);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    let error = &out.json()["error"];
+    assert_eq!(error["code"], "parse_error");
+    assert!(error["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("cut off")));
+    // The same in a heredoc that closes before `*** End Patch`.
+    let heredoc =
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\nEOF\n";
+    assert_eq!(run_checked(&t, &[], heredoc).status, 1);
+    // A whole heredoc still applies.
+    let whole = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n\
+                 *** End Patch\nEOF\n";
+    applies(&t, &[], whole);
+    assert_eq!(t.read_str("a.txt"), "ONE\n");
+}
