@@ -205,3 +205,24 @@ fn agent_patch_cut_off_before_end_patch_is_refused_not_half_applied() {
     applies(&t, &[], whole);
     assert_eq!(t.read_str("a.txt"), "ONE\n");
 }
+
+#[test]
+fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
+    let t = TempTree::with(&[("sub/a.txt", "one\n")]);
+    let root = std::fs::canonicalize(t.root()).expect("canonical root");
+    let patch = |dir: &str| {
+        format!(
+            "cd {dir} && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n\
+             +two\n*** Add File: b.txt\n+bee\n*** End Patch\nEOF\n"
+        )
+    };
+    applies(&t, &[], &patch(&format!("{}/sub", root.display())));
+    assert_eq!(t.read_str("sub/a.txt"), "two\n");
+    assert_eq!(t.read_str("sub/b.txt"), "bee\n");
+    // Outside the root, an absolute DIR is an escape, whatever lies below the root.
+    let outside = t.outside("elsewhere");
+    std::fs::create_dir_all(outside.join("sub")).expect("mkdir outside");
+    let out = run_checked(&t, &["--json"], &patch(&outside.display().to_string()));
+    assert_eq!(out.json()["error"]["code"], "path_escape", "{}", out.stdout);
+    assert!(!outside.join("b.txt").exists());
+}
