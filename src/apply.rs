@@ -182,28 +182,57 @@ pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
         Ok(t) => t,
         Err(e) => return Report::failure(e, Vec::new(), Vec::new()),
     };
+    let txn_opts = crate::txn::TxnOptions::new(tree.path());
+    // Before anything is planned, for the plain and the git flows alike.
+    let mut recovered = match recover_first(&txn_opts, opts.check) {
+        Ok(w) => w,
+        Err(e) => return Report::failure(e, Vec::new(), Vec::new()),
+    };
     // git integration: inside a git work tree (or with a git flag) the git flow takes over.
-    if let Some(report) = crate::git::flow::apply_in_repo(&tree, input, opts) {
+    if let Some(mut report) = crate::git::flow::apply_in_repo(&tree, input, opts) {
+        report.warnings.splice(0..0, recovered);
         return report;
     }
     let mut planned = match plan(&tree, input, opts) {
         Ok(p) => p,
-        Err(r) => return Report::failure(r.error, r.files, r.warnings),
+        Err(r) => {
+            recovered.extend(r.warnings);
+            return Report::failure(r.error, r.files, recovered);
+        }
     };
     if opts.check || planned.changes.is_empty() {
-        return finished(planned, opts.check, Vec::new());
+        return finished(planned, opts.check, recovered);
     }
-    let txn_opts = crate::txn::TxnOptions::new(tree.path());
     let audit = audit_record(&planned);
     let changes = std::mem::take(&mut planned.changes);
     match crate::txn::commit(&txn_opts, changes, &audit) {
         Ok(committed) => {
-            let mut report = finished(planned, false, txn_warnings(committed.recovered));
+            recovered.extend(txn_warnings(committed.recovered));
+            let mut report = finished(planned, false, recovered);
             report.warnings.extend(txn_warnings(committed.warnings));
             report
         }
-        Err(e) => Report::failure(e, planned.files, planned.warnings),
+        Err(e) => {
+            recovered.extend(planned.warnings);
+            Report::failure(e, planned.files, recovered)
+        }
     }
+}
+
+/// Step zero of every run that reads a tree on disk (SPEC §6): finish or roll back a
+/// transaction a crash left under the root before planning against it; `check` (a run that
+/// must not write) refuses instead, naming `apply-patch recover`. Returns the `recovered`
+/// warnings for the run's report.
+pub fn recover_first(
+    txn_opts: &crate::txn::TxnOptions,
+    check: bool,
+) -> Result<Vec<Warning>, Error> {
+    let access = if check {
+        crate::txn::Access::ReadOnly
+    } else {
+        crate::txn::Access::Write
+    };
+    crate::txn::recover_first(txn_opts, access).map(txn_warnings)
 }
 
 /// Apply (or with `check`, only plan) a patch to an in-memory tree.

@@ -21,27 +21,30 @@ const MAX_LINKS: usize = 40;
 /// strips an absolute root prefix, folds `.` and `..`, and refuses anything that leaves the
 /// root or enters `.git/`.
 pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, Error> {
+    let shown = match cd {
+        Some(dir) if !dir.is_empty() && !path.starts_with('/') => {
+            format!("{path} (after `cd {dir}`)")
+        }
+        _ => path.to_string(),
+    };
     let escape = |why: &str| {
-        Error::new(ErrorCode::PathEscape, format!("path {path} {why}"))
+        Error::new(ErrorCode::PathEscape, format!("path {shown} {why}"))
             .with_path(path)
             .with_hint("patch paths must stay inside the root (--root) and outside .git/")
     };
-    let relative = if path.starts_with('/') {
+    let joined = join_cd(cd, path);
+    let relative = if joined.starts_with('/') {
         let Some(root) = root else {
             return Err(escape("is absolute"));
         };
         // Fold `.` and `..` first, as the OS would: `/root/../root/x` names `/root/x`.
-        strip_root(&fold_absolute(path), root)
+        strip_root(&fold_absolute(&joined), root)
             .ok_or_else(|| escape("is absolute and outside the root"))?
     } else {
-        path.to_string()
+        joined
     };
     let mut parts: Vec<&str> = Vec::new();
-    let joined = match cd {
-        Some(dir) if !dir.is_empty() => format!("{dir}/{relative}"),
-        _ => relative,
-    };
-    for part in joined.split('/') {
+    for part in relative.split('/') {
         match part {
             "" | "." => {}
             ".." => {
@@ -59,6 +62,18 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
         return Err(escape("is inside .git/"));
     }
     Ok(parts.join("/"))
+}
+
+/// A patch path as the shell would see it after the heredoc's `cd DIR`: an absolute path
+/// stays as it is; a relative one is taken from DIR, which may itself be absolute (then the
+/// result is absolute, and must lie inside the root like any absolute path).
+pub fn join_cd(cd: Option<&str>, path: &str) -> String {
+    match cd {
+        Some(dir) if !dir.is_empty() && !path.starts_with('/') => {
+            format!("{}/{path}", dir.trim_end_matches('/'))
+        }
+        _ => path.to_string(),
+    }
 }
 
 /// An absolute path with `.` and `..` folded lexically (`..` at `/` stays at `/`).

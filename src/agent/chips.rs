@@ -133,10 +133,7 @@ pub fn assess(
 ) -> Vec<HunkStatus> {
     let mut out = Vec::new();
     for fp in &patch.files {
-        let joined = |p: &str| match &patch.cd {
-            Some(cd) => format!("{cd}/{p}"),
-            None => p.to_string(),
-        };
+        let joined = |p: &str| crate::guard::join_cd(patch.cd.as_deref(), p);
         let shown = fp.path().to_string();
         let current = fp
             .old_path

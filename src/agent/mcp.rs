@@ -45,6 +45,8 @@ struct Session {
     root: PathBuf,
     state: Option<AgentState>,
     reads: Mutex<HashMap<String, ReadRecord>>,
+    /// The server may write (recovers a crashed transaction rather than refusing).
+    writes: bool,
 }
 
 /// The MCP server of one root.
@@ -189,6 +191,7 @@ impl McpServer {
                 root,
                 state,
                 reads: Mutex::new(HashMap::new()),
+                writes: permission != Permission::ReadOnly,
             }),
             permission,
             tool_router,
@@ -208,7 +211,7 @@ impl McpServer {
     #[tool(name = "read", description = tools::READ)]
     async fn read_tool(&self, Parameters(args): Parameters<ReadArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.read(args)).await
+        blocking(move || session.reading(|s| s.read(args))).await
     }
 
     #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
@@ -246,7 +249,7 @@ impl McpServer {
     #[tool(name = "range", description = tools::RANGE)]
     async fn range_tool(&self, Parameters(args): Parameters<RangeArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.range(args)).await
+        blocking(move || session.reading(|s| s.range(args))).await
     }
 
     #[tool(name = "check_balance", description = tools::CHECK_BALANCE)]
@@ -255,7 +258,7 @@ impl McpServer {
         Parameters(args): Parameters<BalanceArgs>,
     ) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.check_balance(args)).await
+        blocking(move || session.reading(|s| s.check_balance(args))).await
     }
 
     #[tool(name = "undo", description = tools::UNDO)]
@@ -280,6 +283,32 @@ impl Session {
     fn reads(&self) -> std::sync::MutexGuard<'_, HashMap<String, ReadRecord>> {
         // A poisoned lock only means another call panicked mid-update of a plain map.
         self.reads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Step zero of every tool that reads the tree (SPEC §6): a transaction a crash left is
+    /// finished or rolled back first (a read-only server refuses instead, naming `apply-patch
+    /// recover`), so no tool serves or plans against a half-applied tree.
+    fn recover_first(&self, check: bool) -> Result<Vec<Warning>, Error> {
+        let opts = crate::txn::TxnOptions {
+            state: self.state.as_ref().map(|s| s.state.clone()),
+            ..crate::txn::TxnOptions::new(&self.root)
+        };
+        crate::apply::recover_first(&opts, check || !self.writes)
+    }
+
+    /// A reading tool after [`Session::recover_first`]; what a recovery did is added to the
+    /// result as a text block per warning.
+    fn reading(&self, tool: impl FnOnce(&Self) -> CallToolResult) -> CallToolResult {
+        let recovered = match self.recover_first(false) {
+            Ok(w) => w,
+            Err(e) => return error_result(&e),
+        };
+        let mut result = tool(self);
+        for w in recovered {
+            let text = format!("warning: {}: {}", w.code.as_str(), w.message);
+            result.content.push(ContentBlock::text(text));
+        }
+        result
     }
 
     fn read(&self, args: ReadArgs) -> CallToolResult {
@@ -361,6 +390,11 @@ impl Session {
                 .unwrap_or(crate::locate::LocateOptions::default().window),
             ..ApplyOptions::default()
         };
+        // Before the permission check, which reads the files the patch names.
+        let recovered = match self.recover_first(opts.check) {
+            Ok(w) => w,
+            Err(e) => return error_result(&e),
+        };
         let notices = match self.permit(&input, &opts) {
             Ok(n) => n,
             Err(e) => return error_result(&e),
@@ -379,6 +413,7 @@ impl Session {
             report_risk: true,
         };
         let mut report = run::apply_to_dir(&self.root, &input, &opts, &agent);
+        report.report.warnings.splice(0..0, recovered);
         for n in notices {
             report
                 .report

@@ -48,10 +48,7 @@ pub fn check(
         let Some(old) = fp.old_path.as_deref() else {
             continue;
         };
-        let joined = match &patch.cd {
-            Some(cd) => format!("{cd}/{old}"),
-            None => old.to_string(),
-        };
+        let joined = crate::guard::join_cd(patch.cd.as_deref(), old);
         // A path the guards will refuse, or a file that is not there, is the planner's to
         // report: only existing files need a read.
         let Ok((rel, abs)) = resolve(root, &joined) else {

@@ -209,6 +209,13 @@ impl PreviewStore {
 /// `apply-patch confirm ID`: claim preview `id` (once), check that every path still holds
 /// what it held at the preview (`stale_file` otherwise), and commit exactly the kept plan.
 pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Committed), Error> {
+    let opts = TxnOptions {
+        state: Some(state.clone()),
+        ..TxnOptions::new(root)
+    };
+    // Before the claim: a refused recovery must not use the preview up. A rollback it does
+    // shows as `stale_file` below when it touched a previewed path.
+    let recovered = txn::recover_first(&opts, txn::Access::Write)?;
     let store = PreviewStore::new(state.sub("previews")?);
     let claimed = store.claim(id)?;
     let mut changes = Vec::with_capacity(claimed.changes.len());
@@ -228,11 +235,8 @@ pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Comm
             after,
         });
     }
-    let opts = TxnOptions {
-        state: Some(state.clone()),
-        ..TxnOptions::new(root)
-    };
-    let committed = txn::commit(&opts, changes, &AuditRecord::default())?;
+    let mut committed = txn::commit(&opts, changes, &AuditRecord::default())?;
+    committed.recovered.splice(0..0, recovered);
     Ok((claimed.preview, committed))
 }
 

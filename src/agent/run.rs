@@ -113,13 +113,34 @@ pub fn apply_to_dir(
         Ok(t) => t,
         Err(e) => return AgentReport::failure(e, Vec::new(), Vec::new()),
     };
+    let txn_opts = TxnOptions {
+        state: agent.state.clone(),
+        ..TxnOptions::new(tree.path())
+    };
+    // A preview plans for a later commit: it recovers like an apply; only `--check` refuses.
+    let recovered = match apply::recover_first(&txn_opts, opts.check) {
+        Ok(w) => w,
+        Err(e) => return AgentReport::failure(e, Vec::new(), Vec::new()),
+    };
+    let mut report = plan_and_commit(&tree, input, opts, agent);
+    report.report.warnings.splice(0..0, recovered);
+    report
+}
+
+/// [`apply_to_dir`] once any crashed transaction is recovered.
+fn plan_and_commit(
+    tree: &DiskTree,
+    input: &[u8],
+    opts: &ApplyOptions,
+    agent: &AgentOptions,
+) -> AgentReport {
     let state = || match &agent.state {
         Some(s) => AgentState::in_state_dir(s.clone()),
         None => AgentState::for_root(tree.path()),
     };
     let mut plan_opts = opts.clone();
     plan_opts.diff |= agent.preview;
-    let planned = match plan_with_rebase(&tree, input, &plan_opts, agent, &state) {
+    let planned = match plan_with_rebase(tree, input, &plan_opts, agent, &state) {
         Ok(p) => p,
         Err(r) => return refused(tree.path(), input, opts, r, &state),
     };
@@ -151,7 +172,7 @@ pub fn apply_to_dir(
     if agent.preview {
         return preview(planned, &state, &mut out);
     }
-    commit(&tree, planned, agent, &state, out)
+    commit(tree, planned, agent, &state, out)
 }
 
 fn success(plan: Plan, checked_only: bool, mut before: Vec<Warning>) -> Report {

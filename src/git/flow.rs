@@ -1,7 +1,8 @@
 //! Stage: orchestration inside a git work tree. `apply_to_dir` hands over here when the root
 //! lies in a git work tree (or a git flag is given): the same planner and transaction, plus
 //! the write guard for submodules, filtered blob ids, `--index`, `--cached`, `--3way` and
-//! `--conflict-markers`.
+//! `--conflict-markers`. `apply_to_dir` has already recovered a transaction a crash left
+//! (`apply::recover_first`) before it hands over, so nothing here plans a half-applied tree.
 //!
 //! Writes only through `txn::commit` (the work tree) and [`LockedIndex`] (objects and index).
 

@@ -97,6 +97,7 @@ fn agent_input(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
 
 /// grammar: patch
 fn patch(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
+    let whole = i;
     let (mut i, ()) = match begin_marker(i) {
         Ok(ok) => ok,
         Err(nom::Err::Error(_)) => {
@@ -118,8 +119,7 @@ fn patch(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
     loop {
         i = blank_lines(i);
         if i.is_empty() {
-            // Leniency: a missing final `*** End Patch` at the end of the input.
-            break;
+            return Err(cut_off(whole));
         }
         if let Ok((rest, ())) = end_marker(i) {
             if files.is_empty() {
@@ -136,10 +136,23 @@ fn patch(i: In<'_>) -> Res<'_, Vec<FilePatch<'_>>> {
             Err(e) => return Err(e),
         }
     }
-    if files.is_empty() {
-        return fail(i, "the patch has no file operation", HINT_FILE_OPS);
-    }
-    Ok((i, files))
+}
+
+/// The error for a patch that ends without `*** End Patch` (SPEC §2): most often a model's
+/// output cut off by a token limit, whose last file may be cut mid-line. It must never be
+/// half applied, so it is refused at its last (non-blank) line.
+fn cut_off(patch: In<'_>) -> nom::Err<Fail> {
+    let content = patch.trim_ascii_end();
+    let last = content
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    failure(
+        &patch[last..],
+        "the patch ends without `*** End Patch`: it looks cut off (a truncated output?), so \
+         none of it is applied",
+        "send the whole patch again, ending with the line `*** End Patch`",
+    )
 }
 
 /// The error for a line where a file operation or `*** End Patch` was expected.
@@ -505,7 +518,9 @@ mod tests {
 
     #[test]
     fn crlf_lines_lose_their_cr() {
-        let set = parse_ok("*** Begin Patch\r\n*** Update File: a\r\n@@ f\r\n x\r\n-y\r\n+z\r\n");
+        let set = parse_ok(
+            "*** Begin Patch\r\n*** Update File: a\r\n@@ f\r\n x\r\n-y\r\n+z\r\n*** End Patch\r\n",
+        );
         let hunk = &set.files[0].body.hunks()[0];
         assert_eq!(hunk.anchors[0].as_ref(), b"f");
         assert_eq!(
@@ -531,7 +546,9 @@ mod tests {
 
     #[test]
     fn empty_lines_before_end_of_file_are_kept() {
-        let set = parse_ok("*** Begin Patch\n*** Update File: a\n@@\n x\n\n*** End of File\n");
+        let set = parse_ok(
+            "*** Begin Patch\n*** Update File: a\n@@\n x\n\n*** End of File\n*** End Patch\n",
+        );
         let hunk = &set.files[0].body.hunks()[0];
         assert!(hunk.end_of_file);
         assert_eq!(hunk.lines.len(), 2);
@@ -540,7 +557,7 @@ mod tests {
     #[test]
     fn hint_and_anchors_combine() {
         let set = parse_ok(
-            "*** Begin Patch\n*** Update File: a\n@@ class A\n@@ -10,3 +10,4 @@ def f\n@@     def g\n x\n",
+            "*** Begin Patch\n*** Update File: a\n@@ class A\n@@ -10,3 +10,4 @@ def f\n@@     def g\n x\n*** End Patch\n",
         );
         let hunk = &set.files[0].body.hunks()[0];
         assert_eq!(hunk.old_start, Some(10));
@@ -553,7 +570,7 @@ mod tests {
 
     #[test]
     fn patch_lines_are_one_based_input_lines() {
-        let input = "x\n*** Begin Patch\n*** Add File: n\n+a\n*** Update File: a\n\n@@\n-x\n";
+        let input = "x\n*** Begin Patch\n*** Add File: n\n+a\n*** Update File: a\n\n@@\n-x\n*** End Patch\n";
         let set = parse(input.as_bytes(), 2, &ParseOptions::default()).expect("parses");
         assert_eq!(set.files[0].patch_line, 3);
         assert_eq!(set.files[0].body.hunks()[0].patch_line, 4);
@@ -569,7 +586,8 @@ mod tests {
 
     #[test]
     fn base_is_lowercased_and_checked() {
-        let set = parse_ok("*** Begin Patch\n*** Delete File: a\n*** Base: ABCDEF0123\n");
+        let set =
+            parse_ok("*** Begin Patch\n*** Delete File: a\n*** Base: ABCDEF0123\n*** End Patch\n");
         assert_eq!(set.files[0].base.as_deref(), Some("abcdef0123"));
         let err = parse_err("*** Begin Patch\n*** Delete File: a\n*** Base: abc\n");
         assert_eq!((err.line, err.column), (3, 11));
@@ -596,6 +614,21 @@ mod tests {
     fn end_of_file_must_end_its_hunk() {
         let err = parse_err("*** Begin Patch\n*** Update File: a\n@@\n-x\n*** End of File\n+y\n");
         assert_eq!(err.line, 6);
+    }
+
+    #[test]
+    fn a_patch_cut_off_before_end_patch_is_refused_at_its_last_line() {
+        // An added file cut mid-line, then an update cut in its hunk, then trailing blanks.
+        for (input, line) in [
+            ("*** Begin Patch\n*** Add File: a\n+one\n+tw", 4),
+            ("*** Begin Patch\n*** Update File: a\n@@\n x\n-y\n+z\n", 6),
+            ("*** Begin Patch\n*** Delete File: a\n\n\n", 2),
+            ("*** Begin Patch\n", 1),
+        ] {
+            let err = parse_err(input);
+            assert_eq!(err.line, line, "{input:?}");
+            assert!(err.message.contains("cut off"), "{}", err.message);
+        }
     }
 
     #[test]

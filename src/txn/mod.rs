@@ -4,13 +4,15 @@
 //! recoverable (SPEC §6). Also undo and the audit log.
 //!
 //! The protocol, step by step, is in [`stage`]; recovery's decisions per journal phase in
-//! [`recover`]. Everything before this module is pure; nothing after it writes.
+//! [`recover`]; the recovery every run takes before it plans in [`first`]. Everything before
+//! this module is pure; nothing after it writes.
 
 #![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
 
 pub mod audit;
 pub mod dirfd;
 pub mod failpoint;
+pub mod first;
 pub mod journal;
 pub mod lock;
 pub mod recover;
@@ -22,6 +24,7 @@ use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
 pub use failpoint::{Action, Failpoint};
+pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
 pub use stage::{commit, commit_with};
 pub use undo::{undo, undo_with, UndoReport};

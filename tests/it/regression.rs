@@ -292,3 +292,48 @@ fn an_ambiguous_replace_resent_as_its_candidates_line_range_lands_there() {
     applies(&t, &["--json"], &request);
     assert_eq!(t.read_str("c.py"), "x = 1\ny = 2\nkeep\nlast\n");
 }
+
+#[test]
+fn agent_patch_cut_off_before_end_patch_is_refused_not_half_applied() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    // A model's output truncated by a token limit: the second file stops mid-line.
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n\
+                 *** Add File: notes.md\n+# Notes\n+The model was cut off in the mid";
+    let out = run_checked(&t, &["--json"], patch);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    let error = &out.json()["error"];
+    assert_eq!(error["code"], "parse_error");
+    assert!(error["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("cut off")));
+    // The same in a heredoc that closes before `*** End Patch`.
+    let heredoc =
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\nEOF\n";
+    assert_eq!(run_checked(&t, &[], heredoc).status, 1);
+    // A whole heredoc still applies.
+    let whole = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n\
+                 *** End Patch\nEOF\n";
+    applies(&t, &[], whole);
+    assert_eq!(t.read_str("a.txt"), "ONE\n");
+}
+
+#[test]
+fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
+    let t = TempTree::with(&[("sub/a.txt", "one\n")]);
+    let root = std::fs::canonicalize(t.root()).expect("canonical root");
+    let patch = |dir: &str| {
+        format!(
+            "cd {dir} && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n\
+             +two\n*** Add File: b.txt\n+bee\n*** End Patch\nEOF\n"
+        )
+    };
+    applies(&t, &[], &patch(&format!("{}/sub", root.display())));
+    assert_eq!(t.read_str("sub/a.txt"), "two\n");
+    assert_eq!(t.read_str("sub/b.txt"), "bee\n");
+    // Outside the root, an absolute DIR is an escape, whatever lies below the root.
+    let outside = t.outside("elsewhere");
+    std::fs::create_dir_all(outside.join("sub")).expect("mkdir outside");
+    let out = run_checked(&t, &["--json"], &patch(&outside.display().to_string()));
+    assert_eq!(out.json()["error"]["code"], "path_escape", "{}", out.stdout);
+    assert!(!outside.join("b.txt").exists());
+}

@@ -17,6 +17,7 @@ use apply_patch::ErrorCode;
 
 mod cli;
 mod crash;
+mod first;
 mod prop;
 mod trust;
 
