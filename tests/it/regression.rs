@@ -181,3 +181,185 @@ fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
 }
+
+/// Runs the binary in the root with `args`, killed after `secs`: `None` when it had to be
+/// (a read that blocks forever), else the exit status, stdout and stderr.
+fn run_bounded(t: &TempTree, args: &[&str], secs: u64) -> Option<(i32, String, String)> {
+    use std::io::Read as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(args)
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the binary") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+    let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    Some((status.code().unwrap_or(-1), out, err))
+}
+
+/// A raw MCP session over the binary's stdin/stdout: `lines` are sent (after the
+/// handshake), and the answers with an `id` are returned by id, as long as they come within
+/// `secs`.
+fn mcp_session(
+    t: &TempTree,
+    lines: &[String],
+    secs: u64,
+) -> std::collections::HashMap<String, serde_json::Value> {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .arg("mcp")
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env_remove("APPLY_PATCH_FAILPOINT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    let hello = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut send = |line: &str| {
+        let _ = stdin.write_all(line.as_bytes());
+        let _ = stdin.write_all(b"\n");
+        let _ = stdin.flush();
+    };
+    send(hello);
+    let timeout = std::time::Duration::from_secs(secs);
+    let mut answers = std::collections::HashMap::new();
+    if let Ok(line) = rx.recv_timeout(timeout) {
+        answers.insert("init".to_string(), serde_json::Value::String(line));
+    }
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for line in lines {
+        send(line);
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    while answers.len() < lines.len() + 1 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            break;
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let id = match &value["id"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        answers.insert(id, value);
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+/// A `tools/call` request line with the id `id`.
+fn tool_call(id: &str, tool: &str, args: serde_json::Value) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args},
+    })
+    .to_string()
+}
+
+/// The error code of a tool answer (`""` when it succeeded).
+fn tool_error(answer: Option<&serde_json::Value>) -> String {
+    let answer = answer.expect("the server answered");
+    answer["result"]["structuredContent"]["error"]["code"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn read_of_an_in_root_symlink_to_git_config_is_refused_like_a_read_of_git_config() {
+    let t = TempTree::with(&[(".git/config", "[remote]\n\turl = https://tok@h/r\n")]);
+    t.symlink("cfg", ".git/config");
+    t.symlink("gitdir", ".git");
+    for path in ["cfg", "gitdir/config", ".git/config", ".GIT/config"] {
+        let out = t.run(&["read", path, "--json"], "");
+        assert_eq!(out.status, 1, "read {path}: {}", out.stdout);
+        assert_eq!(out.json()["error"]["code"], "path_escape", "{path}");
+        assert!(!out.stdout.contains("tok@"), "{}", out.stdout);
+    }
+    let calls = vec![
+        tool_call("1", "read", serde_json::json!({"path": "cfg"})),
+        tool_call("2", "range", serde_json::json!({"path": "cfg", "line": 1})),
+        tool_call(
+            "3",
+            "check_balance",
+            serde_json::json!({"path": "gitdir/config"}),
+        ),
+    ];
+    let answers = mcp_session(&t, &calls, 20);
+    for id in ["1", "2", "3"] {
+        assert_eq!(tool_error(answers.get(id)), "path_escape", "call {id}");
+        assert!(!answers[id].to_string().contains("tok@"), "call {id}");
+    }
+    // A link to a file inside the root is still followed.
+    t.write("real.txt", b"inside\n");
+    t.symlink("link", "real.txt");
+    let out = t.run(&["read", "link", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(out.json()["lines"][0], "inside");
+}
+
+#[test]
+fn read_range_and_check_balance_refuse_a_fifo_instead_of_blocking() {
+    let t = TempTree::new();
+    let fifo = std::ffi::CString::new(t.root().join("p.rs").to_string_lossy().as_bytes())
+        .expect("no NUL in a temp path");
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    for args in [
+        &["read", "p.rs", "--json"][..],
+        &["read", "p.rs", "--around", "1", "--json"],
+        &["range", "p.rs", "--line", "1", "--json"],
+        &["check-balance", "p.rs", "--json"],
+    ] {
+        let (status, stdout, _) =
+            run_bounded(&t, args, 10).unwrap_or_else(|| panic!("{args:?} blocked on a fifo"));
+        assert_eq!(status, 1, "{args:?}: {stdout}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        assert_eq!(json["error"]["code"], "unsupported_file", "{args:?}");
+    }
+    let calls = vec![
+        tool_call("1", "read", serde_json::json!({"path": "p.rs"})),
+        tool_call("2", "range", serde_json::json!({"path": "p.rs", "line": 1})),
+        tool_call("3", "check_balance", serde_json::json!({"path": "p.rs"})),
+    ];
+    let answers = mcp_session(&t, &calls, 10);
+    for id in ["1", "2", "3"] {
+        assert_eq!(tool_error(answers.get(id)), "unsupported_file", "call {id}");
+    }
+}
