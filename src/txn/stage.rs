@@ -34,7 +34,7 @@ use super::dirfd::{self, Dir, Kind};
 use super::failpoint::Failpoints;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
-use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
+use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions, TxnWarning};
 use crate::content::ContentHash;
 use crate::state::{StateDir, ROOT_JOURNAL_DIR};
 use crate::{Error, ErrorCode};
@@ -161,15 +161,16 @@ impl Txn<'_> {
             })
         });
         match executed {
-            Ok(()) => {
-                let mut warnings = recover::finish(
+            Ok(later) => {
+                let mut warnings = later;
+                warnings.extend(recover::finish(
                     self.state,
                     &root,
                     &journal,
                     &jpath,
                     fp,
                     super::audit::COMMITTED,
-                );
+                ));
                 if let Some(Err(e)) = pruned {
                     warnings.push(recover::cleanup_warning(e));
                 }
@@ -614,7 +615,8 @@ fn stage_all(
     Ok(staged)
 }
 
-/// Steps 3–7. Any error returned means the commit point was not reached.
+/// Steps 3–7. Any error returned means the commit point was not reached; the warnings
+/// returned name paths changed by another program after their rename ([`verify_one`]).
 fn execute(
     root: &Dir,
     jdir: &Dir,
@@ -623,7 +625,7 @@ fn execute(
     planned: &mut [Planned],
     fp: &mut Failpoints,
     renamed: &mut usize,
-) -> Result<(), Error> {
+) -> Result<Vec<TxnWarning>, Error> {
     let jshown = jpath.display().to_string();
     let rechecks: Vec<Recheck> = planned
         .iter()
@@ -655,13 +657,15 @@ fn execute(
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
     sync_parents(root, planned, &journal.created_dirs)?;
+    let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
-        verify_one(p, e, st.as_ref(), fp)?;
+        later.extend(verify_one(p, e, st.as_ref(), fp)?);
     }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     journal.phase = Phase::Committed;
-    journal.write(jdir, jpath)
+    journal.write(jdir, jpath)?;
+    Ok(later)
 }
 
 fn parent_of(p: &Planned) -> Result<&Dir, Error> {
@@ -836,39 +840,45 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
 /// that was staged (same device and inode, size and mode: the content was written and
 /// synced from the plan, so reading it back would only read the page cache again); a
 /// symlink or a removal is checked by what stands at the path.
+///
+/// The rename already happened (it returned success), so a path that holds something else
+/// now was changed by another program after it: a later edit, not a failure of this commit.
+/// Rolling the other files back around it would leave a mix no recovery can tell from a
+/// crash, and would revert an editor that saved exactly our bytes; so the commit goes on and
+/// the path is reported (`later_edit`, README "Safety").
 fn verify_one(
     p: &Planned,
     entry: &Entry,
     staged: Option<&dirfd::Stat>,
     fp: &mut Failpoints,
-) -> Result<(), Error> {
+) -> Result<Option<TxnWarning>, Error> {
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
-    let differs = || {
-        Error::new(
-            ErrorCode::IoError,
-            format!("{path} does not hold the planned content after the rename"),
-        )
-        .with_path(path)
-    };
-    if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
+    let holds_ours = if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
         let dir = parent_of(p)?;
         let now = dir.stat(&p.located.name).map_err(io)?;
-        return match now {
-            Some(st)
-                if st.kind == Kind::File
-                    && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
-                    && st.mode == *mode =>
-            {
-                Ok(())
-            }
-            _ => Err(differs()),
-        };
-    }
-    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
-    if now != entry.after {
-        return Err(differs());
-    }
-    Ok(())
+        matches!(now, Some(st)
+            if st.kind == Kind::File
+                && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
+                && st.mode == *mode)
+    } else {
+        current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)? == entry.after
+    };
+    Ok((!holds_ours).then(|| later_edit(path)))
 }
+
+/// The warning for a path another program changed after this commit wrote it.
+pub(crate) fn later_edit(path: &str) -> TxnWarning {
+    TxnWarning {
+        code: LATER_EDIT.into(),
+        message: format!(
+            "{path} was changed by another program right after the patch wrote it; that later \
+             edit was kept (the rest of the patch is applied): check {path}"
+        ),
+        path: Some(path.to_string()),
+    }
+}
+
+/// The warning code of [`later_edit`].
+pub const LATER_EDIT: &str = "later_edit";

@@ -363,3 +363,83 @@ fn read_range_and_check_balance_refuse_a_fifo_instead_of_blocking() {
         assert_eq!(tool_error(answers.get(id)), "unsupported_file", "call {id}");
     }
 }
+
+/// Applies `patch` with the commit paused at failpoint step `k`, which must be the step named
+/// `step`; runs `meanwhile` during the pause and returns the exit status and the JSON report.
+fn apply_paused_at(
+    t: &TempTree,
+    patch: &str,
+    (k, step): (usize, &str),
+    meanwhile: impl FnOnce(),
+) -> (i32, serde_json::Value) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .arg("--json")
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:pause"))
+        .env("APPLY_PATCH_FAILPOINT_PAUSE_MS", "1500")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr was piped"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("read stderr");
+    assert!(line.contains(&format!("pause at {step}")), "{line}");
+    meanwhile();
+    let mut stdout = String::new();
+    let mut out = child.stdout.take().expect("stdout was piped");
+    out.read_to_string(&mut stdout).expect("read stdout");
+    let status = child.wait().expect("the binary finishes");
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (status.code().unwrap_or(-1), json)
+}
+
+#[test]
+fn an_edit_by_another_program_after_our_rename_is_kept_and_the_rest_is_committed() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n\
+                 *** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    // Steps: journal, stage a, stage b, backup a, backup b, rename a, rename b, folder sync.
+    let at = (8, "folder sync");
+    // An editor appends to a.txt once it holds our content.
+    let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let (status, json) = apply_paused_at(&t, patch, at, || {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.root().join("a.txt"))
+            .expect("open a.txt");
+        std::io::Write::write_all(&mut f, b"later\n").expect("append");
+    });
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    let warning = json["warnings"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["code"] == "later_edit"))
+        .unwrap_or_else(|| panic!("a later_edit warning: {json}"));
+    assert_eq!(warning["path"], "a.txt");
+    // Nothing is left to recover: the tree stays as it is.
+    let out = t.run(&["recover", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+
+    // An editor that saves exactly our new bytes (a new file renamed over ours) is not
+    // reverted either.
+    let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let (status, json) = apply_paused_at(&t, patch, at, || {
+        std::fs::write(t.root().join("a.saved"), "A\n").expect("write");
+        std::fs::rename(t.root().join("a.saved"), t.root().join("a.txt")).expect("rename");
+    });
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(
+        (t.read_str("a.txt"), t.read_str("b.txt")),
+        ("A\n".into(), "B\n".into())
+    );
+}
