@@ -11,6 +11,7 @@
 pub mod audit;
 pub mod dirfd;
 pub mod failpoint;
+pub(crate) mod handles;
 pub mod journal;
 pub mod lock;
 pub mod recover;

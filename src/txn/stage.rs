@@ -28,10 +28,12 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
 use super::failpoint::Failpoints;
+use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
 use super::{recover, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions, TxnWarning};
@@ -88,7 +90,10 @@ pub(crate) struct Txn<'a> {
 /// A change that survived the staleness check and will be written.
 struct Planned {
     change: Change,
+    /// The target's name and components; its folder is not held open (see [`Handles`]).
     located: Located,
+    /// A folder on the way was missing at the check (the commit creates it).
+    folder_missing: bool,
     /// What the staleness check saw at the path: checked again just before the rename.
     seen: Option<dirfd::Stat>,
     /// The content must be checked too (the modification time is too recent to trust).
@@ -200,13 +205,14 @@ impl Txn<'_> {
         audit: &AuditRecord,
     ) -> Result<Journal, Error> {
         let mut created: Vec<String> = Vec::new();
+        let mut created_set: HashSet<String> = HashSet::new();
         let mut entries = Vec::new();
         for (i, p) in planned.iter().enumerate() {
             let comps = &p.located.components;
-            if p.located.parent.is_none() {
+            if p.folder_missing {
                 for depth in p.located.existing + 1..comps.len() {
                     let dir = path_of(&comps[..depth])?;
-                    if !created.contains(&dir) {
+                    if created_set.insert(dir.clone()) {
                         created.push(dir);
                     }
                 }
@@ -348,8 +354,13 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             )
             .with_path(change.path));
         }
-        let located = journal::locate_in(root, &change.path, &mut cache)?;
+        if cache.len() >= super::handles::LIMIT {
+            cache.clear();
+        }
+        let mut located = journal::locate_in(root, &change.path, &mut cache)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
+        // Not held open past the check: a patch may touch more folders than files may be open.
+        let folder_missing = located.parent.take().is_none();
         let after = journal_after(&change);
         if State::from_snapshot(&change.before) == after {
             continue;
@@ -357,6 +368,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
         planned.push(Planned {
             change,
             located,
+            folder_missing,
             seen,
             recheck,
             after,
@@ -550,10 +562,6 @@ fn prepare(
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     journal.write(jdir, jpath)?;
     create_dirs(root, &journal.created_dirs, fp)?;
-    let mut cache = journal::DirCache::new();
-    for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
-        p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
-    }
     let pending: Vec<&crate::content::Content> = planned
         .iter()
         .filter(|p| p.hash_pending())
@@ -571,7 +579,7 @@ fn prepare(
                 });
             })
         });
-        let staged = stage_all(planned, journal, fp);
+        let staged = stage_all(root, planned, journal, fp);
         if let Some(hashing) = hashing {
             hashing
                 .join()
@@ -595,14 +603,16 @@ fn prepare(
 
 /// Step 4a proper: every new content staged, synced in batches.
 fn stage_all(
+    root: &Dir,
     planned: &[Planned],
     journal: &Journal,
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
+    let mut handles = Handles::new(root)?;
     let mut unsynced = Vec::new();
     let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
-        let file = stage_one(p, e, fp)?;
+        let file = stage_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         staged.push(file.as_ref().map(|(_, st)| *st));
         if let Some((file, _)) = file {
             unsynced.push((p.change.path.as_str(), file));
@@ -645,21 +655,25 @@ fn execute(
     })?;
     drop(rechecks);
     let_go_of_contents(planned);
+    let mut handles = Handles::new(root)?;
     for (p, e) in planned.iter().zip(&journal.entries) {
-        backup_one(p, e, jdir, fp)?;
+        if e.backup.is_some() {
+            backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
+        }
     }
     jdir.sync()
         .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
     for (p, e) in planned.iter().zip(&journal.entries) {
-        replace_one(p, e, fp)?;
+        replace_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
-    sync_parents(root, planned, &journal.created_dirs)?;
+    sync_parents(root, &mut handles, planned, &journal.created_dirs)?;
     let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
-        later.extend(verify_one(p, e, st.as_ref(), fp)?);
+        let dir = parent_of(root, &mut handles, p)?;
+        later.extend(verify_one(&dir, p, e, st.as_ref(), fp)?);
     }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
@@ -668,8 +682,9 @@ fn execute(
     Ok(later)
 }
 
-fn parent_of(p: &Planned) -> Result<&Dir, Error> {
-    p.located.parent.as_deref().ok_or_else(|| {
+/// The open folder of a target (its folders exist once step 4 created them).
+fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Rc<Dir>, Error> {
+    handles.parent(root, &p.change.path)?.ok_or_else(|| {
         Error::new(
             ErrorCode::IoError,
             format!("the folder of {} could not be created", p.change.path),
@@ -678,16 +693,18 @@ fn parent_of(p: &Planned) -> Result<&Dir, Error> {
     })
 }
 
+/// Creates the missing folders, listed parents first: each is found from the folder open
+/// last, not by a walk from the root (which cost depth² opens for a deep new path).
 fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), Error> {
+    let mut handles = Handles::new(root)?;
     for dir in dirs {
         let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
-        let located = journal::locate(root, dir)?;
-        let parent = located
-            .parent
-            .as_ref()
+        let parent = handles
+            .parent(root, dir)?
             .ok_or_else(|| io(std::io::Error::from_raw_os_error(libc::ENOENT)))?;
-        parent.mkdir(&located.name).map_err(io)?;
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        parent.mkdir(name.as_bytes()).map_err(io)?;
     }
     Ok(())
 }
@@ -701,6 +718,7 @@ const SYNC_THREADS: usize = 8;
 /// Step 4a: the new content in a temporary file beside the target; the file is returned
 /// for [`sync_files`], with its `fstat` (what the verification expects at the target).
 fn stage_one(
+    dir: &Dir,
     p: &Planned,
     entry: &Entry,
     fp: &mut Failpoints,
@@ -711,7 +729,6 @@ fn stage_one(
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
     fp.step(&format!("stage {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
             let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
@@ -760,14 +777,19 @@ fn sync_files(files: &mut Vec<(&str, std::fs::File)>) -> Result<(), Error> {
 }
 
 /// Step 4b: the old file hard-linked into the journal folder (copied across file systems).
-fn backup_one(p: &Planned, entry: &Entry, jdir: &Dir, fp: &mut Failpoints) -> Result<(), Error> {
+fn backup_one(
+    dir: &Dir,
+    p: &Planned,
+    entry: &Entry,
+    jdir: &Dir,
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
     let Some(backup) = &entry.backup else {
         return Ok(());
     };
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot back up", &e);
     fp.step(&format!("backup {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     match dir.link(&p.located.name, jdir, backup.as_bytes()) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
             let (bytes, st) = dir.read_file(&p.located.name).map_err(io)?;
@@ -781,11 +803,10 @@ fn backup_one(p: &Planned, entry: &Entry, jdir: &Dir, fp: &mut Failpoints) -> Re
 }
 
 /// Step 5: the rename (or unlink) that makes the change visible.
-fn replace_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+fn replace_one(dir: &Dir, p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot replace", &e);
     fp.step(&format!("rename {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     // Checked again right before the rename, so that the window in which another program's
     // edit can be overwritten is this one system call, not the whole commit.
     let now = dir.stat(&p.located.name).map_err(io)?;
@@ -815,7 +836,12 @@ fn same_file(a: Option<&dirfd::Stat>, b: Option<&dirfd::Stat>) -> bool {
     }
 }
 
-fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(), Error> {
+fn sync_parents(
+    root: &Dir,
+    handles: &mut Handles,
+    planned: &[Planned],
+    created: &[String],
+) -> Result<(), Error> {
     // Many targets share a folder: sync each folder once.
     let mut synced = HashSet::new();
     let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
@@ -826,10 +852,10 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
         Ok(())
     };
     for p in planned {
-        sync(parent_of(p)?, &p.change.path)?;
+        sync(&*parent_of(root, handles, p)?, &p.change.path)?;
     }
     for dir in created {
-        if let Some(parent) = journal::locate(root, dir)?.parent {
+        if let Some(parent) = handles.parent(root, dir)? {
             sync(&parent, dir)?;
         }
     }
@@ -847,6 +873,7 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
 /// crash, and would revert an editor that saved exactly our bytes; so the commit goes on and
 /// the path is reported (`later_edit`, README "Safety").
 fn verify_one(
+    dir: &Dir,
     p: &Planned,
     entry: &Entry,
     staged: Option<&dirfd::Stat>,
@@ -856,14 +883,13 @@ fn verify_one(
     let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
     let holds_ours = if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
-        let dir = parent_of(p)?;
         let now = dir.stat(&p.located.name).map_err(io)?;
         matches!(now, Some(st)
             if st.kind == Kind::File
                 && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
                 && st.mode == *mode)
     } else {
-        current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)? == entry.after
+        current_state(Some(dir), &p.located.name).map_err(io)? == entry.after
     };
     Ok((!holds_ours).then(|| later_edit(path)))
 }

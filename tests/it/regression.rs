@@ -443,3 +443,70 @@ fn an_edit_by_another_program_after_our_rename_is_kept_and_the_rest_is_committed
         ("A\n".into(), "B\n".into())
     );
 }
+
+/// Runs the binary through `sh -c 'ulimit -n N; exec …'` with the patch on stdin.
+fn run_with_open_file_limit(
+    t: &TempTree,
+    limit: usize,
+    args: &[&str],
+    patch: &str,
+) -> (i32, String) {
+    use std::io::Write as _;
+    let script = format!("ulimit -n {limit} && exec \"$0\" \"$@\"");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(args)
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env_remove("APPLY_PATCH_FAILPOINT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the binary finishes");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_patch_adding_files_in_1500_folders_commits_under_an_open_file_limit_of_256() {
+    let t = TempTree::with(&[("keep.txt", "k\n")]);
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..1500 {
+        patch.push_str(&format!("*** Add File: d{i}/sub/f.txt\n+{i}\n"));
+    }
+    patch.push_str("*** End Patch\n");
+    let (status, out) = run_with_open_file_limit(&t, 256, &["--json"], &patch);
+    assert_eq!(status, 0, "{}", &out[..out.len().min(2000)]);
+    assert_eq!(t.read_str("d0/sub/f.txt"), "0\n");
+    assert_eq!(t.read_str("d1499/sub/f.txt"), "1499\n");
+}
+
+#[test]
+fn output_that_cannot_be_written_is_reported_not_ignored() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: this machine has no /dev/full");
+        return;
+    };
+    let t = TempTree::with(&[("a.txt", "a\n")]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(["read", "a.txt", "--json"])
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot write the output"), "{stderr}");
+}
