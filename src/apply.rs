@@ -272,16 +272,16 @@ pub(crate) fn audit_record(plan: &Plan) -> crate::txn::AuditRecord {
     }
 }
 
-/// Transaction warnings as report warnings (`recovered`, or `cleanup` for a failed step
-/// after the commit point).
+/// Transaction warnings as report warnings (`recovered`, `later_edit`, or `cleanup` for a
+/// failed step after the commit point).
 pub fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
     warnings
         .into_iter()
         .map(|w| {
-            let code = if w.code == "recovered" {
-                WarningCode::Recovered
-            } else {
-                WarningCode::Cleanup
+            let code = match w.code.as_str() {
+                "recovered" => WarningCode::Recovered,
+                crate::txn::stage::LATER_EDIT => WarningCode::LaterEdit,
+                _ => WarningCode::Cleanup,
             };
             let mut out = Warning::new(code, w.message);
             out.path = w.path;

@@ -791,17 +791,45 @@ fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Error> {
 }
 
 /// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
-/// not UTF-8.
+/// not UTF-8. Only a regular file is read: a FIFO or device is `unsupported_file` (opened
+/// without blocking, checked on the open file), never a read that waits forever.
 fn read_text(root: &std::path::Path, file: &std::path::Path) -> Result<Option<String>, Error> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
     let shown = file.display().to_string();
-    let bytes = std::fs::read(root.join(file)).map_err(|e| {
+    let io = |e: std::io::Error| {
         let mut err = Error::io(&shown, "cannot read", &e);
         if e.kind() == std::io::ErrorKind::NotFound {
             err.code = ErrorCode::Usage;
             err.hint = Some("FILE is relative to --root (default: the current directory)".into());
         }
         err
-    })?;
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(root.join(file))
+        .map_err(io)?;
+    let kind = f.metadata().map_err(io)?.file_type();
+    if kind.is_dir() {
+        return Err(
+            Error::new(ErrorCode::IsDirectory, format!("{shown} is a directory")).with_path(&shown),
+        );
+    }
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a fifo"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!("{shown} is {what}: only regular files are read"),
+        )
+        .with_path(&shown));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(io)?;
     Ok(String::from_utf8(bytes).ok())
 }
 

@@ -175,6 +175,8 @@ pub enum WarningCode {
     // since the session read it.
     Rebased,
     ChangedSinceRead,
+    /// Another program changed a path right after the commit wrote it; its edit was kept.
+    LaterEdit,
 }
 
 impl WarningCode {
@@ -191,6 +193,7 @@ impl WarningCode {
             WarningCode::Merged => "merged",
             WarningCode::Rebased => "rebased",
             WarningCode::ChangedSinceRead => "changed_since_read",
+            WarningCode::LaterEdit => "later_edit",
         }
     }
 }

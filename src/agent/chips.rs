@@ -11,7 +11,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::agent::read::resolve;
+use crate::agent::read::{read_confined, resolve};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
 use crate::locate::{assess_hunks, locate_edits, LocateOptions};
@@ -138,15 +138,15 @@ pub fn assess(
         let current = fp
             .old_path
             .as_deref()
-            .and_then(|p| resolve(root, &joined(p)).ok())
-            .and_then(|(_, abs)| std::fs::read(abs).ok());
+            .and_then(|p| read_confined(root, &joined(p)).ok())
+            .map(|(_, bytes)| bytes);
         match fp.op {
             FileOp::Add => {
                 let exists = fp
                     .new_path
                     .as_deref()
                     .and_then(|p| resolve(root, &joined(p)).ok())
-                    .is_some_and(|(_, abs)| abs.exists());
+                    .is_some_and(|rel| root.join(rel).exists());
                 out.push(whole(&shown, !exists, ErrorCode::FileExists));
             }
             _ => match current {

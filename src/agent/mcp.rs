@@ -446,8 +446,8 @@ impl Session {
             if let Some(old) = old {
                 reads.remove(old);
             }
-            match std::fs::read(self.root.join(path)) {
-                Ok(bytes) => {
+            match crate::agent::read::read_confined(&self.root, path) {
+                Ok((_, bytes)) => {
                     reads.insert(
                         path.clone(),
                         ReadRecord {
@@ -465,14 +465,7 @@ impl Session {
 
     /// The text of a file for the structure tools (UTF-8 only, confined to the root).
     fn text_of(&self, path: &str) -> Result<(String, String), Error> {
-        let (rel, abs) = crate::agent::read::resolve(&self.root, path)?;
-        let bytes = std::fs::read(&abs).map_err(|e| {
-            let mut err = Error::io(&rel, "cannot read", &e);
-            if e.kind() == std::io::ErrorKind::NotFound {
-                err.code = ErrorCode::FileNotFound;
-            }
-            err
-        })?;
+        let (rel, bytes) = crate::agent::read::read_confined(&self.root, path)?;
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::new(ErrorCode::InvalidUtf8, format!("{rel} is not UTF-8")).with_path(&rel)
         })?;

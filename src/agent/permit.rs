@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::agent::read::resolve;
+use crate::agent::read::read_confined;
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
 use crate::model::{Body, Edit, FileOp, PatchSet};
@@ -51,10 +51,7 @@ pub fn check(
         let joined = crate::guard::join_cd(patch.cd.as_deref(), old);
         // A path the guards will refuse, or a file that is not there, is the planner's to
         // report: only existing files need a read.
-        let Ok((rel, abs)) = resolve(root, &joined) else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(&abs) else {
+        let Ok((rel, bytes)) = read_confined(root, &joined) else {
             continue;
         };
         let Some(record) = reads.get(&rel) else {

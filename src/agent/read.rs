@@ -8,13 +8,15 @@
 //! replaced). Keeping the served content for rebases is the caller's choice (a
 //! [`SnapshotStore`]).
 
-use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use crate::agent::snapshots::SnapshotStore;
 use crate::agent::{sha256_hex, version_of};
 use crate::error::{Error, ErrorCode};
+use crate::guard;
 use crate::text::{Ending, Text};
+use crate::tree::DiskTree;
+use crate::txn::Found;
 
 /// `--lines A:B`: 1-based, inclusive; either side may be left out (`A:`, `:B`), and a single
 /// number reads one line.
@@ -137,16 +139,7 @@ pub fn read_file(
     range: LineRange,
     store: Option<&SnapshotStore>,
 ) -> Result<ReadOutput, Error> {
-    let (rel, abs) = resolve(root, path)?;
-    let meta = fs::metadata(&abs).map_err(|e| not_found_or_io(&rel, &e))?;
-    if meta.is_dir() {
-        return Err(
-            Error::new(ErrorCode::IsDirectory, format!("{rel} is a directory"))
-                .with_path(&rel)
-                .with_hint("read a file inside it"),
-        );
-    }
-    let bytes = fs::read(&abs).map_err(|e| not_found_or_io(&rel, &e))?;
+    let (rel, bytes) = read_confined(root, path)?;
     let sha256 = sha256_hex(&bytes);
     let base = version_of(&bytes);
     check_text(&rel, &bytes, &base)?;
@@ -229,20 +222,50 @@ fn endings(text: &Text<'_>) -> &'static str {
     }
 }
 
-fn not_found_or_io(rel: &str, e: &std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        Error::new(ErrorCode::FileNotFound, format!("{rel} does not exist"))
-            .with_path(rel)
-            .with_hint("check the path (relative to the root); list the directory to find it")
-    } else {
-        Error::io(rel, "cannot read", e)
+/// The bytes of `path` under `root`, read as a commit would write it (SPEC §6, README
+/// "Safety"): the path is normalised and confined ([`resolve`]); a symlink on it is followed
+/// only to a target inside the root and outside `.git/` ([`guard::resolve`]); the file is then
+/// opened through folder handles taken component by component without following symlinks,
+/// and must be a regular file (a FIFO or device is `unsupported_file`, never opened for a
+/// blocking read). So a symlink swapped in after the check cannot lead the read out of the
+/// root. Returns the root-relative path as asked (not the link's target) and the bytes.
+pub fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
+    let rel = resolve(root, path)?;
+    let tree = DiskTree::new(root)?;
+    let real = guard::resolve(&tree, &rel, true)?;
+    let (_, found) = crate::txn::read_snapshot(tree.path(), &real).map_err(|mut e| {
+        e.path = Some(rel.clone());
+        e
+    })?;
+    match found {
+        Found::File(content) => Ok((rel, content.into_vec())),
+        Found::Missing => Err(not_found(&rel)),
+        Found::Directory => Err(Error::new(
+            ErrorCode::IsDirectory,
+            format!("{rel} is a directory"),
+        )
+        .with_path(&rel)
+        .with_hint("read a file inside it")),
+        // `guard::resolve` followed every link; one standing there now was swapped in.
+        Found::Symlink(_) => Err(Error::new(
+            ErrorCode::PathEscape,
+            format!("{rel}: a symbolic link was put in its place while it was read; not followed"),
+        )
+        .with_path(&rel)
+        .with_hint("read it again")),
     }
 }
 
-/// Confine `path` to `root`: normalise `.` and `..`, accept an absolute path inside the root,
-/// refuse `.git/` and anything that leads out (also through a symlink). Returns the
-/// root-relative `/` path and the resolved absolute path.
-pub fn resolve(root: &Path, path: &str) -> Result<(String, PathBuf), Error> {
+fn not_found(rel: &str) -> Error {
+    Error::new(ErrorCode::FileNotFound, format!("{rel} does not exist"))
+        .with_path(rel)
+        .with_hint("check the path (relative to the root); list the directory to find it")
+}
+
+/// Confine `path` to `root` by its text: normalise `.` and `..`, accept an absolute path
+/// inside the root, refuse `.git/` and anything that leads out. Returns the root-relative
+/// `/` path; symlinks on it are left to [`read_confined`].
+pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
     let escape = |why: &str| {
         Error::new(ErrorCode::PathEscape, format!("{path}: {why}"))
             .with_path(path)
@@ -281,23 +304,16 @@ pub fn resolve(root: &Path, path: &str) -> Result<(String, PathBuf), Error> {
             Error::new(ErrorCode::IsDirectory, format!("{path} is the root")).with_path(path),
         );
     }
-    if parts.iter().any(|s| s == ".git") {
+    if parts.iter().any(|s| s.eq_ignore_ascii_case(".git")) {
         return Err(escape("inside .git/"));
     }
-    let rel = parts.join("/");
-    let abs = canon_root.join(&rel);
-    // A symlink on the way may lead out: compare the real location with the real root.
-    if let Ok(real) = abs.canonicalize() {
-        if !real.starts_with(&canon_root) {
-            return Err(escape("a symlink leads out of the root"));
-        }
-    }
-    Ok((rel, abs))
+    Ok(parts.join("/"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn root_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -33,13 +33,17 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
 use super::failpoint::Failpoints;
+use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
-use super::{recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions};
+use super::{
+    recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions, TxnWarning,
+};
 use crate::content::ContentHash;
 use crate::state::{StateDir, ROOT_JOURNAL_DIR};
 use crate::{Error, ErrorCode};
@@ -111,7 +115,10 @@ struct Ctx<'a, 'c> {
 /// A change that survived the staleness check and will be written.
 struct Planned {
     change: Change,
+    /// The target's name and components; its folder is not held open (see [`Handles`]).
     located: Located,
+    /// A folder on the way was missing at the check (the commit creates it).
+    folder_missing: bool,
     /// What the staleness check saw at the path: checked again just before the rename.
     seen: Option<dirfd::Stat>,
     /// The content must be checked too (the modification time is too recent to trust).
@@ -192,15 +199,16 @@ impl Txn<'_> {
             })
         });
         match executed {
-            Ok(()) => {
-                let mut warnings = recover::finish(
+            Ok(later) => {
+                let mut warnings = later;
+                warnings.extend(recover::finish(
                     self.state,
                     &root,
                     &journal,
                     &jpath,
                     fp,
                     super::audit::COMMITTED,
-                );
+                ));
                 if let Some(Err(e)) = pruned {
                     warnings.push(recover::cleanup_warning(e));
                 }
@@ -241,13 +249,14 @@ impl Txn<'_> {
             None => recover::read_last(self.state)?,
         };
         let mut created: Vec<String> = Vec::new();
+        let mut created_set: HashSet<String> = HashSet::new();
         let mut entries = Vec::new();
         for (i, p) in planned.iter().enumerate() {
             let comps = &p.located.components;
-            if p.located.parent.is_none() {
+            if p.folder_missing {
                 for depth in p.located.existing + 1..comps.len() {
                     let dir = path_of(&comps[..depth])?;
-                    if !created.contains(&dir) {
+                    if created_set.insert(dir.clone()) {
                         created.push(dir);
                     }
                 }
@@ -394,8 +403,13 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
             )
             .with_path(change.path));
         }
-        let located = journal::locate_in(root, &change.path, &mut cache)?;
+        if cache.len() >= super::handles::LIMIT {
+            cache.clear();
+        }
+        let mut located = journal::locate_in(root, &change.path, &mut cache)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
+        // Not held open past the check: a patch may touch more folders than files may be open.
+        let folder_missing = located.parent.take().is_none();
         let after = journal_after(&change);
         if State::from_snapshot(&change.before) == after {
             continue;
@@ -403,6 +417,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
         planned.push(Planned {
             change,
             located,
+            folder_missing,
             seen,
             recheck,
             after,
@@ -601,10 +616,6 @@ fn prepare(
         recover::write_last(ctx.state, Some(&journal.id))?;
     }
     create_dirs(root, &journal.created_dirs, fp)?;
-    let mut cache = journal::DirCache::new();
-    for p in planned.iter_mut().filter(|p| p.located.parent.is_none()) {
-        p.located = journal::locate_in(root, &p.change.path, &mut cache)?;
-    }
     let pending: Vec<&crate::content::Content> = planned
         .iter()
         .filter(|p| p.hash_pending())
@@ -622,7 +633,7 @@ fn prepare(
                 });
             })
         });
-        let staged = stage_all(planned, journal, fp);
+        let staged = stage_all(root, planned, journal, fp);
         if let Some(hashing) = hashing {
             hashing
                 .join()
@@ -646,14 +657,16 @@ fn prepare(
 
 /// Step 4a proper: every new content staged, synced in batches.
 fn stage_all(
+    root: &Dir,
     planned: &[Planned],
     journal: &Journal,
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
+    let mut handles = Handles::new(root)?;
     let mut unsynced = Vec::new();
     let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
-        let file = stage_one(p, e, fp)?;
+        let file = stage_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         staged.push(file.as_ref().map(|(_, st)| *st));
         if let Some((file, _)) = file {
             unsynced.push((p.change.path.as_str(), file));
@@ -668,7 +681,8 @@ fn stage_all(
 
 /// Steps 3–7 (and the companion's install right after the commit mark). Any error returned
 /// means the commit point was not reached, or that the companion could not be installed
-/// (the rollback then takes the work tree back too).
+/// (the rollback then takes the work tree back too); the warnings returned name paths
+/// changed by another program after their rename ([`verify_one`]).
 fn execute(
     root: &Dir,
     (jdir, jpath): (&Dir, &Path),
@@ -676,7 +690,7 @@ fn execute(
     planned: &mut [Planned],
     (fp, ctx): (&mut Failpoints, &mut Ctx),
     renamed: &mut usize,
-) -> Result<(), Error> {
+) -> Result<Vec<TxnWarning>, Error> {
     let jshown = jpath.display().to_string();
     let rechecks: Vec<Recheck> = planned
         .iter()
@@ -696,20 +710,25 @@ fn execute(
     })?;
     drop(rechecks);
     let_go_of_contents(planned);
+    let mut handles = Handles::new(root)?;
     for (p, e) in planned.iter().zip(&journal.entries) {
-        backup_one(p, e, jdir, fp)?;
+        if e.backup.is_some() {
+            backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
+        }
     }
     jdir.sync()
         .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
     for (p, e) in planned.iter().zip(&journal.entries) {
-        replace_one(p, e, fp)?;
+        replace_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
-    sync_parents(root, planned, &journal.created_dirs)?;
+    sync_parents(root, &mut handles, planned, &journal.created_dirs)?;
+    let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
-        verify_one(p, e, st.as_ref(), fp)?;
+        let dir = parent_of(root, &mut handles, p)?;
+        later.extend(verify_one(&dir, p, e, st.as_ref(), fp)?);
     }
     if let (Some(companion), Some(lock)) = (ctx.companion.as_deref_mut(), journal.index.as_mut()) {
         fp.step("companion write")
@@ -725,7 +744,7 @@ fn execute(
             .map_err(|e| Error::io(&jshown, "cannot replace the git index", &e))?;
         companion.install()?;
     }
-    Ok(())
+    Ok(later)
 }
 
 /// The journal's record of the companion's lock file, before anything is written to it.
@@ -742,8 +761,9 @@ fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
     })
 }
 
-fn parent_of(p: &Planned) -> Result<&Dir, Error> {
-    p.located.parent.as_deref().ok_or_else(|| {
+/// The open folder of a target (its folders exist once step 4 created them).
+fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Rc<Dir>, Error> {
+    handles.parent(root, &p.change.path)?.ok_or_else(|| {
         Error::new(
             ErrorCode::IoError,
             format!("the folder of {} could not be created", p.change.path),
@@ -752,16 +772,18 @@ fn parent_of(p: &Planned) -> Result<&Dir, Error> {
     })
 }
 
+/// Creates the missing folders, listed parents first: each is found from the folder open
+/// last, not by a walk from the root (which cost depth² opens for a deep new path).
 fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), Error> {
+    let mut handles = Handles::new(root)?;
     for dir in dirs {
         let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
-        let located = journal::locate(root, dir)?;
-        let parent = located
-            .parent
-            .as_ref()
+        let parent = handles
+            .parent(root, dir)?
             .ok_or_else(|| io(std::io::Error::from_raw_os_error(libc::ENOENT)))?;
-        parent.mkdir(&located.name).map_err(io)?;
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        parent.mkdir(name.as_bytes()).map_err(io)?;
     }
     Ok(())
 }
@@ -775,6 +797,7 @@ const SYNC_THREADS: usize = 8;
 /// Step 4a: the new content in a temporary file beside the target; the file is returned
 /// for [`sync_files`], with its `fstat` (what the verification expects at the target).
 fn stage_one(
+    dir: &Dir,
     p: &Planned,
     entry: &Entry,
     fp: &mut Failpoints,
@@ -785,7 +808,6 @@ fn stage_one(
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
     fp.step(&format!("stage {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
             let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
@@ -834,14 +856,19 @@ fn sync_files(files: &mut Vec<(&str, std::fs::File)>) -> Result<(), Error> {
 }
 
 /// Step 4b: the old file hard-linked into the journal folder (copied across file systems).
-fn backup_one(p: &Planned, entry: &Entry, jdir: &Dir, fp: &mut Failpoints) -> Result<(), Error> {
+fn backup_one(
+    dir: &Dir,
+    p: &Planned,
+    entry: &Entry,
+    jdir: &Dir,
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
     let Some(backup) = &entry.backup else {
         return Ok(());
     };
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot back up", &e);
     fp.step(&format!("backup {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     match dir.link(&p.located.name, jdir, backup.as_bytes()) {
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
             let (bytes, st) = dir.read_file(&p.located.name).map_err(io)?;
@@ -855,11 +882,10 @@ fn backup_one(p: &Planned, entry: &Entry, jdir: &Dir, fp: &mut Failpoints) -> Re
 }
 
 /// Step 5: the rename (or unlink) that makes the change visible.
-fn replace_one(p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+fn replace_one(dir: &Dir, p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot replace", &e);
     fp.step(&format!("rename {path}")).map_err(io)?;
-    let dir = parent_of(p)?;
     // Checked again right before the rename, so that the window in which another program's
     // edit can be overwritten is this one system call, not the whole commit.
     let now = dir.stat(&p.located.name).map_err(io)?;
@@ -889,7 +915,12 @@ fn same_file(a: Option<&dirfd::Stat>, b: Option<&dirfd::Stat>) -> bool {
     }
 }
 
-fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(), Error> {
+fn sync_parents(
+    root: &Dir,
+    handles: &mut Handles,
+    planned: &[Planned],
+    created: &[String],
+) -> Result<(), Error> {
     // Many targets share a folder: sync each folder once.
     let mut synced = HashSet::new();
     let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
@@ -900,10 +931,10 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
         Ok(())
     };
     for p in planned {
-        sync(parent_of(p)?, &p.change.path)?;
+        sync(&*parent_of(root, handles, p)?, &p.change.path)?;
     }
     for dir in created {
-        if let Some(parent) = journal::locate(root, dir)?.parent {
+        if let Some(parent) = handles.parent(root, dir)? {
             sync(&parent, dir)?;
         }
     }
@@ -914,39 +945,45 @@ fn sync_parents(root: &Dir, planned: &[Planned], created: &[String]) -> Result<(
 /// that was staged (same device and inode, size and mode: the content was written and
 /// synced from the plan, so reading it back would only read the page cache again); a
 /// symlink or a removal is checked by what stands at the path.
+///
+/// The rename already happened (it returned success), so a path that holds something else
+/// now was changed by another program after it: a later edit, not a failure of this commit.
+/// Rolling the other files back around it would leave a mix no recovery can tell from a
+/// crash, and would revert an editor that saved exactly our bytes; so the commit goes on and
+/// the path is reported (`later_edit`, README "Safety").
 fn verify_one(
+    dir: &Dir,
     p: &Planned,
     entry: &Entry,
     staged: Option<&dirfd::Stat>,
     fp: &mut Failpoints,
-) -> Result<(), Error> {
+) -> Result<Option<TxnWarning>, Error> {
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
-    let differs = || {
-        Error::new(
-            ErrorCode::IoError,
-            format!("{path} does not hold the planned content after the rename"),
-        )
-        .with_path(path)
-    };
-    if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
-        let dir = parent_of(p)?;
+    let holds_ours = if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
         let now = dir.stat(&p.located.name).map_err(io)?;
-        return match now {
-            Some(st)
-                if st.kind == Kind::File
-                    && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
-                    && st.mode == *mode =>
-            {
-                Ok(())
-            }
-            _ => Err(differs()),
-        };
-    }
-    let now = current_state(p.located.parent.as_deref(), &p.located.name).map_err(io)?;
-    if now != entry.after {
-        return Err(differs());
-    }
-    Ok(())
+        matches!(now, Some(st)
+            if st.kind == Kind::File
+                && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
+                && st.mode == *mode)
+    } else {
+        current_state(Some(dir), &p.located.name).map_err(io)? == entry.after
+    };
+    Ok((!holds_ours).then(|| later_edit(path)))
 }
+
+/// The warning for a path another program changed after this commit wrote it.
+pub(crate) fn later_edit(path: &str) -> TxnWarning {
+    TxnWarning {
+        code: LATER_EDIT.into(),
+        message: format!(
+            "{path} was changed by another program right after the patch wrote it; that later \
+             edit was kept (the rest of the patch is applied): check {path}"
+        ),
+        path: Some(path.to_string()),
+    }
+}
+
+/// The warning code of [`later_edit`].
+pub const LATER_EDIT: &str = "later_edit";

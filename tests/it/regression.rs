@@ -336,4 +336,331 @@ fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
     let out = run_checked(&t, &["--json"], &patch(&outside.display().to_string()));
     assert_eq!(out.json()["error"]["code"], "path_escape", "{}", out.stdout);
     assert!(!outside.join("b.txt").exists());
+/// Runs the binary in the root with `args`, killed after `secs`: `None` when it had to be
+/// (a read that blocks forever), else the exit status, stdout and stderr.
+fn run_bounded(t: &TempTree, args: &[&str], secs: u64) -> Option<(i32, String, String)> {
+    use std::io::Read as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(args)
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the binary") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+    let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    Some((status.code().unwrap_or(-1), out, err))
+}
+
+/// A raw MCP session over the binary's stdin/stdout: `lines` are sent (after the
+/// handshake), and the answers with an `id` are returned by id, as long as they come within
+/// `secs`.
+fn mcp_session(
+    t: &TempTree,
+    lines: &[String],
+    secs: u64,
+) -> std::collections::HashMap<String, serde_json::Value> {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .arg("mcp")
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env_remove("APPLY_PATCH_FAILPOINT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    let hello = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut send = |line: &str| {
+        let _ = stdin.write_all(line.as_bytes());
+        let _ = stdin.write_all(b"\n");
+        let _ = stdin.flush();
+    };
+    send(hello);
+    let timeout = std::time::Duration::from_secs(secs);
+    let mut answers = std::collections::HashMap::new();
+    if let Ok(line) = rx.recv_timeout(timeout) {
+        answers.insert("init".to_string(), serde_json::Value::String(line));
+    }
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for line in lines {
+        send(line);
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    while answers.len() < lines.len() + 1 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            break;
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let id = match &value["id"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        answers.insert(id, value);
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+/// A `tools/call` request line with the id `id`.
+fn tool_call(id: &str, tool: &str, args: serde_json::Value) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args},
+    })
+    .to_string()
+}
+
+/// The error code of a tool answer (`""` when it succeeded).
+fn tool_error(answer: Option<&serde_json::Value>) -> String {
+    let answer = answer.expect("the server answered");
+    answer["result"]["structuredContent"]["error"]["code"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn read_of_an_in_root_symlink_to_git_config_is_refused_like_a_read_of_git_config() {
+    let t = TempTree::with(&[(".git/config", "[remote]\n\turl = https://tok@h/r\n")]);
+    t.symlink("cfg", ".git/config");
+    t.symlink("gitdir", ".git");
+    for path in ["cfg", "gitdir/config", ".git/config", ".GIT/config"] {
+        let out = t.run(&["read", path, "--json"], "");
+        assert_eq!(out.status, 1, "read {path}: {}", out.stdout);
+        assert_eq!(out.json()["error"]["code"], "path_escape", "{path}");
+        assert!(!out.stdout.contains("tok@"), "{}", out.stdout);
+    }
+    let calls = vec![
+        tool_call("1", "read", serde_json::json!({"path": "cfg"})),
+        tool_call("2", "range", serde_json::json!({"path": "cfg", "line": 1})),
+        tool_call(
+            "3",
+            "check_balance",
+            serde_json::json!({"path": "gitdir/config"}),
+        ),
+    ];
+    let answers = mcp_session(&t, &calls, 20);
+    for id in ["1", "2", "3"] {
+        assert_eq!(tool_error(answers.get(id)), "path_escape", "call {id}");
+        assert!(!answers[id].to_string().contains("tok@"), "call {id}");
+    }
+    // A link to a file inside the root is still followed.
+    t.write("real.txt", b"inside\n");
+    t.symlink("link", "real.txt");
+    let out = t.run(&["read", "link", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(out.json()["lines"][0], "inside");
+}
+
+#[test]
+fn read_range_and_check_balance_refuse_a_fifo_instead_of_blocking() {
+    let t = TempTree::new();
+    let fifo = std::ffi::CString::new(t.root().join("p.rs").to_string_lossy().as_bytes())
+        .expect("no NUL in a temp path");
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    for args in [
+        &["read", "p.rs", "--json"][..],
+        &["read", "p.rs", "--around", "1", "--json"],
+        &["range", "p.rs", "--line", "1", "--json"],
+        &["check-balance", "p.rs", "--json"],
+    ] {
+        let (status, stdout, _) =
+            run_bounded(&t, args, 10).unwrap_or_else(|| panic!("{args:?} blocked on a fifo"));
+        assert_eq!(status, 1, "{args:?}: {stdout}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        assert_eq!(json["error"]["code"], "unsupported_file", "{args:?}");
+    }
+    let calls = vec![
+        tool_call("1", "read", serde_json::json!({"path": "p.rs"})),
+        tool_call("2", "range", serde_json::json!({"path": "p.rs", "line": 1})),
+        tool_call("3", "check_balance", serde_json::json!({"path": "p.rs"})),
+    ];
+    let answers = mcp_session(&t, &calls, 10);
+    for id in ["1", "2", "3"] {
+        assert_eq!(tool_error(answers.get(id)), "unsupported_file", "call {id}");
+    }
+}
+
+/// Applies `patch` with the commit paused at failpoint step `k`, which must be the step named
+/// `step`; runs `meanwhile` during the pause and returns the exit status and the JSON report.
+fn apply_paused_at(
+    t: &TempTree,
+    patch: &str,
+    (k, step): (usize, &str),
+    meanwhile: impl FnOnce(),
+) -> (i32, serde_json::Value) {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .arg("--json")
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:pause"))
+        .env("APPLY_PATCH_FAILPOINT_PAUSE_MS", "1500")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr was piped"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("read stderr");
+    assert!(line.contains(&format!("pause at {step}")), "{line}");
+    meanwhile();
+    let mut stdout = String::new();
+    let mut out = child.stdout.take().expect("stdout was piped");
+    out.read_to_string(&mut stdout).expect("read stdout");
+    let status = child.wait().expect("the binary finishes");
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (status.code().unwrap_or(-1), json)
+}
+
+#[test]
+fn an_edit_by_another_program_after_our_rename_is_kept_and_the_rest_is_committed() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n\
+                 *** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    // Steps: journal, stage a, stage b, backup a, backup b, rename a, rename b, folder sync.
+    let at = (8, "folder sync");
+    // An editor appends to a.txt once it holds our content.
+    let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let (status, json) = apply_paused_at(&t, patch, at, || {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.root().join("a.txt"))
+            .expect("open a.txt");
+        std::io::Write::write_all(&mut f, b"later\n").expect("append");
+    });
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    let warning = json["warnings"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["code"] == "later_edit"))
+        .unwrap_or_else(|| panic!("a later_edit warning: {json}"));
+    assert_eq!(warning["path"], "a.txt");
+    // Nothing is left to recover: the tree stays as it is.
+    let out = t.run(&["recover", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+
+    // An editor that saves exactly our new bytes (a new file renamed over ours) is not
+    // reverted either.
+    let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let (status, json) = apply_paused_at(&t, patch, at, || {
+        std::fs::write(t.root().join("a.saved"), "A\n").expect("write");
+        std::fs::rename(t.root().join("a.saved"), t.root().join("a.txt")).expect("rename");
+    });
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(
+        (t.read_str("a.txt"), t.read_str("b.txt")),
+        ("A\n".into(), "B\n".into())
+    );
+}
+
+/// Runs the binary through `sh -c 'ulimit -n N; exec …'` with the patch on stdin.
+fn run_with_open_file_limit(
+    t: &TempTree,
+    limit: usize,
+    args: &[&str],
+    patch: &str,
+) -> (i32, String) {
+    use std::io::Write as _;
+    let script = format!("ulimit -n {limit} && exec \"$0\" \"$@\"");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(args)
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env_remove("APPLY_PATCH_FAILPOINT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the binary finishes");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_patch_adding_files_in_1500_folders_commits_under_an_open_file_limit_of_256() {
+    let t = TempTree::with(&[("keep.txt", "k\n")]);
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..1500 {
+        patch.push_str(&format!("*** Add File: d{i}/sub/f.txt\n+{i}\n"));
+    }
+    patch.push_str("*** End Patch\n");
+    let (status, out) = run_with_open_file_limit(&t, 256, &["--json"], &patch);
+    assert_eq!(status, 0, "{}", &out[..out.len().min(2000)]);
+    assert_eq!(t.read_str("d0/sub/f.txt"), "0\n");
+    assert_eq!(t.read_str("d1499/sub/f.txt"), "1499\n");
+}
+
+#[test]
+fn output_that_cannot_be_written_is_reported_not_ignored() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: this machine has no /dev/full");
+        return;
+    };
+    let t = TempTree::with(&[("a.txt", "a\n")]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(["read", "a.txt", "--json"])
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the binary runs");
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot write the output"), "{stderr}");
 }
