@@ -181,7 +181,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-fn ws_words(ws: &[u8]) -> String {
+/// Whitespace in words: "4 spaces", "a tab and 2 spaces".
+pub(crate) fn ws_words(ws: &[u8]) -> String {
     let count = |b: u8| ws.iter().filter(|&&x| x == b).count();
     let mut parts = Vec::new();
     for (b, one, many) in [

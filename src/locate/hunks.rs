@@ -9,7 +9,7 @@ use crate::model::{Format, Hunk, LineKind};
 
 use super::diagnose::{self, lossy};
 use super::ladder;
-use super::reindent::{self, Rebase, Unit};
+use super::reindent::{self, Rebase, TooShallow, Unit};
 use super::search::{self, FileView, Found, Outcome, Pattern, Scope};
 use super::{Level, LocateError, LocateOptions, Piece, Placement};
 
@@ -196,7 +196,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         };
         for &level in ladder::levels(self.opts.bytes_only) {
             match search::search_level(&mut self.view, &mut pat, level, &scope) {
-                Found::One(s) => return Ok(self.build(index, hunk, s, level, aim.explicit)),
+                Found::One(s) => return self.build(index, hunk, s, level, aim.explicit),
                 Found::Many(all) => {
                     return Err(self.ambiguous(index, "context", &pat.lines, &all, level))
                 }
@@ -324,7 +324,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         }
         for &level in ladder::levels(self.opts.bytes_only) {
             if self.view.matches_at(&mut pat, level, s) {
-                return Ok(self.build(index, hunk, s, level, Some(s)));
+                return self.build(index, hunk, s, level, Some(s));
             }
         }
         let scope = Scope {
@@ -338,7 +338,8 @@ impl<'f, 'o> Locator<'f, 'o> {
         Err(self.not_found(index, "deleted lines", &pat.lines, &scope, looked))
     }
 
-    /// The placement of a hunk whose old side matched at `s` at `level`.
+    /// The placement of a hunk whose old side matched at `s` at `level`; refused when an
+    /// inserted line cannot be re-based (it would need negative indentation).
     fn build(
         &mut self,
         index: usize,
@@ -346,7 +347,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         s: usize,
         level: Level,
         explicit: Option<usize>,
-    ) -> Placement {
+    ) -> Result<Placement, LocateError> {
         let old: Vec<&[u8]> = hunk.old_lines().collect();
         let m = old.len();
         let rebase = if level >= Level::Whitespace {
@@ -359,16 +360,18 @@ impl<'f, 'o> Locator<'f, 'o> {
         } else {
             None
         };
-        Placement {
+        let pieces =
+            pieces(hunk, s, rebase.as_ref()).map_err(|e| e.into_error(index, false, s, &old))?;
+        Ok(Placement {
             hunk: index,
             start: s,
             old_len: m,
             level,
             offset: explicit.map(|h| s as isize - h as isize),
             already_applied: false,
-            pieces: pieces(hunk, s, rebase.as_ref()),
+            pieces,
             final_newline: final_newline(hunk, s + m == self.view.len()),
-        }
+        })
     }
 
     fn not_found(
@@ -493,7 +496,7 @@ fn final_newline(hunk: &Hunk<'_>, touches_end: bool) -> Option<bool> {
 
 /// The new side as pieces: context kept, deletions dropped, inserts written (re-based), the
 /// i-th insert of a change block replacing its i-th deleted line.
-fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
+fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Result<Vec<Piece>, TooShallow> {
     let lines = &hunk.lines;
     let mut out = Vec::with_capacity(lines.len());
     let (mut i, mut at) = (s, 0);
@@ -513,7 +516,7 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
         let inserts = block.iter().filter(|l| l.kind == LineKind::Insert);
         for (k, line) in inserts.enumerate() {
             let text = match rebase {
-                Some(r) => r.apply(&line.text),
+                Some(r) => r.apply(&line.text)?,
                 None => line.text.to_vec(),
             };
             let replaces = (k < deletes).then_some(i + k);
@@ -522,7 +525,7 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
         i += deletes;
         at = end;
     }
-    out
+    Ok(out)
 }
 
 /// A `--unidiff-zero` hunk whose line numbers lie past the end of an `n`-line file: refused

@@ -181,3 +181,28 @@ fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
 }
+
+#[test]
+fn reindented_hunk_shifts_inserted_lines_shallower_than_its_first_line() {
+    // The patch is 2 columns shallower than the file; the new step is shallower than the
+    // hunk's first line. Written as the patch had it, it ended the `run: |` block scalar.
+    let yaml = "jobs:\n  build:\n    steps:\n      - name: test\n        run: |\n          \
+                cargo test\n      - name: lint\n        run: cargo clippy\n";
+    let t = TempTree::with(&[("ci.yml", yaml)]);
+    let patch = "*** Begin Patch\n*** Update File: ci.yml\n@@\n       run: |\n         cargo \
+                 test\n+    - name: docs\n+      run: cargo doc\n     - name: lint\n*** End Patch\n";
+    applies(&t, &["--json"], patch);
+    assert_eq!(
+        t.read_str("ci.yml"),
+        "jobs:\n  build:\n    steps:\n      - name: test\n        run: |\n          cargo test\n      \
+         - name: docs\n        run: cargo doc\n      - name: lint\n        run: cargo clippy\n"
+    );
+    // A line the shift would put left of column 0 is refused, not guessed.
+    let t = TempTree::with(&[("a.yml", "a:\n  b: 1\n")]);
+    let patch = "*** Begin Patch\n*** Update File: a.yml\n@@\n     b: 1\n+x: 2\n*** End Patch\n";
+    let out = run_checked(&t, &["--json"], patch);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    assert_eq!(out.json()["error"]["code"], "context_not_found");
+    let message = out.json()["error"]["message"].to_string();
+    assert!(message.contains("negative indentation"), "{message}");
+}

@@ -8,6 +8,7 @@
 mod edits;
 mod props;
 mod refusals;
+mod reindent;
 mod rules;
 mod table;
 

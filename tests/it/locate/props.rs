@@ -277,7 +277,12 @@ proptest! {
             let kind = if j + 1 == old.len() { LineKind::Delete } else { LineKind::Context };
             h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
         }
-        h.lines.push(Line::new(LineKind::Insert, b"n".to_vec()));
+        // "n" at the old side's base indentation: re-basing never needs negative indentation.
+        let base = old.iter().find(|l| !l.trim_matches(WS).is_empty()).map_or("", |l| {
+            &l[..l.len() - l.trim_start_matches([' ', '\t']).len()]
+        });
+        let inserted = format!("{base}n");
+        h.lines.push(Line::new(LineKind::Insert, inserted.as_bytes().to_vec()));
         let format = match hint {
             Some(s) => {
                 h.old_start = Some(s + 1);
@@ -286,7 +291,7 @@ proptest! {
             }
             None => Format::Agent,
         };
-        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain(["n"]).collect();
+        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain([inserted.as_str()]).collect();
         let want = reference(&file, &old, &new, hint, window);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
         let opts = LocateOptions { window, ..LocateOptions::default() };
