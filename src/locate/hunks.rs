@@ -225,8 +225,9 @@ impl<'f, 'o> Locator<'f, 'o> {
         Err(err)
     }
 
-    /// The old side is nowhere at level 1; the new side (with an inserted line) stands in
-    /// exactly one place: the hunk is already applied there.
+    /// The old side is nowhere at level 1; the new side (with an inserted line, or the
+    /// context lines joined around a deletion) stands in exactly one place: the hunk is
+    /// already applied there.
     fn already_applied(
         &mut self,
         index: usize,
@@ -234,7 +235,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         scope: &Scope,
         explicit: Option<usize>,
     ) -> Option<Placement> {
-        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) {
+        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) && !deletes_inside(hunk) {
             return None;
         }
         let mut new = Pattern::new(hunk.new_lines().collect());
@@ -475,6 +476,21 @@ pub(crate) fn ambiguous_error(
     }
 }
 
+/// A hunk that only deletes, with a context line above its first deleted line and one below
+/// its last: its context lines joined can prove the deletion was made (SPEC §5).
+fn deletes_inside(hunk: &Hunk<'_>) -> bool {
+    let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
+    let (Some(first), Some(last)) = (
+        kinds.iter().position(|&k| k == LineKind::Delete),
+        kinds.iter().rposition(|&k| k == LineKind::Delete),
+    ) else {
+        return false;
+    };
+    !kinds.contains(&LineKind::Insert)
+        && kinds[..first].contains(&LineKind::Context)
+        && kinds[last..].contains(&LineKind::Context)
+}
+
 /// An already-applied placement: the new side stands at `s..s + len`.
 fn applied(index: usize, s: usize, len: usize, explicit: Option<usize>) -> Placement {
     Placement {
@@ -686,6 +702,23 @@ mod tests {
             .expect("already there");
         assert!(placed[0].already_applied);
         assert_eq!(crate::splice::splice(&text, &placed), file.as_bytes());
+    }
+
+    #[test]
+    fn a_deletion_is_already_applied_when_its_context_stands_joined() {
+        let text = Text::parse(b"a\nc\nd\n");
+        let lines = text.contents();
+        let opts = LocateOptions::default();
+        let placed = locate_hunks(lines, &[hunk(" a\n-b\n c")], Format::Agent, &opts)
+            .expect("b is gone from between a and c");
+        assert!(placed[0].already_applied);
+        assert_eq!(crate::splice::splice(&text, &placed), b"a\nc\nd\n");
+        // Context on one side only, or joined context found twice, proves nothing.
+        let one_side = locate_hunks(lines, &[hunk("-b\n c\n d")], Format::Agent, &opts);
+        assert!(matches!(one_side, Err(LocateError::ContextNotFound { .. })));
+        let text = Text::parse(b"a\nc\na\nc\n");
+        let twice = locate_hunks(text.contents(), &[hunk(" a\n-b\n c")], Format::Agent, &opts);
+        assert!(matches!(twice, Err(LocateError::ContextNotFound { .. })));
     }
 
     #[test]
