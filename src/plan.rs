@@ -90,12 +90,19 @@ pub fn plan(tree: &dyn Tree, patch: &PatchSet<'_>, opts: &PlanOptions) -> Result
         warnings: Vec::new(),
         done: Vec::new(),
         already: Vec::new(),
+        missing_deletes: Vec::new(),
+        defer_missing_deletes: patch.files.len() > 1,
         diff: String::new(),
     };
     for fp in &patch.files {
         let mut report = FileReport::new(fp.op, fp.path());
         if let Err(error) = planner.file(fp, patch.cd.as_deref(), &mut report) {
             planner.files.push(report);
+            // A deferred Delete of a missing file came first in the patch: its refusal.
+            let error = match planner.missing_deletes.first() {
+                Some((_, first)) => first.clone(),
+                None => error,
+            };
             return Err(planner.refuse(error));
         }
         planner.files.push(report);
@@ -150,6 +157,11 @@ struct Planner<'a> {
     done: Vec<String>,
     /// Units that are already applied, by name.
     already: Vec<String>,
+    /// Deletes of missing files (path shown, their `file_not_found`), decided once the other
+    /// operations are known: the whole patch may be the already-applied no-op (SPEC §5).
+    missing_deletes: Vec<(String, Error)>,
+    /// The patch has more than one operation, so a Delete of a missing file waits.
+    defer_missing_deletes: bool,
     diff: String,
 }
 
@@ -384,6 +396,12 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
     ) -> Result<(), Error> {
         let current = self.take(real)?;
+        if matches!(current, Node::Missing) && self.defer_missing_deletes {
+            let error = not_found(shown, "delete", true);
+            self.missing_deletes.push((shown.to_string(), error));
+            self.set(real, current);
+            return Ok(());
+        }
         let result = self.delete_node(fp, shown, report, &current);
         match result {
             Ok(()) => self.set(real, Node::Missing),
@@ -692,6 +710,17 @@ impl<'a> Planner<'a> {
     }
 
     fn finish(mut self) -> Result<Plan, Refusal> {
+        // A Delete of a missing file stays `file_not_found` (a mistyped path must not pass
+        // silently) unless every other operation of the patch is already applied.
+        if let Some((_, first)) = self.missing_deletes.first() {
+            if !self.done.is_empty() || self.already.is_empty() {
+                let error = first.clone();
+                return Err(self.refuse(error));
+            }
+            for (shown, _) in std::mem::take(&mut self.missing_deletes) {
+                self.already.push(format!("{shown} (already deleted)"));
+            }
+        }
         if !self.done.is_empty() && !self.already.is_empty() {
             let error = Error::new(
                 ErrorCode::AlreadyApplied,

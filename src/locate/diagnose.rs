@@ -72,14 +72,16 @@ pub(crate) fn nearest(
         let end = (s + expected.len()).min(n);
         let act: Vec<String> = view.lines[s..end].iter().map(|l| lossy(l)).collect();
         let score = similarity(&exp, &act);
-        if best.is_none_or(|(b, _)| score > b) {
+        // On a tie, the region nearer the hint (a region offset by a line scores the same).
+        let nearer = |b: usize| hint.is_some_and(|h| s.abs_diff(h) < b.abs_diff(h));
+        if best.is_none_or(|(b, bs)| score > b || (score == b && nearer(bs))) {
             best = Some((score, s));
         }
     }
     let (similarity, s) = best?;
     let end = (s + expected.len()).min(n);
     let lines = numbered(view.lines, s, end);
-    let difference = first_difference(expected, &view.lines[s..end], s);
+    let difference = first_difference(expected, view.lines, s, end);
     Some(Nearest {
         start_line: s + 1,
         lines,
@@ -132,12 +134,25 @@ pub(crate) fn numbered(lines: &[&[u8]], from: usize, to: usize) -> Vec<NumberedL
         .collect()
 }
 
-/// The first line where the file differs from the patch, named in words, with its number.
-fn first_difference(expected: &[&[u8]], actual: &[&[u8]], start: usize) -> Option<String> {
+/// The first line where the file's lines `start..end` differ from the patch, named in words,
+/// with its number. When the patch's lines are the file's offset by one or more lines, that
+/// is what is named (lines missing or extra), never a changed word.
+fn first_difference(
+    expected: &[&[u8]],
+    lines: &[&[u8]],
+    start: usize,
+    end: usize,
+) -> Option<String> {
+    let actual = &lines[start..end];
     for (j, exp) in expected.iter().enumerate() {
         match actual.get(j) {
             Some(act) if act == exp => continue,
-            Some(act) => return Some(format!("line {}: {}", start + j + 1, describe(exp, act))),
+            Some(act) => {
+                let n = start + j + 1;
+                let what = offset(&expected[j..], &lines[start + j..], n)
+                    .unwrap_or_else(|| describe(exp, act));
+                return Some(format!("line {n}: {what}"));
+            }
             None => {
                 return Some(format!(
                     "the file ends at line {} but the patch expects {} more line(s)",
@@ -145,6 +160,46 @@ fn first_difference(expected: &[&[u8]], actual: &[&[u8]], start: usize) -> Optio
                     expected.len() - j
                 ))
             }
+        }
+    }
+    None
+}
+
+/// How many lines the patch's must skip, or the file's, before they run in step again for
+/// a few lines (up to 3, as many as the patch has left).
+const IN_STEP: usize = 3;
+
+/// The patch's lines `expected` against the file's lines from the same point `actual` (the
+/// rest of the file), first lines differing: "1 line missing" when skipping k of the patch's
+/// lines brings them in step with the file's, "2 extra lines in the file" when skipping k of
+/// the file's does; the smaller k wins. `n` is the 1-based file line where they differ.
+fn offset(expected: &[&[u8]], actual: &[&[u8]], n: usize) -> Option<String> {
+    let same = |a: &[&[u8]], b: &[&[u8]]| -> bool {
+        a.len() <= b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| ladder::line_eq(x, y, Level::Unicode))
+    };
+    let plural = |k: usize| if k == 1 { "line" } else { "lines" };
+    for k in 1..expected.len() {
+        let rest = &expected[k..];
+        if same(&rest[..rest.len().min(IN_STEP)], actual) {
+            return Some(format!(
+                "{k} {} missing: the patch expects `{}` here, but its next lines are the \
+                 file's from line {n} on",
+                plural(k),
+                lossy(expected[0])
+            ));
+        }
+        let head = &expected[..expected.len().min(IN_STEP)];
+        if actual.get(k..).is_some_and(|later| same(head, later)) {
+            return Some(format!(
+                "{k} extra {} in the file: `{}` stands here where the patch does not expect \
+                 it; the patch's lines are the file's from line {} on",
+                plural(k),
+                lossy(actual[0]),
+                n + k
+            ));
         }
     }
     None
@@ -181,7 +236,8 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-fn ws_words(ws: &[u8]) -> String {
+/// Whitespace in words: "4 spaces", "a tab and 2 spaces".
+pub(crate) fn ws_words(ws: &[u8]) -> String {
     let count = |b: u8| ws.iter().filter(|&&x| x == b).count();
     let mut parts = Vec::new();
     for (b, one, many) in [
@@ -355,7 +411,7 @@ pub(crate) fn at(lines: &[&[u8]], expected: &[&[u8]], s: usize) -> Option<Neares
     Some(Nearest {
         start_line: s + 1,
         lines: numbered(lines, s, end),
-        difference: first_difference(expected, &lines[s..end], s),
+        difference: first_difference(expected, lines, s, end),
         similarity: similarity(&exp, &act),
     })
 }
@@ -470,6 +526,25 @@ mod tests {
             let got = describe(exp.as_bytes(), act.as_bytes());
             assert!(got.contains(want), "{exp:?} vs {act:?}: {got}");
         }
+    }
+
+    #[test]
+    fn shifted_lines_are_named_missing_or_extra_not_changed() {
+        let file: Vec<&[u8]> = vec![b"let a = 1;", b"let c = 3;", b"let d = 4;"];
+        // The patch still has `b`, which the file no longer has: a line missing.
+        let expected: Vec<&[u8]> = vec![b"let a = 1;", b"let b = 2;", b"let c = 3;"];
+        let got = first_difference(&expected, &file, 0, 3).expect("a difference");
+        assert!(got.starts_with("line 2: 1 line missing"), "{got}");
+        assert!(got.contains("`let b = 2;`"), "{got}");
+        // The file has a line the patch does not: extra lines.
+        let expected: Vec<&[u8]> = vec![b"let c = 3;", b"let d = 4;"];
+        let got = first_difference(&expected, &file, 0, 2).expect("a difference");
+        assert!(got.starts_with("line 1: 1 extra line in the file"), "{got}");
+        assert!(got.contains("from line 2 on"), "{got}");
+        // A changed line that is no offset stays a changed identifier.
+        let expected: Vec<&[u8]> = vec![b"let a = 1;", b"let x = 3;", b"let d = 4;"];
+        let got = first_difference(&expected, &file, 0, 3).expect("a difference");
+        assert!(got.contains("a changed identifier"), "{got}");
     }
 
     #[test]

@@ -290,13 +290,18 @@ fn replace_lines(
                     let unit = (level >= Level::Whitespace)
                         .then(|| reindent::unit_of(view.lines.iter().copied()))
                         .flatten();
-                    let places: Vec<Placement> = found
+                    // A candidate whose `new` cannot be re-based there has no selector.
+                    let places: Vec<Option<Placement>> = found
                         .iter()
                         .map(|&s| {
-                            line_placement(view, index, s, &expected, &new_lines, level, unit)
+                            line_placement(view, index, s, &expected, &new_lines, level, unit).ok()
                         })
                         .collect();
-                    let selects = |k: usize| line_range_edit(view.lines, &places[k]);
+                    let selects = |k: usize| {
+                        places[k]
+                            .as_ref()
+                            .and_then(|p| line_range_edit(view.lines, p))
+                    };
                     return Err(ambiguous_error(
                         index,
                         "`old`",
@@ -313,10 +318,10 @@ fn replace_lines(
             let unit = (level >= Level::Whitespace)
                 .then(|| reindent::unit_of(view.lines.iter().copied()))
                 .flatten();
-            return Ok(starts
+            return starts
                 .into_iter()
                 .map(|s| line_placement(view, index, s, &expected, &new_lines, level, unit))
-                .collect());
+                .collect();
         }
     }
     let nearest = diagnose::nearest(view, &expected, 0, None);
@@ -368,7 +373,7 @@ fn line_placement(
     new: &[&str],
     level: Level,
     unit: Option<Unit>,
-) -> Placement {
+) -> Result<Placement, LocateError> {
     let m = old.len();
     let new_bytes: Vec<&[u8]> = new.iter().map(|l| l.as_bytes()).collect();
     let rebase = (level >= Level::Whitespace)
@@ -377,13 +382,14 @@ fn line_placement(
             Rebase::new(old, &view.lines[s..s + m], &patch, unit)
         })
         .flatten();
-    let written: Vec<Vec<u8>> = new_bytes
+    let written = new_bytes
         .iter()
         .map(|l| match &rebase {
             Some(r) => r.apply(l),
-            None => l.to_vec(),
+            None => Ok(l.to_vec()),
         })
-        .collect();
+        .collect::<Result<Vec<Vec<u8>>, _>>()
+        .map_err(|e| e.into_error(index, true, s, old))?;
     let mut p = placement(
         index,
         s,
@@ -391,7 +397,7 @@ fn line_placement(
         inserts(written.iter().map(Vec::as_slice), s, m),
     );
     p.level = level;
-    p
+    Ok(p)
 }
 
 /// The `line_range` edit that writes what placement `p` (of a `replace`) writes, with an

@@ -10,7 +10,7 @@ use crate::model::{Format, Hunk, LineKind};
 
 use super::diagnose::{self, lossy};
 use super::ladder;
-use super::reindent::{self, Rebase, Unit};
+use super::reindent::{self, Rebase, TooShallow, Unit};
 use super::search::{self, FileView, Found, Outcome, Pattern, Scope};
 use super::{Level, LocateError, LocateOptions, Piece, Placement};
 
@@ -269,12 +269,12 @@ impl<'f, 'o> Locator<'f, 'o> {
             eof: hunk.end_of_file,
             window: self.opts.window,
         };
-        if let Some(p) = self.at_hint(index, hunk, &mut pat, &scope, aim.explicit) {
-            return Ok(p);
+        if let Some(placed) = self.at_hint(index, hunk, &mut pat, &scope, aim.explicit) {
+            return placed;
         }
         for &level in ladder::levels(self.opts.bytes_only) {
             match search::search_level(&mut self.view, &mut pat, level, &scope) {
-                Found::One(s) => return Ok(self.build(index, hunk, s, level, aim.explicit)),
+                Found::One(s) => return self.build(index, hunk, s, level, aim.explicit),
                 Found::Many(all) => {
                     let ways_out = match self.format {
                         Format::Unified => UNIFIED_WAYS_OUT,
@@ -329,7 +329,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         pat: &mut Pattern<'_>,
         scope: &Scope,
         explicit: Option<usize>,
-    ) -> Option<Placement> {
+    ) -> Option<Result<Placement, LocateError>> {
         let h = explicit.filter(|_| !scope.eof)?;
         let level = search::level_at(&mut self.view, pat, h, scope.lo, self.opts.bytes_only)?;
         if level > Level::Exact
@@ -339,7 +339,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                 .is_empty()
         {
             if let Some(p) = self.already_applied(index, hunk, scope, explicit) {
-                return Some(p);
+                return Some(Ok(p));
             }
         }
         Some(self.build(index, hunk, h, level, explicit))
@@ -384,8 +384,9 @@ impl<'f, 'o> Locator<'f, 'o> {
         })
     }
 
-    /// The old side is nowhere at level 1; the new side (with an inserted line) stands in
-    /// exactly one place: the hunk is already applied there.
+    /// The old side is nowhere at level 1; the new side (with an inserted line, or the
+    /// context lines joined around a deletion) stands in exactly one place: the hunk is
+    /// already applied there.
     fn already_applied(
         &mut self,
         index: usize,
@@ -393,7 +394,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         scope: &Scope,
         explicit: Option<usize>,
     ) -> Option<Placement> {
-        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) {
+        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) && !deletes_inside(hunk) {
             return None;
         }
         let mut new = Pattern::new(hunk.new_lines().collect());
@@ -510,7 +511,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         }
         for &level in ladder::levels(self.opts.bytes_only) {
             if self.view.matches_at(&mut pat, level, s) {
-                return Ok(self.build(index, hunk, s, level, Some(s)));
+                return self.build(index, hunk, s, level, Some(s));
             }
         }
         let scope = Scope {
@@ -523,7 +524,8 @@ impl<'f, 'o> Locator<'f, 'o> {
         Err(self.not_found(index, "deleted lines", &pat.lines, &scope, looked))
     }
 
-    /// The placement of a hunk whose old side matched at `s` at `level`.
+    /// The placement of a hunk whose old side matched at `s` at `level`; refused when an
+    /// inserted line cannot be re-based (it would need negative indentation).
     fn build(
         &mut self,
         index: usize,
@@ -531,7 +533,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         s: usize,
         level: Level,
         explicit: Option<usize>,
-    ) -> Placement {
+    ) -> Result<Placement, LocateError> {
         let old: Vec<&[u8]> = hunk.old_lines().collect();
         let m = old.len();
         let rebase = if level >= Level::Whitespace {
@@ -544,16 +546,18 @@ impl<'f, 'o> Locator<'f, 'o> {
         } else {
             None
         };
-        Placement {
+        let pieces =
+            pieces(hunk, s, rebase.as_ref()).map_err(|e| e.into_error(index, false, s, &old))?;
+        Ok(Placement {
             hunk: index,
             start: s,
             old_len: m,
             level,
             offset: explicit.map(|h| s as isize - h as isize),
             already_applied: false,
-            pieces: pieces(hunk, s, rebase.as_ref()),
+            pieces,
             final_newline: final_newline(hunk, s + m == self.view.len()),
-        }
+        })
     }
 
     fn not_found(
@@ -659,6 +663,21 @@ pub(crate) fn ambiguous_error(
     }
 }
 
+/// A hunk that only deletes, with a context line above its first deleted line and one below
+/// its last: its context lines joined can prove the deletion was made (SPEC §5).
+fn deletes_inside(hunk: &Hunk<'_>) -> bool {
+    let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
+    let (Some(first), Some(last)) = (
+        kinds.iter().position(|&k| k == LineKind::Delete),
+        kinds.iter().rposition(|&k| k == LineKind::Delete),
+    ) else {
+        return false;
+    };
+    !kinds.contains(&LineKind::Insert)
+        && kinds[..first].contains(&LineKind::Context)
+        && kinds[last..].contains(&LineKind::Context)
+}
+
 /// An already-applied placement: the new side stands at `s..s + len`.
 fn applied(index: usize, s: usize, len: usize, explicit: Option<usize>) -> Placement {
     Placement {
@@ -680,7 +699,7 @@ fn final_newline(hunk: &Hunk<'_>, touches_end: bool) -> Option<bool> {
 
 /// The new side as pieces: context kept, deletions dropped, inserts written (re-based), the
 /// i-th insert of a change block replacing its i-th deleted line.
-fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
+fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Result<Vec<Piece>, TooShallow> {
     let lines = &hunk.lines;
     let mut out = Vec::with_capacity(lines.len());
     let (mut i, mut at) = (s, 0);
@@ -700,7 +719,7 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
         let inserts = block.iter().filter(|l| l.kind == LineKind::Insert);
         for (k, line) in inserts.enumerate() {
             let text = match rebase {
-                Some(r) => r.apply(&line.text),
+                Some(r) => r.apply(&line.text)?,
                 None => line.text.to_vec(),
             };
             let replaces = (k < deletes).then_some(i + k);
@@ -709,7 +728,7 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Vec<Piece> {
         i += deletes;
         at = end;
     }
-    out
+    Ok(out)
 }
 
 /// A `--unidiff-zero` hunk whose line numbers lie past the end of an `n`-line file: refused
@@ -870,6 +889,23 @@ mod tests {
             .expect("already there");
         assert!(placed[0].already_applied);
         assert_eq!(crate::splice::splice(&text, &placed), file.as_bytes());
+    }
+
+    #[test]
+    fn a_deletion_is_already_applied_when_its_context_stands_joined() {
+        let text = Text::parse(b"a\nc\nd\n");
+        let lines = text.contents();
+        let opts = LocateOptions::default();
+        let placed = locate_hunks(lines, &[hunk(" a\n-b\n c")], Format::Agent, &opts)
+            .expect("b is gone from between a and c");
+        assert!(placed[0].already_applied);
+        assert_eq!(crate::splice::splice(&text, &placed), b"a\nc\nd\n");
+        // Context on one side only, or joined context found twice, proves nothing.
+        let one_side = locate_hunks(lines, &[hunk("-b\n c\n d")], Format::Agent, &opts);
+        assert!(matches!(one_side, Err(LocateError::ContextNotFound { .. })));
+        let text = Text::parse(b"a\nc\na\nc\n");
+        let twice = locate_hunks(text.contents(), &[hunk(" a\n-b\n c")], Format::Agent, &opts);
+        assert!(matches!(twice, Err(LocateError::ContextNotFound { .. })));
     }
 
     #[test]

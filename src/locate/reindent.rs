@@ -1,9 +1,14 @@
 //! Stage: locate — re-basing inserted lines' indentation after a match at level 3 or 4
-//! (SPEC §5 "What is written"): the patch's base indentation becomes the file's, and relative
-//! indentation is converted to the file's unit (tabs or N spaces) when the file's style is
-//! unambiguous.
+//! (SPEC §5 "What is written"): the whole inserted block is shifted from the patch's
+//! indentation to the file's — lines shallower than the hunk's first line included — and
+//! relative indentation is converted to the file's unit (tabs or N spaces) when the file's
+//! style is unambiguous and the patch's is not the file's.
 //!
-//! Pure; touches only leading spaces and tabs of inserted lines, never their other bytes.
+//! Pure; touches only leading spaces and tabs of inserted lines, never their other bytes. A
+//! line the shift would move left of column 0 is refused, never guessed.
+
+use super::diagnose::{lossy, ws_words};
+use super::LocateError;
 
 /// One level of indentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +49,24 @@ fn is_blank(line: &[u8]) -> bool {
     super::ladder::trim(line).is_empty()
 }
 
+fn common_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// The indentation unit of some lines: tabs when every indented line starts with a tab,
 /// N spaces when every indented line starts with a space and (nearly) all widths are
 /// multiples of the smallest; None when mixed or unclear.
 pub(crate) fn unit_of<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<Unit> {
+    unit_of_indents(lines.filter(|l| !is_blank(l)).map(indent))
+}
+
+/// [`unit_of`] from indentations alone (empty ones say nothing).
+fn unit_of_indents<'a>(indents: impl Iterator<Item = &'a [u8]>) -> Option<Unit> {
     let (mut tabs, mut widths) = (0usize, Vec::new());
-    for line in lines.filter(|l| !is_blank(l)) {
-        match line.first() {
+    for ind in indents {
+        match ind.first() {
             Some(b'\t') => tabs += 1,
-            Some(b' ') => widths.push(indent(line).iter().take_while(|&&b| b == b' ').count()),
+            Some(b' ') => widths.push(ind.iter().take_while(|&&b| b == b' ').count()),
             _ => {}
         }
     }
@@ -69,13 +83,26 @@ pub(crate) fn unit_of<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<Unit>
     }
 }
 
-/// How to re-indent a hunk's inserted lines.
+/// How to re-indent a hunk's inserted lines: a shift from the patch's base indentation to
+/// the file's, with relative indentation converted between units when `units` is set.
 #[derive(Debug, Clone)]
 pub(crate) struct Rebase {
     patch_base: Vec<u8>,
     file_base: Vec<u8>,
-    /// (the patch's unit, the file's unit) when both are known.
+    /// (the patch's unit, the file's unit) when relative indentation is converted.
     units: Option<(Unit, Unit)>,
+}
+
+/// An inserted line the shift would move left of column 0 (or out of the file's
+/// indentation, when that does not end with what the line lacks of the base).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TooShallow {
+    /// The line as the patch gives it.
+    line: Vec<u8>,
+    /// What the line lacks of the patch's base indentation.
+    removed: Vec<u8>,
+    /// The file's indentation of the first non-blank matched line.
+    file_base: Vec<u8>,
 }
 
 impl Rebase {
@@ -89,38 +116,101 @@ impl Rebase {
         file_unit: Option<Unit>,
     ) -> Option<Rebase> {
         let j = old.iter().position(|l| !is_blank(l))?;
-        let patch_base = indent(old[j]).to_vec();
-        let file_base = indent(matched.get(j)?).to_vec();
-        let patch_unit = unit_of(patch_lines.iter().copied());
-        let units = patch_unit.zip(file_unit).filter(|(p, f)| p != f);
-        if patch_base == file_base && units.is_none() {
+        let mut rebase = Rebase {
+            patch_base: indent(old[j]).to_vec(),
+            file_base: indent(matched.get(j)?).to_vec(),
+            units: None,
+        };
+        if !rebase.shift_is_enough(old, matched, patch_lines, file_unit) {
+            let patch_unit = unit_of_indents(rebase.fragments(patch_lines));
+            rebase.units = patch_unit.zip(file_unit).filter(|(p, f)| p != f);
+        }
+        if rebase.patch_base == rebase.file_base && rebase.units.is_none() {
             return None;
         }
-        Some(Rebase {
-            patch_base,
-            file_base,
-            units,
-        })
+        Some(rebase)
     }
 
-    /// One inserted line, re-based. Blank lines are written as the patch gives them.
-    pub fn apply(&self, line: &[u8]) -> Vec<u8> {
-        if is_blank(line) {
-            return line.to_vec();
+    /// A plain shift is enough when it gives every matched line the file's indentation, and
+    /// either some matched line is indented relative to the base (so the patch and the file
+    /// agree on relative indentation) or all the patch's relative indentation is already in
+    /// the file's unit. Only then is the patch's unit, guessed from few lines, not needed.
+    fn shift_is_enough(
+        &self,
+        old: &[&[u8]],
+        matched: &[&[u8]],
+        patch_lines: &[&[u8]],
+        file_unit: Option<Unit>,
+    ) -> bool {
+        let mut relative = false;
+        for (o, f) in old.iter().zip(matched).filter(|(o, _)| !is_blank(o)) {
+            let ind = indent(o);
+            relative |= ind != &self.patch_base[..];
+            if self.shift(ind).ok().as_deref() != Some(indent(f)) {
+                return false;
+            }
+        }
+        relative
+            || file_unit.is_none_or(|u| self.fragments(patch_lines).all(|f| u.count(f).is_some()))
+    }
+
+    /// What the patch's non-blank lines add to, or lack of, its base indentation.
+    fn fragments<'a>(&'a self, lines: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        lines
+            .iter()
+            .filter(|l| !is_blank(l))
+            .flat_map(move |l| {
+                let ind = indent(l);
+                let c = common_len(ind, &self.patch_base);
+                [&self.patch_base[c..], &ind[c..]]
+            })
+            .filter(|f| !f.is_empty())
+    }
+
+    /// One inserted line, shifted. An empty line stays empty; a whitespace-only line the
+    /// shift cannot move keeps only what follows its indentation (it is blank either way).
+    pub fn apply(&self, line: &[u8]) -> Result<Vec<u8>, TooShallow> {
+        if line.is_empty() {
+            return Ok(Vec::new());
         }
         let ind = indent(line);
         let rest = &line[ind.len()..];
-        let mut out = Vec::with_capacity(line.len() + 8);
-        match ind.strip_prefix(&self.patch_base[..]) {
-            Some(rel) => {
-                out.extend_from_slice(&self.file_base);
-                out.extend_from_slice(&self.convert(rel));
+        match self.shift(ind) {
+            Ok(mut out) => {
+                out.extend_from_slice(rest);
+                Ok(out)
             }
-            // Less indented than the base: convert it as a whole.
-            None => out.extend_from_slice(&self.convert(ind)),
+            Err(_) if is_blank(line) => Ok(rest.to_vec()),
+            Err(removed) => Err(TooShallow {
+                line: line.to_vec(),
+                removed,
+                file_base: self.file_base.clone(),
+            }),
         }
-        out.extend_from_slice(rest);
-        out
+    }
+
+    /// The file's indentation for a patch indentation `ind`: the file's base, less what
+    /// `ind` lacks of the patch's base, plus (converted) what `ind` adds to it. Err(what it
+    /// lacks) when the file's base does not end with that.
+    fn shift(&self, ind: &[u8]) -> Result<Vec<u8>, Vec<u8>> {
+        let c = common_len(ind, &self.patch_base);
+        let (removed, added) = (&self.patch_base[c..], &ind[c..]);
+        let kept = self.strip(removed).ok_or_else(|| removed.to_vec())?;
+        let mut out = self.file_base[..kept].to_vec();
+        out.extend_from_slice(&self.convert(added));
+        Ok(out)
+    }
+
+    /// The length of the file's base once `removed` (converted, else as it is) is taken off
+    /// its end; None when the base does not end with it.
+    fn strip(&self, removed: &[u8]) -> Option<usize> {
+        if removed.is_empty() {
+            return Some(self.file_base.len());
+        }
+        [self.convert(removed), removed.to_vec()]
+            .into_iter()
+            .find(|r| self.file_base.ends_with(r))
+            .map(|r| self.file_base.len() - r.len())
     }
 
     fn convert(&self, rel: &[u8]) -> Vec<u8> {
@@ -130,6 +220,45 @@ impl Rebase {
                 None => rel.to_vec(),
             },
             None => rel.to_vec(),
+        }
+    }
+}
+
+impl TooShallow {
+    /// The refusal (`context_not_found`, SPEC §5): `edit` for a JSON `replace` (whose
+    /// messages start with "`old` "), `at` the 0-based first matched line, `expected` the
+    /// lines matched.
+    pub fn into_error(
+        self,
+        index: usize,
+        edit: bool,
+        at: usize,
+        expected: &[&[u8]],
+    ) -> LocateError {
+        let (what, line) = if edit {
+            ("`old`", format!("line `{}` of `new`", lossy(&self.line)))
+        } else {
+            ("context", format!("inserted line `{}`", lossy(&self.line)))
+        };
+        let file = match self.file_base.is_empty() {
+            true => "no indentation".to_string(),
+            false => format!("only {}", ws_words(&self.file_base)),
+        };
+        let message = format!(
+            "{what} matches at line {} only when leading whitespace is ignored, and {line} cannot \
+             be shifted to the file's indentation: it is indented {} less than the first line \
+             matched, which has {file} in the file, so it would need negative indentation",
+            at + 1,
+            ws_words(&self.removed),
+        );
+        LocateError::ContextNotFound {
+            hunk: index,
+            message,
+            expected: expected.iter().map(|l| lossy(l)).collect(),
+            nearest: None,
+            hint: "write the lines with the file's indentation (copy them from the file), so \
+                   that no new line is less indented than the file allows"
+                .to_string(),
         }
     }
 }
@@ -156,9 +285,34 @@ mod tests {
         let file: Vec<&[u8]> = vec![b"fn f() {", b"\tif x {", b"\t\ty();", b"\t}", b"}"];
         let rebase =
             Rebase::new(&old, &matched, &old, unit_of(file.into_iter())).expect("bases differ");
-        assert_eq!(rebase.apply(b"  z();"), b"\t\tz();");
-        assert_eq!(rebase.apply(b"w();"), b"\tw();");
-        assert_eq!(rebase.apply(b"   "), b"   ");
+        assert_eq!(rebase.apply(b"  z();"), Ok(b"\t\tz();".to_vec()));
+        assert_eq!(rebase.apply(b"w();"), Ok(b"\tw();".to_vec()));
+        assert_eq!(rebase.apply(b""), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn shallower_lines_are_shifted_and_too_shallow_ones_refused() {
+        // The patch is 4 spaces deeper than the file: every line moves 4 columns left.
+        let old: Vec<&[u8]> = vec![b"        a", b"            b"];
+        let matched: Vec<&[u8]> = vec![b"    a", b"        b"];
+        let unit = unit_of(matched.clone().into_iter());
+        let rebase = Rebase::new(&old, &matched, &old, unit).expect("bases differ");
+        assert_eq!(rebase.apply(b"    c"), Ok(b"c".to_vec()));
+        assert_eq!(rebase.apply(b"      "), Ok(b"  ".to_vec()));
+        assert_eq!(rebase.apply(b"  "), Ok(Vec::new()));
+        let err = rebase.apply(b"d").expect_err("4 columns left of 0");
+        assert_eq!((err.removed.len(), err.file_base.len()), (8, 4));
+    }
+
+    #[test]
+    fn agreeing_relative_indentation_is_not_converted() {
+        // The patch's only relative indentation is 8 spaces (two of the file's levels): its
+        // unit, guessed alone, would be 8; the matched lines show a plain shift is right.
+        let old: Vec<&[u8]> = vec![b"  a", b"          b"];
+        let matched: Vec<&[u8]> = vec![b"    a", b"            b"];
+        let file: Vec<&[u8]> = vec![b"x", b"    a", b"        y", b"            b"];
+        let rebase = Rebase::new(&old, &matched, &old, unit_of(file.into_iter())).expect("shift");
+        assert_eq!(rebase.apply(b"          c"), Ok(b"            c".to_vec()));
     }
 
     #[test]

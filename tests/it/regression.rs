@@ -666,3 +666,169 @@ fn output_that_cannot_be_written_is_reported_not_ignored() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot write the output"), "{stderr}");
 }
+
+#[test]
+fn reindented_hunk_shifts_inserted_lines_shallower_than_its_first_line() {
+    // The patch is 2 columns shallower than the file; the new step is shallower than the
+    // hunk's first line. Written as the patch had it, it ended the `run: |` block scalar.
+    let yaml = "jobs:\n  build:\n    steps:\n      - name: test\n        run: |\n          \
+                cargo test\n      - name: lint\n        run: cargo clippy\n";
+    let t = TempTree::with(&[("ci.yml", yaml)]);
+    let patch = "*** Begin Patch\n*** Update File: ci.yml\n@@\n       run: |\n         cargo \
+                 test\n+    - name: docs\n+      run: cargo doc\n     - name: lint\n*** End Patch\n";
+    applies(&t, &["--json"], patch);
+    assert_eq!(
+        t.read_str("ci.yml"),
+        "jobs:\n  build:\n    steps:\n      - name: test\n        run: |\n          cargo test\n      \
+         - name: docs\n        run: cargo doc\n      - name: lint\n        run: cargo clippy\n"
+    );
+    // A line the shift would put left of column 0 is refused, not guessed.
+    let t = TempTree::with(&[("a.yml", "a:\n  b: 1\n")]);
+    let patch = "*** Begin Patch\n*** Update File: a.yml\n@@\n     b: 1\n+x: 2\n*** End Patch\n";
+    let out = run_checked(&t, &["--json"], patch);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    assert_eq!(out.json()["error"]["code"], "context_not_found");
+    let message = out.json()["error"]["message"].to_string();
+    assert!(message.contains("negative indentation"), "{message}");
+}
+
+/// The warning codes of a run.
+fn warning_codes(out: &crate::util::Output) -> Vec<String> {
+    let json = out.json();
+    let warnings = json["warnings"].as_array().cloned().unwrap_or_default();
+    warnings
+        .iter()
+        .map(|w| w["code"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Send `patch` twice: the second run is an already-applied no-op that changes nothing.
+fn resend_is_a_no_op(t: &TempTree, patch: &str) {
+    let first = applies(t, &["--json"], patch);
+    assert!(!warning_codes(&first).contains(&"already_applied".to_string()));
+    let after = t.snapshot();
+    let second = applies(t, &["--json"], patch);
+    assert_eq!(
+        warning_codes(&second),
+        ["already_applied"],
+        "{}",
+        second.stdout
+    );
+    assert_eq!(t.snapshot(), after, "a re-sent patch changed the tree");
+}
+
+#[test]
+fn resent_deletion_only_hunks_are_already_applied() {
+    let lines: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+    let t = TempTree::with(&[("a.txt", &lines), ("b.txt", &lines)]);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -2,7 +2,6 @@\n l2\n l3\n l4\n-l5\n l6\n l7\n l8\n\
+                @@ -17,7 +16,6 @@\n l17\n l18\n l19\n-l20\n l21\n l22\n l23\n";
+    resend_is_a_no_op(&t, diff);
+    let agent = "*** Begin Patch\n*** Update File: b.txt\n@@\n l2\n-l3\n l4\n@@\n l10\n-l11\n\
+                 -l12\n l13\n*** End Patch\n";
+    resend_is_a_no_op(&t, agent);
+    // Without context below the deleted line there is nothing to prove it was deleted here.
+    let t = TempTree::with(&[("c.txt", "a\nb\nc\n")]);
+    let top = "*** Begin Patch\n*** Update File: c.txt\n@@\n-a\n b\n c\n*** End Patch\n";
+    applies(&t, &["--json"], top);
+    let out = run_checked(&t, &["--json"], top);
+    assert_eq!(out.json()["error"]["code"], "context_not_found");
+    // The nearest text is the same lines offset by one: named as a missing line, not as
+    // a changed identifier.
+    let message = out.json()["error"]["message"].to_string();
+    assert!(!message.contains("changed identifier"), "{message}");
+    assert!(message.contains("1 line missing"), "{message}");
+}
+
+#[test]
+fn resent_delete_file_is_a_no_op_only_beside_other_already_applied_operations() {
+    let t = TempTree::with(&[("gone.txt", "bye\n"), ("x.txt", "a\nb\nc\n")]);
+    let patch = "*** Begin Patch\n*** Delete File: gone.txt\n*** Update File: x.txt\n@@\n a\n\
+                 -b\n+B\n c\n*** End Patch\n";
+    resend_is_a_no_op(&t, patch);
+    // Alone, a Delete of a missing file may be a mistyped path: file_not_found.
+    let alone = "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch\n";
+    let out = run_checked(&t, &["--json"], alone);
+    assert_eq!(out.json()["error"]["code"], "file_not_found");
+    let message = out.json()["error"]["message"].to_string();
+    assert!(
+        message.contains("may already have been deleted"),
+        "{message}"
+    );
+    // Beside an operation that still changes something: file_not_found too.
+    let changing = "*** Begin Patch\n*** Delete File: gone.txt\n*** Update File: x.txt\n@@\n a\n\
+                    -B\n+b2\n c\n*** End Patch\n";
+    let out = run_checked(&t, &["--json"], changing);
+    assert_eq!(out.json()["error"]["code"], "file_not_found");
+    // Two Deletes of missing files have no already-applied operation to vouch for them.
+    let two = "*** Begin Patch\n*** Delete File: gone.txt\n*** Delete File: nope.txt\n\
+               *** End Patch\n";
+    let out = run_checked(&t, &["--json"], two);
+    assert_eq!(out.json()["error"]["code"], "file_not_found");
+}
+
+/// A code-like file (blank and `}` lines repeat, every 7-line window is unique) and a unified
+/// diff of `hunks` edits cycling replace / insert / delete, one every 100 lines: the shape
+/// of the synthetic benchmark's 10,000-hunk diff, smaller.
+fn many_hunk_diff(hunks: usize) -> (String, String) {
+    let lines: Vec<String> = (0..hunks * 100 + 100)
+        .map(|i| match i % 10 {
+            0 => String::new(),
+            9 => "}".to_string(),
+            1 => format!("fn item_{i:07}(x: usize) -> Result<(), Error> {{"),
+            _ => format!("    let v_{i} = w.call({}, \"k\");", i % 97),
+        })
+        .collect();
+    let mut diff = String::from("--- a/big.txt\n+++ b/big.txt\n");
+    let mut delta: isize = 0;
+    for k in 0..hunks {
+        let a = 55 + k * 100 + k % 7;
+        let ctx = |r: std::ops::Range<usize>| -> String {
+            r.map(|i| format!(" {}\n", lines[i])).collect()
+        };
+        let (lo, body, old_len, new_len) = match k % 3 {
+            0 => {
+                let new = format!("{} // edited {k}", lines[a]);
+                let body = format!(
+                    "{}-{}\n+{new}\n{}",
+                    ctx(a - 3..a),
+                    lines[a],
+                    ctx(a + 1..a + 4)
+                );
+                (a - 3, body, 7, 7)
+            }
+            1 => {
+                let ins = format!("+    // inserted {k}\n+    trace!(\"hunk {k}\");\n");
+                (
+                    a - 2,
+                    format!("{}{ins}{}", ctx(a - 2..a + 1), ctx(a + 1..a + 4)),
+                    6,
+                    8,
+                )
+            }
+            _ => {
+                let body = format!("{}-{}\n{}", ctx(a - 3..a), lines[a], ctx(a + 1..a + 4));
+                (a - 3, body, 7, 6)
+            }
+        };
+        let new_start = lo as isize + 1 + delta;
+        diff.push_str(&format!(
+            "@@ -{},{old_len} +{new_start},{new_len} @@\n{body}",
+            lo + 1
+        ));
+        delta += new_len as isize - old_len as isize;
+    }
+    let file = lines.iter().map(|l| format!("{l}\n")).collect();
+    (file, diff)
+}
+
+#[test]
+fn many_hunk_diff_sent_twice_is_a_no_op() {
+    let (file, diff) = many_hunk_diff(300);
+    let t = TempTree::with(&[("big.txt", &file)]);
+    resend_is_a_no_op(&t, &diff);
+    let got = t.read_str("big.txt");
+    assert_eq!(got.matches("// edited").count(), 100);
+    assert_eq!(got.matches("trace!").count(), 100);
+    assert_eq!(got.lines().count(), file.lines().count() + 100);
+}

@@ -10,6 +10,7 @@ mod hints;
 mod order;
 mod props;
 mod refusals;
+mod reindent;
 mod rules;
 mod table;
 

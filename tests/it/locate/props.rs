@@ -317,7 +317,12 @@ proptest! {
             let kind = if j + 1 == old.len() { LineKind::Delete } else { LineKind::Context };
             h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
         }
-        h.lines.push(Line::new(LineKind::Insert, b"n".to_vec()));
+        // "n" at the old side's base indentation: re-basing never needs negative indentation.
+        let base = old.iter().find(|l| !l.trim_matches(WS).is_empty()).map_or("", |l| {
+            &l[..l.len() - l.trim_start_matches([' ', '\t']).len()]
+        });
+        let inserted = format!("{base}n");
+        h.lines.push(Line::new(LineKind::Insert, inserted.as_bytes().to_vec()));
         if let Some(s) = hint {
             h.old_start = Some(s + 1);
             h.old_count = Some(old.len());
@@ -335,7 +340,7 @@ proptest! {
             hunks.push(first);
         }
         hunks.push(h);
-        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain(["n"]).collect();
+        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain([inserted.as_str()]).collect();
         let aim = Aim {
             explicit: hint,
             soft: prev.filter(|_| !unified).map(|p| p + 1),

@@ -115,9 +115,17 @@ fn already_applied_needs_a_unique_new_side() {
     let file = "a\nB\nc\na\nB\nc\n";
     let twice = apply(file, &[" a\n-b\n+B\n c"], Format::Agent);
     assert!(matches!(twice, Err(LocateError::ContextNotFound { .. })));
-    // A deletion-only hunk is never "already applied".
-    let gone = apply("a\nc\n", &[" a\n-b\n c"], Format::Agent);
-    assert!(matches!(gone, Err(LocateError::ContextNotFound { .. })));
+    // A deletion-only hunk is already applied when its context, joined, stands once...
+    let gone = apply("a\nc\n", &[" a\n-b\n c"], Format::Agent).expect("b already deleted");
+    assert_eq!(gone, "a\nc\n");
+    // ...not when it stands twice, nor without context on both sides of the deletion.
+    let twice = apply("a\nc\na\nc\n", &[" a\n-b\n c"], Format::Agent);
+    assert!(matches!(twice, Err(LocateError::ContextNotFound { .. })));
+    let above_only = apply("a\nc\n", &[" a\n-b"], Format::Agent);
+    assert!(matches!(
+        above_only,
+        Err(LocateError::ContextNotFound { .. })
+    ));
 }
 
 #[test]
