@@ -175,6 +175,8 @@ pub enum WarningCode {
     // since the session read it.
     Rebased,
     ChangedSinceRead,
+    /// The git index could not be read; a plain apply went on without it (git integration).
+    IndexUnreadable,
 }
 
 impl WarningCode {
@@ -191,6 +193,7 @@ impl WarningCode {
             WarningCode::Merged => "merged",
             WarningCode::Rebased => "rebased",
             WarningCode::ChangedSinceRead => "changed_since_read",
+            WarningCode::IndexUnreadable => "index_unreadable",
         }
     }
 }
