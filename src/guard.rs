@@ -32,6 +32,19 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
             .with_path(path)
             .with_hint("patch paths must stay inside the root (--root) and outside .git/")
     };
+    // Every front end's paths pass here: what no file name can be is a patch error.
+    if path.contains('\0') || path.ends_with('/') {
+        let why = if path.contains('\0') {
+            "holds a NUL byte"
+        } else {
+            "ends in `/`: it names a folder, not a file"
+        };
+        return Err(
+            Error::new(ErrorCode::ParseError, format!("path {path:?} {why}"))
+                .with_path(path)
+                .with_hint("name a file: no NUL byte, no trailing `/`"),
+        );
+    }
     let joined = join_cd(cd, path);
     let relative = if joined.starts_with('/') {
         let Some(root) = root else {

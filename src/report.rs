@@ -177,6 +177,8 @@ pub enum WarningCode {
     ChangedSinceRead,
     /// Another program changed a path right after the commit wrote it; its edit was kept.
     LaterEdit,
+    /// The git index could not be read; a plain apply went on without it (git integration).
+    IndexUnreadable,
 }
 
 impl WarningCode {
@@ -194,6 +196,7 @@ impl WarningCode {
             WarningCode::Rebased => "rebased",
             WarningCode::ChangedSinceRead => "changed_since_read",
             WarningCode::LaterEdit => "later_edit",
+            WarningCode::IndexUnreadable => "index_unreadable",
         }
     }
 }

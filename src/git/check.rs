@@ -131,6 +131,9 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
         }
         Err(e) => return CheckReport::failed(e),
     };
+    if let Some(e) = repo.index_error() {
+        return CheckReport::failed(e.clone());
+    }
     let roots = if paths.is_empty() {
         vec![root.to_path_buf()]
     } else {

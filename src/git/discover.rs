@@ -13,8 +13,12 @@ pub struct Repo {
     workdir: PathBuf,
     /// The root relative to the work tree, `/`-separated: "" or "dir/sub".
     prefix: String,
-    /// The index as it was when the repository was opened (read-only checks).
+    /// The index as it was when the repository was opened (read-only checks); empty when it
+    /// could not be read (see `index_error`).
     pub(crate) index: gix::worktree::Index,
+    /// Why the index could not be read (corrupt, unreadable): only the flows that use the
+    /// index (`--index`, `--cached`, `--3way`, check-patches) refuse; a plain apply warns.
+    index_error: Option<Error>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -61,15 +65,29 @@ impl Repo {
             return Ok(None);
         };
         let prefix = slash_path(rest)?;
-        let index = repo
-            .index_or_empty()
-            .map_err(|e| gix_error("cannot read the git index", &e))?;
+        let (index, index_error) = match repo.index_or_empty() {
+            Ok(index) => (index, None),
+            Err(e) => {
+                let empty = gix::index::File::from_state(
+                    gix::index::State::new(repo.object_hash()),
+                    repo.index_path(),
+                );
+                let index = gix::worktree::Index::new(gix::fs::FileSnapshot::new(empty));
+                (index, Some(gix_error("cannot read the git index", &e)))
+            }
+        };
         Ok(Some(Repo {
             repo,
             workdir,
             prefix,
             index,
+            index_error,
         }))
+    }
+
+    /// Why the index could not be read, when it could not (the index is then taken as empty).
+    pub fn index_error(&self) -> Option<&Error> {
+        self.index_error.as_ref()
     }
 
     /// The work tree directory (canonical).

@@ -13,7 +13,7 @@ use super::{IndexChange, IndexRequirement, LockedIndex, PlanHooks, Repo};
 use crate::apply::{self, ApplyOptions};
 use crate::error::{Error, ErrorCode};
 use crate::model::{FileOp, Mode, PatchSet};
-use crate::report::{Report, Warning};
+use crate::report::{Report, Warning, WarningCode};
 use crate::tree::{DiskTree, Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use std::collections::BTreeMap;
@@ -45,11 +45,27 @@ pub fn apply_in_repo(tree: &DiskTree, input: &[u8], opts: &ApplyOptions) -> Opti
         Ok(None) => return None,
         Err(e) => return Some(failure(e)),
     };
-    Some(if opts.cached {
+    // A corrupt index stops only the flows that use it; a plain apply warns and goes on, as
+    // `git apply` does.
+    let unreadable = match repo.index_error() {
+        Some(e) if git_flag => return Some(failure(e.clone())),
+        Some(e) => Some(Warning::new(
+            WarningCode::IndexUnreadable,
+            format!(
+                "{}; applied to the work tree without it (submodules listed only in the \
+                     index are not recognised)",
+                e.message
+            ),
+        )),
+        None => None,
+    };
+    let mut report = if opts.cached {
         cached(&repo, tree, input, opts)
     } else {
         worktree(&repo, tree, input, opts)
-    })
+    };
+    report.warnings.splice(0..0, unreadable);
+    Some(report)
 }
 
 fn usage(message: &str) -> Error {

@@ -270,7 +270,8 @@ fn hex(i: In<'_>) -> Res<'_, In<'_>> {
 
 /// grammar: path
 ///
-/// The path after a marker's colon: trimmed, UTF-8, a leading `./` dropped.
+/// The path after a marker's colon: trimmed, UTF-8, a leading `./` dropped. A NUL byte or a
+/// trailing `/` (a folder: `*** Add File: dir/` must not create a file `dir`) is refused.
 fn path(i: In<'_>) -> Res<'_, String> {
     let (i, _) = ws(i)?;
     let raw = i.trim_ascii_end();
@@ -290,6 +291,21 @@ fn path(i: In<'_>) -> Res<'_, String> {
             i,
             "missing path after the marker",
             "write the file's path (relative to the root) after the colon",
+        );
+    }
+    if let Some(at) = p.find('\0') {
+        let offset = text.len() - p.len() + at;
+        return fail(
+            &i[offset..],
+            "the path holds a NUL byte",
+            "no file name can hold a NUL byte; write the path without it",
+        );
+    }
+    if p.ends_with('/') {
+        return fail(
+            &i[text.len() - 1..],
+            format!("the path `{p}` ends in `/`: it names a folder, not a file"),
+            "name a file (a folder is made for the files added inside it)",
         );
     }
     Ok((&i[i.len()..], p.to_string()))
@@ -629,6 +645,16 @@ mod tests {
             assert_eq!(err.line, line, "{input:?}");
             assert!(err.message.contains("cut off"), "{}", err.message);
         }
+    }
+
+    #[test]
+    fn a_nul_or_a_trailing_slash_in_a_path_is_refused_where_it_stands() {
+        let err = parse_err("*** Begin Patch\n*** Add File: a\0b\n+x\n*** End Patch\n");
+        assert_eq!((err.line, err.column), (2, 16));
+        assert!(err.message.contains("NUL"), "{}", err.message);
+        let err = parse_err("*** Begin Patch\n*** Add File: dir/\n+x\n*** End Patch\n");
+        assert_eq!((err.line, err.column), (2, 18));
+        assert!(err.message.contains("folder"), "{}", err.message);
     }
 
     #[test]

@@ -832,3 +832,54 @@ fn many_hunk_diff_sent_twice_is_a_no_op() {
     assert_eq!(got.matches("trace!").count(), 100);
     assert_eq!(got.lines().count(), file.lines().count() + 100);
 }
+
+#[test]
+fn corrupt_git_index_warns_on_a_plain_apply_and_refuses_index_flags() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(t.root())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "init"]);
+    std::fs::write(t.root().join(".git/index"), b"DIRC garbage").expect("corrupt the index");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n";
+    for flag in ["--index", "--cached", "--3way"] {
+        let out = run_checked(&t, &["--json", flag], patch);
+        assert_eq!(
+            out.json()["error"]["code"],
+            "io_error",
+            "{flag}: {}",
+            out.stdout
+        );
+    }
+    let out = applies(&t, &["--json"], patch);
+    assert_eq!(out.json()["warnings"][0]["code"], "index_unreadable");
+    assert_eq!(t.read_str("a.txt"), "two\n");
+}
+
+#[test]
+fn nul_in_a_path_is_a_parse_error_and_an_add_of_a_folder_path_is_refused() {
+    let t = TempTree::new();
+    for patch in [
+        "*** Begin Patch\n*** Add File: a\0b\n+x\n*** End Patch\n",
+        "*** Begin Patch\n*** Add File: dir/\n+x\n*** End Patch\n",
+        r#"{"edits": [{"op": "create", "path": "a\u0000b", "content": "x\n"}]}"#,
+        r#"{"edits": [{"op": "create", "path": "dir/", "content": "x\n"}]}"#,
+    ] {
+        let out = run_checked(&t, &["--json"], patch);
+        assert_eq!(
+            out.json()["error"]["code"],
+            "parse_error",
+            "{patch:?}: {}",
+            out.stdout
+        );
+    }
+    assert!(t.snapshot().is_empty(), "no file `dir` or `a` was made");
+}
