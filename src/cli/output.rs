@@ -1,0 +1,229 @@
+//! Stage: command line (output). What each command prints: reports, errors, `range`,
+//! `check-balance`, `undo` and `recover` as text or JSON. Never writes the work tree.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use super::*;
+
+/// What a run prints and returns.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub status: u8,
+}
+
+impl Outcome {
+    pub(crate) fn report(report: &Report, opts: &Options) -> Self {
+        if opts.json {
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status: report.exit_status(),
+            };
+        }
+        let (out, err) = report.render_human(opts.style);
+        Outcome {
+            stdout: out.into_bytes(),
+            stderr: err,
+            status: report.exit_status(),
+        }
+    }
+
+    pub(crate) fn error(error: Error, json: bool, style: Style) -> Self {
+        let status = error.exit_status();
+        if json {
+            let report = Report::failure(error, Vec::new(), Vec::new());
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status,
+            };
+        }
+        Outcome {
+            stdout: Vec::new(),
+            stderr: error_text(&error, style),
+            status,
+        }
+    }
+}
+
+/// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
+/// not UTF-8.
+pub(crate) fn read_text(
+    root: &std::path::Path,
+    file: &std::path::Path,
+) -> Result<Option<String>, Error> {
+    let shown = file.display().to_string();
+    let bytes = std::fs::read(root.join(file)).map_err(|e| {
+        let mut err = Error::io(&shown, "cannot read", &e);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err.code = ErrorCode::Usage;
+            err.hint = Some("FILE is relative to --root (default: the current directory)".into());
+        }
+        err
+    })?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// A JSON object with `ok` and `error` added (the shape of every `--json` answer).
+pub(crate) fn json_object(value: impl serde::Serialize, ok: bool) -> Vec<u8> {
+    let mut value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), ok.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text.into_bytes()
+}
+
+pub(crate) fn range_outcome(
+    opts: &Options,
+    file: &std::path::Path,
+    line: usize,
+    kind: Option<structure::Kind>,
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let shown = file.display().to_string();
+    let found = read_text(&opts.root, file).and_then(|text| {
+        let text = text.ok_or_else(|| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{shown} is not UTF-8 text"))
+                .with_path(&shown)
+        })?;
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        structure::range(&text, line, kind, lang).map_err(|e| Error::from(e).with_path(&shown))
+    });
+    match found {
+        Ok(range) => {
+            let report = structure::RangeReport { path: shown, range };
+            Outcome {
+                stdout: if opts.json {
+                    json_object(&report, true)
+                } else {
+                    report.render().into_bytes()
+                },
+                ..Outcome::default()
+            }
+        }
+        Err(e) => Outcome::error(e, opts.json, opts.style),
+    }
+}
+
+pub(crate) fn balance_outcome(
+    opts: &Options,
+    files: &[PathBuf],
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let mut checked = Vec::new();
+    for file in files {
+        let text = match read_text(&opts.root, file) {
+            Ok(t) => t,
+            Err(e) => return Outcome::error(e, opts.json, opts.style),
+        };
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        let balance = match text {
+            Some(text) => structure::check_balance(&text, lang),
+            None => structure::Balance::NotChecked {
+                reason: "not UTF-8 text".into(),
+            },
+        };
+        checked.push(structure::FileBalance {
+            path: file.display().to_string(),
+            lang,
+            balance,
+        });
+    }
+    let report = structure::BalanceReport::new(checked);
+    Outcome {
+        stdout: if opts.json {
+            json_object(&report, report.ok)
+        } else {
+            report.render().into_bytes()
+        },
+        status: if report.ok { 0 } else { 1 },
+        ..Outcome::default()
+    }
+}
+
+pub(crate) fn convert(input: &[u8], parse: &ParseOptions, to: ConvertTo) -> Result<Vec<u8>, Error> {
+    let to = match to {
+        ConvertTo::Unified => Format::Unified,
+        ConvertTo::Agent => Format::Agent,
+    };
+    apply_patch::render::convert(input, parse, to)
+}
+
+/// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
+/// human summary.
+pub(crate) fn txn_outcome<R: serde::Serialize>(
+    result: Result<R, Error>,
+    opts: &Options,
+    human: impl Fn(&R) -> String,
+) -> Outcome {
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(e, opts.json, opts.style),
+    };
+    if !opts.json {
+        return Outcome {
+            stdout: human(&report).into_bytes(),
+            ..Outcome::default()
+        };
+    }
+    let mut value = serde_json::to_value(&report).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), true.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    Outcome {
+        stdout: text.into_bytes(),
+        ..Outcome::default()
+    }
+}
+
+pub(crate) fn undo_text(r: &txn::UndoReport) -> String {
+    let mut s = warnings_text(&r.recovered);
+    match &r.undone {
+        None => s.push_str("nothing to undo\n"),
+        Some(id) => {
+            s.push_str(&format!("undid transaction {id}\n"));
+            for f in &r.files {
+                s.push_str(&format!("restored {f}\n"));
+            }
+        }
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
+    let mut s = match (&r.id, r.action) {
+        (Some(id), Some(txn::RecoverAction::RolledBack)) => {
+            format!("rolled back interrupted transaction {id}\n")
+        }
+        (Some(id), Some(txn::RecoverAction::Completed)) => {
+            format!("completed interrupted transaction {id}\n")
+        }
+        _ => "nothing to recover\n".to_string(),
+    };
+    for f in &r.restored {
+        s.push_str(&format!("restored {f}\n"));
+    }
+    for f in &r.conflicts {
+        s.push_str(&format!("left as found (changed after the crash): {f}\n"));
+    }
+    if let Some(kept) = &r.kept {
+        s.push_str(&format!("journal and backups kept in {}\n", kept.display()));
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+pub(crate) fn warnings_text(warnings: &[txn::TxnWarning]) -> String {
+    warnings
+        .iter()
+        .map(|w| format!("warning[{}]: {}\n", w.code, w.message))
+        .collect()
+}
