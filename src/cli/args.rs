@@ -33,27 +33,47 @@ uniquely belongs or the patch is refused; all files change, or none does.",
 pub struct RawArgs {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// The patch: a file, `-` for standard input (the default), or the patch text itself.
-    #[arg(value_name = "PATCH")]
-    pub patch: Option<OsString>,
     /// Directory the patch's paths are relative to.
     #[arg(long, value_name = "DIR", global = true)]
     pub root: Option<PathBuf>,
-    /// Plan only: report what would change and write nothing.
-    #[arg(long)]
-    pub check: bool,
     /// Print exactly one JSON object on standard output (also on failure).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Everything that only applying a patch uses: a usage error with a subcommand.
+    #[command(flatten)]
+    pub apply: ApplyArgs,
+    /// The options of [`ApplyArgs`] given on the command line (`--check`, `PATCH`…), as
+    /// shown to the user; filled by [`parse_args`].
+    #[arg(skip)]
+    pub apply_given: Vec<String>,
+}
+
+/// The arguments of applying a patch: one clap group, so that naming any of them with a
+/// subcommand is refused without a hand-kept list.
+#[derive(Debug, Default, clap::Args)]
+pub struct ApplyArgs {
+    /// The patch: a file, `-` for standard input (the default), or the patch text itself.
+    #[arg(value_name = "PATCH")]
+    pub patch: Option<OsString>,
+    /// Read the patch from FILE (as GNU patch's -i); `-` is standard input.
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        conflicts_with = "patch"
+    )]
+    pub input: Option<OsString>,
+    /// Plan only: report what would change and write nothing.
+    #[arg(long, visible_alias = "dry-run")]
+    pub check: bool,
     /// Print the resulting unified diff.
     #[arg(long)]
     pub diff: bool,
     /// Apply the inverse of a unified diff.
     #[arg(long, short = 'R')]
     pub reverse: bool,
-    /// Strip N leading path components from unified diff paths.
-    #[arg(short = 'p', value_name = "N")]
-    pub strip: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Prefix every path of the patch with DIR.
     #[arg(long, value_name = "DIR")]
     pub directory: Option<String>,
@@ -63,18 +83,9 @@ pub struct RawArgs {
     /// Skip files matching GLOB (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
-    /// Ignore hunk line counts of unified diffs.
-    #[arg(long)]
-    pub recount: bool,
-    /// Accept zero-context hunks and place them at their line numbers exactly.
-    #[arg(long)]
-    pub unidiff_zero: bool,
     /// How many lines from its hint a match still counts as near.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub window: usize,
-    /// Force the patch format instead of detecting it.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
     /// Refuse (stale_file) when a diff's `index` blob id does not match the file.
     #[arg(long)]
     pub strict_base: bool,
@@ -88,6 +99,31 @@ pub struct RawArgs {
     /// quotes unbalanced, instead of warning.
     #[arg(long)]
     pub strict_balance: bool,
+    /// Accepted for GNU patch users; already the default: a patch that is entirely applied
+    /// already is a no-op (exit 0), a partly applied one is refused, never applied twice.
+    #[arg(short = 'N', long)]
+    pub forward: bool,
+    /// Print a diffstat of the patch (as git apply --stat) and write nothing, unless --apply.
+    #[arg(long)]
+    pub stat: bool,
+    /// Print added and deleted line counts per file, tab-separated (as git apply
+    /// --numstat), and write nothing, unless --apply.
+    #[arg(long)]
+    pub numstat: bool,
+    /// Print the created, deleted, renamed, copied and mode-changed files (as git apply
+    /// --summary), and write nothing, unless --apply.
+    #[arg(long)]
+    pub summary: bool,
+    /// With --stat, --numstat or --summary: apply the patch as well.
+    #[arg(long)]
+    pub apply: bool,
+    /// Also print where each hunk went: its line, match level and offset.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Not supported: a patch applies whole or not at all (a refused patch is kept as a
+    /// chip; use --check first, or fix the hunk named in the error).
+    #[arg(long, hide = true)]
+    pub reject: bool,
     // git integration (src/git/flow.rs):
     /// Apply to the work tree and the git index together (touched files must match the index).
     #[arg(long)]
@@ -96,7 +132,7 @@ pub struct RawArgs {
     #[arg(long)]
     pub cached: bool,
     /// When a hunk does not apply, merge from the diff's base blob (three-way).
-    #[arg(long = "3way")]
+    #[arg(long = "3way", short = '3')]
     pub three_way: bool,
     /// With --3way: write conflicts into the files with git-style markers instead of refusing.
     #[arg(long)]
@@ -117,6 +153,67 @@ pub struct RawArgs {
     /// Refuse (risk_exceeded) a patch whose risk score is above N.
     #[arg(long, value_name = "N")]
     pub max_risk: Option<u32>,
+}
+
+/// Parse `args` (argv[0] first) and note which apply options were typed.
+pub fn parse_args(args: &[OsString]) -> Result<RawArgs, clap::Error> {
+    use clap::FromArgMatches as _;
+    let matches = RawArgs::command().try_get_matches_from(text_after_dashes(args))?;
+    let mut raw = RawArgs::from_arg_matches(&matches)?;
+    let convert = matches!(raw.command, Some(Command::Convert { .. }));
+    raw.apply_given = apply_arg_names(convert)
+        .into_iter()
+        .filter(|(id, _)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|(_, shown)| shown)
+        .collect();
+    Ok(raw)
+}
+
+/// An argument holding a newline is patch text, never an option, even when it starts with
+/// `-` (a unified diff's `--- a/…`): it is moved after a `--` so that clap takes it as PATCH.
+fn text_after_dashes(args: &[OsString]) -> Vec<OsString> {
+    let is_text = |a: &OsString| {
+        a.to_str()
+            .is_some_and(|s| s.starts_with('-') && s.contains('\n'))
+    };
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    if !args[..end].iter().skip(1).any(is_text) {
+        return args.to_vec();
+    }
+    let (mut rest, mut text) = (Vec::new(), Vec::new());
+    for (i, arg) in args[..end].iter().enumerate() {
+        if i > 0 && is_text(arg) {
+            text.push(arg.clone());
+        } else {
+            rest.push(arg.clone());
+        }
+    }
+    rest.push("--".into());
+    rest.append(&mut text);
+    rest.extend(args[end..].iter().skip(1).cloned());
+    rest
+}
+
+/// The ids of [`ApplyArgs`] and how each is shown (`--check`, `-p`, `PATCH`). `convert`
+/// reads a patch, so it takes the parse options ([`ReadArgs`]) and they are left out.
+fn apply_arg_names(convert: bool) -> Vec<(String, String)> {
+    use clap::Args as _;
+    let parse_ids: Vec<String> = ReadArgs::augment_args(clap::Command::new("read"))
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    ApplyArgs::augment_args(clap::Command::new("apply"))
+        .get_arguments()
+        .filter(|a| !(convert && parse_ids.iter().any(|id| id == a.get_id().as_str())))
+        .map(|a| {
+            let shown = match (a.get_long(), a.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => a.get_id().as_str().to_uppercase(),
+            };
+            (a.get_id().to_string(), shown)
+        })
+        .collect()
 }
 
 /// `--format` values.

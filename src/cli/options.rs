@@ -22,6 +22,7 @@ pub enum Action {
         apply: ApplyOptions,
         // agent (issue 6)
         agent: Box<AgentOptions>,
+        show: Show,
     },
     // agent (issue 6)
     Read {
@@ -56,6 +57,21 @@ pub enum Action {
     },
 }
 
+/// What an apply prints besides its report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Show {
+    /// `--stat`: a diffstat.
+    pub stat: bool,
+    /// `--numstat`: added and deleted counts per file.
+    pub numstat: bool,
+    /// `--summary`: created, deleted, renamed and mode-changed files.
+    pub summary: bool,
+    /// Any of the three without `--apply`: they replace the report and nothing is written.
+    pub report_only: bool,
+    /// `-v`: where each hunk went.
+    pub verbose: bool,
+}
+
 /// Validated options: one struct every later flag joins.
 #[derive(Debug)]
 pub struct Options {
@@ -69,8 +85,7 @@ pub struct Options {
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
     if raw.command.is_some() {
-        let convert = matches!(raw.command, Some(Command::Convert { .. }));
-        if let Some(flag) = apply_only_flag(&raw, convert) {
+        if let Some(flag) = raw.apply_given.first() {
             return Err(usage(&format!(
                 "{flag} applies a patch; it cannot be combined with a subcommand"
             )));
@@ -84,10 +99,10 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             to,
             // Given before the subcommand or after it.
             parse: ParseOptions {
-                format: read.format.or(raw.format).map(format_of),
-                strip: read.strip.or(raw.strip),
-                recount: read.recount || raw.recount,
-                unidiff_zero: read.unidiff_zero || raw.unidiff_zero,
+                format: read.format.or(raw.apply.read.format).map(format_of),
+                strip: read.strip.or(raw.apply.read.strip),
+                recount: read.recount || raw.apply.read.recount,
+                unidiff_zero: read.unidiff_zero || raw.apply.read.unidiff_zero,
             },
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
@@ -136,57 +151,88 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             files,
             lang: lang_of(lang.as_deref())?,
         },
-        None => {
-            if raw.window == 0 {
-                return Err(usage("--window must be at least 1"));
-            }
-            let apply = ApplyOptions {
-                format: raw.format.map(format_of),
-                strip: raw.strip,
-                recount: raw.recount,
-                unidiff_zero: raw.unidiff_zero,
-                reverse: raw.reverse,
-                directory: raw.directory,
-                include: raw.include,
-                exclude: raw.exclude,
-                window: raw.window,
-                strict_base: raw.strict_base,
-                protect: raw.protect,
-                allow_notebooks: raw.allow_notebooks,
-                check: raw.check,
-                diff: raw.diff,
-                index: raw.index,
-                cached: raw.cached,
-                three_way: raw.three_way,
-                conflict_markers: raw.conflict_markers,
-                strict_balance: raw.strict_balance,
-            };
-            // agent (issue 6)
-            let agent = AgentOptions {
-                rebase: raw.rebase,
-                preview: raw.preview,
-                post_check: raw.post_check,
-                post_check_timeout: None,
-                rollback_on_fail: raw.rollback_on_fail,
-                max_risk: raw.max_risk,
-                state: None,
-                report_risk: raw.max_risk.is_some() || raw.preview,
-            };
-            if agent.preview && apply.check {
-                return Err(usage("--preview and --check do not go together"));
-            }
-            Action::Apply {
-                input: input_of(raw.patch)?,
-                apply,
-                agent: Box::new(agent),
-            }
-        }
+        None => apply_action(raw.apply)?,
     };
     Ok(Options {
         action,
         root,
         json: raw.json,
         style,
+    })
+}
+
+/// The apply options, validated.
+fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
+    if raw.window == 0 {
+        return Err(usage("--window must be at least 1"));
+    }
+    if raw.reject {
+        return Err(usage(
+            "--reject is not supported: a patch applies whole or not at all, never leaving \
+             .rej files",
+        )
+        .with_hint(
+            "run with --check first; when a patch is refused, the error names the hunk to fix \
+             and the refused patch is kept as a chip (`apply-patch chip ID`)",
+        ));
+    }
+    let report_only = (raw.stat || raw.numstat || raw.summary) && !raw.apply;
+    if raw.apply && !(raw.stat || raw.numstat || raw.summary) {
+        return Err(usage("--apply goes with --stat, --numstat or --summary"));
+    }
+    let show = Show {
+        stat: raw.stat,
+        numstat: raw.numstat,
+        summary: raw.summary,
+        report_only,
+        verbose: raw.verbose,
+    };
+    let input = match raw.input {
+        Some(file) if file == "-" => Input::Stdin,
+        Some(file) => Input::File(PathBuf::from(file)),
+        None => input_of(raw.patch)?,
+    };
+    let apply = ApplyOptions {
+        format: raw.read.format.map(format_of),
+        strip: raw.read.strip,
+        recount: raw.read.recount,
+        unidiff_zero: raw.read.unidiff_zero,
+        reverse: raw.reverse,
+        directory: raw.directory,
+        include: raw.include,
+        exclude: raw.exclude,
+        window: raw.window,
+        strict_base: raw.strict_base,
+        protect: raw.protect,
+        allow_notebooks: raw.allow_notebooks,
+        // --stat and its kin print and write nothing, as git apply does.
+        check: raw.check || report_only,
+        diff: raw.diff,
+        index: raw.index,
+        cached: raw.cached,
+        three_way: raw.three_way,
+        conflict_markers: raw.conflict_markers,
+        strict_balance: raw.strict_balance,
+    };
+    // agent (issue 6)
+    let agent = AgentOptions {
+        rebase: raw.rebase,
+        preview: raw.preview,
+        post_check: raw.post_check,
+        post_check_timeout: None,
+        rollback_on_fail: raw.rollback_on_fail,
+        max_risk: raw.max_risk,
+        state: None,
+        report_risk: raw.max_risk.is_some() || raw.preview,
+    };
+    if agent.preview && apply.check {
+        return Err(usage("--preview and --check do not go together"));
+    }
+    Ok(Action::Apply {
+        input,
+        apply,
+        agent: Box::new(agent),
+        show,
     })
 }
 
@@ -198,44 +244,13 @@ pub(crate) fn format_of(f: FormatArg) -> Format {
     }
 }
 
-/// The first option given that only applying a patch uses (a subcommand ignores them, so
-/// naming one with a subcommand is a mistake worth reporting). `convert` reads a patch: it
-/// takes the parse options (`-p`, `--format`, `--recount`, `--unidiff-zero`).
-pub(crate) fn apply_only_flag(raw: &RawArgs, convert: bool) -> Option<&'static str> {
-    let parse_flags = [
-        (raw.strip.is_some(), "-p"),
-        (raw.recount, "--recount"),
-        (raw.unidiff_zero, "--unidiff-zero"),
-        (raw.format.is_some(), "--format"),
-    ];
-    let parse_flags = parse_flags.into_iter().filter(|_| !convert);
-    let flags = [
-        (raw.patch.is_some(), "PATCH"),
-        (raw.check, "--check"),
-        (raw.diff, "--diff"),
-        (raw.reverse, "--reverse"),
-        (raw.directory.is_some(), "--directory"),
-        (!raw.include.is_empty(), "--include"),
-        (!raw.exclude.is_empty(), "--exclude"),
-        (raw.window != 20, "--window"),
-        (raw.strict_base, "--strict-base"),
-        (!raw.protect.is_empty(), "--protect"),
-        (raw.allow_notebooks, "--allow-notebooks"),
-        (raw.strict_balance, "--strict-balance"),
-    ];
-    flags
-        .into_iter()
-        .chain(parse_flags)
-        .find(|(used, _)| *used)
-        .map(|(_, name)| name)
-}
-
 pub(crate) fn usage(message: &str) -> Error {
     Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
 
-/// PATCH: none or `-` is standard input; text that is itself a patch is the patch; else a
-/// file name.
+/// PATCH (SPEC §1): none or `-` is standard input; an existing file is the file; an
+/// argument that holds a patch — found as in standard input, after a heredoc opener, a BOM,
+/// blank lines or prose — is the patch text; anything else is a usage error.
 pub(crate) fn input_of(arg: Option<OsString>) -> Result<Input, Error> {
     let Some(arg) = arg else {
         return Ok(Input::Stdin);
@@ -243,12 +258,36 @@ pub(crate) fn input_of(arg: Option<OsString>) -> Result<Input, Error> {
     if arg == "-" {
         return Ok(Input::Stdin);
     }
-    if let Some(text) = arg.to_str() {
-        if apply_patch::parse::is_inline_patch_text(text) {
-            return Ok(Input::Text(text.to_string()));
-        }
+    let path = PathBuf::from(&arg);
+    if path.exists() {
+        return Ok(Input::File(path));
     }
-    Ok(Input::File(PathBuf::from(arg)))
+    match arg.to_str() {
+        Some(text) if apply_patch::parse::detect(text.as_bytes()).is_some() => {
+            Ok(Input::Text(text.to_string()))
+        }
+        _ => Err(neither_file_nor_patch(&arg)),
+    }
+}
+
+/// The refusal of an argument that names no file and holds no patch: a short prefix of it,
+/// never the kilobytes an agent may have sent.
+fn neither_file_nor_patch(arg: &std::ffi::OsStr) -> Error {
+    const SHOWN: usize = 60;
+    let text = arg.to_string_lossy();
+    let first = text.lines().next().unwrap_or("");
+    let mut shown: String = first.chars().take(SHOWN).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    Error::new(
+        ErrorCode::Usage,
+        format!(
+            "no such file `{shown}`, and no patch was found in the text (no `*** Begin Patch`, \
+             `diff --git`, `---`/`+++` or JSON `{{` line)"
+        ),
+    )
+    .with_hint("PATCH is a file, `-` for standard input, or the patch text itself")
 }
 
 /// `--lang NAME`: a known language or a usage error listing them.

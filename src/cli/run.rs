@@ -42,7 +42,7 @@ pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
         .skip(1)
         .take_while(|a| *a != "--")
         .any(|a| a == "--json");
-    let raw = match RawArgs::try_parse_from(&args) {
+    let raw = match parse_args(&args) {
         Ok(raw) => raw,
         Err(e) => return clap_error(e, wants_json),
     };
@@ -137,17 +137,17 @@ pub(crate) fn execute(opts: Options) -> Outcome {
             input,
             apply,
             agent,
+            ..
         } if agent_cli::any(agent) => match read_input(input) {
             Ok(bytes) => agent_outcome(agent_cli::apply(
                 &opts.root, &bytes, apply, agent, json, style,
             )),
             Err(e) => Outcome::error(e, json, style),
         },
-        Action::Apply { input, apply, .. } => match read_input(input) {
-            Ok(bytes) => Outcome::report(
-                &apply_patch::agent::run::apply_plain(&opts.root, &bytes, apply),
-                &opts,
-            ),
+        Action::Apply {
+            input, apply, show, ..
+        } => match read_input(input) {
+            Ok(bytes) => apply_outcome(&opts, &bytes, apply, *show),
             Err(e) => Outcome::error(e, json, style),
         },
         Action::Read {

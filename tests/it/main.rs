@@ -4,6 +4,7 @@ mod agent;
 mod cli;
 mod conformance;
 mod convert;
+mod front;
 mod git;
 mod locate;
 mod mcp;
