@@ -28,7 +28,9 @@ Exit status: 0 applied (or would apply); 1 refused, nothing changed; 2 usage err
 git and plain unified diffs, and JSON edit requests. Every hunk goes to the one place it \
 uniquely belongs or the patch is refused; all files change, or none does.",
     after_help = EXAMPLES,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    // `--help` covers it, and every subcommand the manual names has a page of its own.
+    disable_help_subcommand = true
 )]
 pub struct RawArgs {
     #[command(subcommand)]
@@ -271,8 +273,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff).
-    Man,
+    /// Print the manual page (roff) of apply-patch, or of one subcommand.
+    Man {
+        /// The subcommand whose page to print (default: the main page).
+        #[arg(value_name = "SUBCOMMAND")]
+        page: Option<String>,
+    },
     /// Check that patch files still apply to the staged tree (git; writes nothing).
     CheckPatches {
         /// Patch files, or directories searched for *.patch and *.diff (default: the root).

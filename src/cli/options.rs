@@ -43,7 +43,7 @@ pub enum Action {
         parse: ParseOptions,
     },
     Completions(clap_complete::Shell),
-    Man,
+    Man(Option<String>),
     CheckPatches(Vec<PathBuf>),
     Range {
         file: PathBuf,
@@ -106,7 +106,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             },
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
-        Some(Command::Man) => Action::Man,
+        Some(Command::Man { page }) => Action::Man(page),
         Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
         // agent (issue 6)
         Some(Command::Read {

@@ -195,28 +195,17 @@ pub(crate) fn execute(opts: Options) -> Outcome {
             }
         }
         Action::Recover => txn_outcome(txn::recover(&opts.root), &opts, recover_text),
-        Action::Completions(shell) => {
-            let mut out = Vec::new();
-            clap_complete::generate(*shell, &mut RawArgs::command(), "apply-patch", &mut out);
-            Outcome {
+        Action::Completions(shell) => Outcome {
+            stdout: manual::completions(*shell),
+            ..Outcome::default()
+        },
+        Action::Man(page) => match manual::page(page.as_deref()) {
+            Ok(out) => Outcome {
                 stdout: out,
                 ..Outcome::default()
-            }
-        }
-        Action::Man => {
-            let mut out = Vec::new();
-            match clap_mangen::Man::new(RawArgs::command()).render(&mut out) {
-                Ok(()) => Outcome {
-                    stdout: out,
-                    ..Outcome::default()
-                },
-                Err(e) => Outcome::error(
-                    Error::io("<stdout>", "cannot render the manual to", &e),
-                    json,
-                    style,
-                ),
-            }
-        }
+            },
+            Err(e) => Outcome::error(e, json, style),
+        },
     }
 }
 

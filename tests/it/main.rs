@@ -6,6 +6,7 @@ mod conformance;
 mod convert;
 mod front;
 mod git;
+mod install;
 mod locate;
 mod mcp;
 mod parse_agent;
