@@ -21,6 +21,7 @@ use apply_patch::{Error, ErrorCode};
 use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 mod args;
+mod elsewhere;
 mod manual;
 mod options;
 mod output;

@@ -263,6 +263,9 @@ pub(crate) fn apply_outcome(
     }
     let mut report = apply_patch::agent::run::apply_plain(&opts.root, bytes, apply);
     word_for_reverse(&mut report, apply.reverse);
+    if let Some(e) = report.error.as_mut() {
+        super::elsewhere::suggest(e, &opts.root);
+    }
     if show.verbose && !opts.json {
         let (out, err) = report.render_human_verbose(opts.style);
         return Outcome {

@@ -270,3 +270,25 @@ fn stat_of_an_agent_patch_counts_a_deleted_file_from_disk() {
     );
     assert!(t.root().join("b.txt").exists());
 }
+
+#[test]
+fn file_not_found_names_a_file_of_that_name_elsewhere() {
+    let t = TempTree::with(&[
+        ("src/app/config.py", "a = 1\n"),
+        ("target/config.py", "a = 1\n"),
+    ]);
+    let patch = "*** Begin Patch\n*** Update File: config.py\n@@\n-a = 1\n+a = 2\n*** End Patch\n";
+    let out = t.run(&[patch], "");
+    assert_eq!(out.status, 1);
+    assert!(
+        out.stderr.contains("did you mean `src/app/config.py`?"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("target/"),
+        "a build folder is searched: {}",
+        out.stderr
+    );
+    assert_cli_snapshot!("front_file_not_found_elsewhere", out);
+}
