@@ -279,12 +279,34 @@ impl Report {
     /// Human output: (stdout, stderr). Stdout holds one line per file (and the diff with
     /// `--diff`); stderr the warnings and the error.
     pub fn render_human(&self, style: Style) -> (String, String) {
+        self.render_human_with(style, false)
+    }
+
+    /// As [`Self::render_human`], with a line under each file for each hunk: where it went,
+    /// at which level, how far from its hint (the command line's `-v`).
+    pub fn render_human_verbose(&self, style: Style) -> (String, String) {
+        self.render_human_with(style, true)
+    }
+
+    fn render_human_with(&self, style: Style, verbose: bool) -> (String, String) {
         let mut out = String::new();
         let mut err = String::new();
+        // An entirely applied patch is a no-op: its files are listed, but as already there.
+        let noop = self
+            .warnings
+            .iter()
+            .any(|w| w.code == WarningCode::AlreadyApplied);
         if self.ok {
             for f in &self.files {
-                out.push_str(&file_line(f, style));
+                if noop {
+                    out.push_str(&noop_line(f, style));
+                } else {
+                    out.push_str(&file_line(f, style));
+                }
                 out.push('\n');
+                if verbose {
+                    out.push_str(&hunk_lines(f));
+                }
             }
             if let Some(diff) = &self.diff {
                 out.push_str(diff);
@@ -347,6 +369,38 @@ impl Style {
             Style::Color => format!("\x1b[{code}m{text}\x1b[0m"),
         }
     }
+}
+
+/// A file of a no-op run: its letter and path, and that nothing was written.
+fn noop_line(f: &FileReport, style: Style) -> String {
+    let line = file_line(f, style);
+    let head: Vec<&str> = line.splitn(2, ' ').collect();
+    let path = match f.op {
+        FileOp::Rename | FileOp::Copy => {
+            format!("{} -> {}", f.old_path.as_deref().unwrap_or(""), f.path)
+        }
+        _ => f.path.clone(),
+    };
+    format!("{} {path} (already there; nothing written)", head[0])
+}
+
+/// `-v`: one line per hunk of a file.
+fn hunk_lines(f: &FileReport) -> String {
+    let mut s = String::new();
+    for h in &f.hunks {
+        let offset = match h.offset {
+            Some(0) | None => String::new(),
+            Some(n) => format!(", {n:+} lines from its hint"),
+        };
+        let _ = writeln!(
+            s,
+            "  hunk {} at line {} ({}{offset})",
+            h.hunk,
+            h.line,
+            h.level.as_str()
+        );
+    }
+    s
 }
 
 fn file_line(f: &FileReport, style: Style) -> String {

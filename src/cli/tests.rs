@@ -73,7 +73,7 @@ fn subcommands_take_global_options_but_not_apply_options() {
     let opts = validate(parsed, Style::Plain).expect("valid");
     assert!(matches!(opts.action, Action::Undo) && opts.json);
     let parsed =
-        RawArgs::try_parse_from(["apply-patch", "--check", "recover"]).expect("clap accepts it");
+        parse_args(&args(&["apply-patch", "--check", "recover"])).expect("clap accepts it");
     let err = validate(parsed, Style::Plain).expect_err("--check with recover");
     assert_eq!(err.code, ErrorCode::Usage);
 }
@@ -110,8 +110,12 @@ fn inline_patch_text_is_recognised() {
     );
     assert_eq!(input_of(Some("-".into())).ok(), Some(Input::Stdin));
     assert_eq!(input_of(None).ok(), Some(Input::Stdin));
+    // Neither a file nor a patch: a usage error, not a file that cannot be read later.
+    let err = input_of(Some("no-such-fix.diff".into())).expect_err("no such file");
+    assert_eq!(err.code, ErrorCode::Usage);
+    let (_dir, patch) = temp_with_patch();
     assert_eq!(
-        input_of(Some("fix.diff".into())).ok(),
-        Some(Input::File("fix.diff".into()))
+        input_of(Some(patch.clone().into())).ok(),
+        Some(Input::File(patch.into()))
     );
 }

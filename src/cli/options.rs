@@ -1,0 +1,304 @@
+//! Stage: command line (options). Raw arguments validated into [`Options`]: what to do,
+//! with what input; nothing here reads the patch or runs anything.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use super::*;
+
+/// Where the patch comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Stdin,
+    File(PathBuf),
+    Text(String),
+}
+
+/// What to do, validated.
+#[derive(Debug)]
+pub enum Action {
+    Apply {
+        input: Input,
+        apply: ApplyOptions,
+        // agent (issue 6)
+        agent: Box<AgentOptions>,
+        show: Show,
+    },
+    // agent (issue 6)
+    Read {
+        path: String,
+        lines: Option<String>,
+        around: Option<usize>,
+    },
+    Confirm(String),
+    Chip(String),
+    Mcp {
+        read_only: bool,
+    },
+    Undo,
+    Recover,
+    Convert {
+        input: Input,
+        to: ConvertTo,
+        parse: ParseOptions,
+    },
+    Completions(clap_complete::Shell),
+    Man(Option<String>),
+    CheckPatches(Vec<PathBuf>),
+    Range {
+        file: PathBuf,
+        line: usize,
+        kind: Option<structure::Kind>,
+        lang: Option<structure::Lang>,
+    },
+    CheckBalance {
+        files: Vec<PathBuf>,
+        lang: Option<structure::Lang>,
+    },
+}
+
+/// What an apply prints besides its report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Show {
+    /// `--stat`: a diffstat.
+    pub stat: bool,
+    /// `--numstat`: added and deleted counts per file.
+    pub numstat: bool,
+    /// `--summary`: created, deleted, renamed and mode-changed files.
+    pub summary: bool,
+    /// Any of the three without `--apply`: they replace the report and nothing is written.
+    pub report_only: bool,
+    /// `-v`: where each hunk went.
+    pub verbose: bool,
+}
+
+/// Validated options: one struct every later flag joins.
+#[derive(Debug)]
+pub struct Options {
+    pub action: Action,
+    pub root: PathBuf,
+    pub json: bool,
+    pub style: Style,
+}
+
+/// Raw arguments → validated options.
+pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
+    let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    if raw.command.is_some() {
+        if let Some(flag) = raw.apply_given.first() {
+            return Err(usage(&format!(
+                "{flag} applies a patch; it cannot be combined with a subcommand"
+            )));
+        }
+    }
+    let action = match raw.command {
+        Some(Command::Undo) => Action::Undo,
+        Some(Command::Recover) => Action::Recover,
+        Some(Command::Convert { to, patch, read }) => Action::Convert {
+            input: input_of(patch)?,
+            to,
+            // Given before the subcommand or after it.
+            parse: ParseOptions {
+                format: read.format.or(raw.apply.read.format).map(format_of),
+                strip: read.strip.or(raw.apply.read.strip),
+                recount: read.recount || raw.apply.read.recount,
+                unidiff_zero: read.unidiff_zero || raw.apply.read.unidiff_zero,
+            },
+        },
+        Some(Command::Completions { shell }) => Action::Completions(shell),
+        Some(Command::Man { page }) => Action::Man(page),
+        Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        // agent (issue 6)
+        Some(Command::Read {
+            path,
+            lines,
+            around,
+        }) => {
+            if around == Some(0) {
+                return Err(usage("--around counts lines from 1"));
+            }
+            Action::Read {
+                path,
+                lines,
+                around,
+            }
+        }
+        Some(Command::Confirm { id }) => Action::Confirm(id),
+        Some(Command::Chip { id }) => Action::Chip(id),
+        Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
+        Some(Command::Range {
+            file,
+            line,
+            kind,
+            lang,
+        }) => {
+            if line == 0 {
+                return Err(usage("--line counts from 1"));
+            }
+            let kind = kind.map(|k| match k {
+                KindArg::Function => structure::Kind::Function,
+                KindArg::Block => structure::Kind::Block,
+                KindArg::Tag => structure::Kind::Tag,
+            });
+            Action::Range {
+                file,
+                line,
+                kind,
+                lang: lang_of(lang.as_deref())?,
+            }
+        }
+        Some(Command::CheckBalance { files, lang }) => Action::CheckBalance {
+            files,
+            lang: lang_of(lang.as_deref())?,
+        },
+        None => apply_action(raw.apply)?,
+    };
+    Ok(Options {
+        action,
+        root,
+        json: raw.json,
+        style,
+    })
+}
+
+/// The apply options, validated.
+fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
+    if raw.window == 0 {
+        return Err(usage("--window must be at least 1"));
+    }
+    if raw.reject {
+        return Err(usage(
+            "--reject is not supported: a patch applies whole or not at all, never leaving \
+             .rej files",
+        )
+        .with_hint(
+            "run with --check first; when a patch is refused, the error names the hunk to fix \
+             and the refused patch is kept as a chip (`apply-patch chip ID`)",
+        ));
+    }
+    let report_only = (raw.stat || raw.numstat || raw.summary) && !raw.apply;
+    if raw.apply && !(raw.stat || raw.numstat || raw.summary) {
+        return Err(usage("--apply goes with --stat, --numstat or --summary"));
+    }
+    let show = Show {
+        stat: raw.stat,
+        numstat: raw.numstat,
+        summary: raw.summary,
+        report_only,
+        verbose: raw.verbose,
+    };
+    let input = match raw.input {
+        Some(file) if file == "-" => Input::Stdin,
+        Some(file) => Input::File(PathBuf::from(file)),
+        None => input_of(raw.patch)?,
+    };
+    let apply = ApplyOptions {
+        format: raw.read.format.map(format_of),
+        strip: raw.read.strip,
+        recount: raw.read.recount,
+        unidiff_zero: raw.read.unidiff_zero,
+        reverse: raw.reverse,
+        directory: raw.directory,
+        include: raw.include,
+        exclude: raw.exclude,
+        window: raw.window,
+        strict_base: raw.strict_base,
+        protect: raw.protect,
+        allow_notebooks: raw.allow_notebooks,
+        // --stat and its kin print and write nothing, as git apply does.
+        check: raw.check || report_only,
+        diff: raw.diff,
+        index: raw.index,
+        cached: raw.cached,
+        three_way: raw.three_way,
+        conflict_markers: raw.conflict_markers,
+        strict_balance: raw.strict_balance,
+    };
+    // agent (issue 6)
+    let agent = AgentOptions {
+        rebase: raw.rebase,
+        preview: raw.preview,
+        post_check: raw.post_check,
+        post_check_timeout: None,
+        rollback_on_fail: raw.rollback_on_fail,
+        max_risk: raw.max_risk,
+        state: None,
+        report_risk: raw.max_risk.is_some() || raw.preview,
+    };
+    if agent.preview && apply.check {
+        return Err(usage("--preview and --check do not go together"));
+    }
+    Ok(Action::Apply {
+        input,
+        apply,
+        agent: Box::new(agent),
+        show,
+    })
+}
+
+pub(crate) fn format_of(f: FormatArg) -> Format {
+    match f {
+        FormatArg::Agent => Format::Agent,
+        FormatArg::Unified => Format::Unified,
+        FormatArg::Json => Format::Json,
+    }
+}
+
+pub(crate) fn usage(message: &str) -> Error {
+    Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
+}
+
+/// PATCH (SPEC §1): none or `-` is standard input; an existing file is the file; an
+/// argument that holds a patch — found as in standard input, after a heredoc opener, a BOM,
+/// blank lines or prose — is the patch text; anything else is a usage error.
+pub(crate) fn input_of(arg: Option<OsString>) -> Result<Input, Error> {
+    let Some(arg) = arg else {
+        return Ok(Input::Stdin);
+    };
+    if arg == "-" {
+        return Ok(Input::Stdin);
+    }
+    let path = PathBuf::from(&arg);
+    if path.exists() {
+        return Ok(Input::File(path));
+    }
+    match arg.to_str() {
+        Some(text) if apply_patch::parse::detect(text.as_bytes()).is_some() => {
+            Ok(Input::Text(text.to_string()))
+        }
+        _ => Err(neither_file_nor_patch(&arg)),
+    }
+}
+
+/// The refusal of an argument that names no file and holds no patch: a short prefix of it,
+/// never the kilobytes an agent may have sent.
+fn neither_file_nor_patch(arg: &std::ffi::OsStr) -> Error {
+    const SHOWN: usize = 60;
+    let text = arg.to_string_lossy();
+    let first = text.lines().next().unwrap_or("");
+    let mut shown: String = first.chars().take(SHOWN).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    Error::new(
+        ErrorCode::Usage,
+        format!(
+            "no such file `{shown}`, and no patch was found in the text (no `*** Begin Patch`, \
+             `diff --git`, `---`/`+++` or JSON `{{` line)"
+        ),
+    )
+    .with_hint("PATCH is a file, `-` for standard input, or the patch text itself")
+}
+
+/// `--lang NAME`: a known language or a usage error listing them.
+pub(crate) fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Error> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    structure::Lang::from_name(name).map(Some).ok_or_else(|| {
+        usage(&format!(
+            "unknown language `{name}`; known: {}",
+            structure::Lang::names().join(", ")
+        ))
+    })
+}

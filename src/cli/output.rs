@@ -1,0 +1,333 @@
+//! Stage: command line (output). What each command prints: reports, errors, `range`,
+//! `check-balance`, `undo` and `recover` as text or JSON. Never writes the work tree.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use super::*;
+
+/// What a run prints and returns.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    pub status: u8,
+}
+
+impl Outcome {
+    pub(crate) fn report(report: &Report, opts: &Options) -> Self {
+        if opts.json {
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status: report.exit_status(),
+            };
+        }
+        let (out, err) = report.render_human(opts.style);
+        Outcome {
+            stdout: out.into_bytes(),
+            stderr: err,
+            status: report.exit_status(),
+        }
+    }
+
+    pub(crate) fn error(error: Error, json: bool, style: Style) -> Self {
+        let status = error.exit_status();
+        if json {
+            let report = Report::failure(error, Vec::new(), Vec::new());
+            return Outcome {
+                stdout: report.to_json().into_bytes(),
+                stderr: String::new(),
+                status,
+            };
+        }
+        Outcome {
+            stdout: Vec::new(),
+            stderr: error_text(&error, style),
+            status,
+        }
+    }
+}
+
+/// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
+/// not UTF-8. Only a regular file is read: a FIFO or device is `unsupported_file` (opened
+/// without blocking, checked on the open file), never a read that waits forever.
+pub(crate) fn read_text(
+    root: &std::path::Path,
+    file: &std::path::Path,
+) -> Result<Option<String>, Error> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let shown = file.display().to_string();
+    let io = |e: std::io::Error| {
+        let mut err = Error::io(&shown, "cannot read", &e);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            err.code = ErrorCode::Usage;
+            err.hint = Some("FILE is relative to --root (default: the current directory)".into());
+        }
+        err
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(root.join(file))
+        .map_err(io)?;
+    let kind = f.metadata().map_err(io)?.file_type();
+    if kind.is_dir() {
+        return Err(
+            Error::new(ErrorCode::IsDirectory, format!("{shown} is a directory")).with_path(&shown),
+        );
+    }
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a fifo"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::new(
+            ErrorCode::UnsupportedFile,
+            format!("{shown} is {what}: only regular files are read"),
+        )
+        .with_path(&shown));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(io)?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// A JSON object with `ok` and `error` added (the shape of every `--json` answer).
+pub(crate) fn json_object(value: impl serde::Serialize, ok: bool) -> Vec<u8> {
+    let mut value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), ok.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    text.into_bytes()
+}
+
+pub(crate) fn range_outcome(
+    opts: &Options,
+    file: &std::path::Path,
+    line: usize,
+    kind: Option<structure::Kind>,
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let shown = file.display().to_string();
+    let found = read_text(&opts.root, file).and_then(|text| {
+        let text = text.ok_or_else(|| {
+            Error::new(ErrorCode::InvalidUtf8, format!("{shown} is not UTF-8 text"))
+                .with_path(&shown)
+        })?;
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        structure::range(&text, line, kind, lang).map_err(|e| Error::from(e).with_path(&shown))
+    });
+    match found {
+        Ok(range) => {
+            let report = structure::RangeReport { path: shown, range };
+            Outcome {
+                stdout: if opts.json {
+                    json_object(&report, true)
+                } else {
+                    report.render().into_bytes()
+                },
+                ..Outcome::default()
+            }
+        }
+        Err(e) => Outcome::error(e, opts.json, opts.style),
+    }
+}
+
+pub(crate) fn balance_outcome(
+    opts: &Options,
+    files: &[PathBuf],
+    lang: Option<structure::Lang>,
+) -> Outcome {
+    let mut checked = Vec::new();
+    for file in files {
+        let text = match read_text(&opts.root, file) {
+            Ok(t) => t,
+            Err(e) => return Outcome::error(e, opts.json, opts.style),
+        };
+        let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
+        let balance = match text {
+            Some(text) => structure::check_balance(&text, lang),
+            None => structure::Balance::NotChecked {
+                reason: "not UTF-8 text".into(),
+            },
+        };
+        checked.push(structure::FileBalance {
+            path: file.display().to_string(),
+            lang,
+            balance,
+        });
+    }
+    let report = structure::BalanceReport::new(checked);
+    Outcome {
+        stdout: if opts.json {
+            json_object(&report, report.ok)
+        } else {
+            report.render().into_bytes()
+        },
+        status: if report.ok { 0 } else { 1 },
+        ..Outcome::default()
+    }
+}
+
+pub(crate) fn convert(input: &[u8], parse: &ParseOptions, to: ConvertTo) -> Result<Vec<u8>, Error> {
+    let to = match to {
+        ConvertTo::Unified => Format::Unified,
+        ConvertTo::Agent => Format::Agent,
+    };
+    apply_patch::render::convert(input, parse, to)
+}
+
+/// `undo` and `recover`: their own report as JSON (plus `ok` and `error`), or a short
+/// human summary.
+pub(crate) fn txn_outcome<R: serde::Serialize>(
+    result: Result<R, Error>,
+    opts: &Options,
+    human: impl Fn(&R) -> String,
+) -> Outcome {
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(e, opts.json, opts.style),
+    };
+    if !opts.json {
+        return Outcome {
+            stdout: human(&report).into_bytes(),
+            ..Outcome::default()
+        };
+    }
+    let mut value = serde_json::to_value(&report).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("ok".into(), true.into());
+        map.insert("error".into(), serde_json::Value::Null);
+    }
+    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    text.push('\n');
+    Outcome {
+        stdout: text.into_bytes(),
+        ..Outcome::default()
+    }
+}
+
+pub(crate) fn undo_text(r: &txn::UndoReport) -> String {
+    let mut s = warnings_text(&r.recovered);
+    match &r.undone {
+        None => s.push_str("nothing to undo\n"),
+        Some(id) => {
+            s.push_str(&format!("undid transaction {id}\n"));
+            for f in &r.files {
+                s.push_str(&format!("restored {f}\n"));
+            }
+        }
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
+    let mut s = match (&r.id, r.action) {
+        (Some(id), Some(txn::RecoverAction::RolledBack)) => {
+            format!("rolled back interrupted transaction {id}\n")
+        }
+        (Some(id), Some(txn::RecoverAction::Completed)) => {
+            format!("completed interrupted transaction {id}\n")
+        }
+        _ => "nothing to recover\n".to_string(),
+    };
+    for f in &r.restored {
+        s.push_str(&format!("restored {f}\n"));
+    }
+    for f in &r.conflicts {
+        s.push_str(&format!("left as found (changed after the crash): {f}\n"));
+    }
+    if let Some(kept) = &r.kept {
+        s.push_str(&format!("journal and backups kept in {}\n", kept.display()));
+    }
+    s + &warnings_text(&r.warnings)
+}
+
+pub(crate) fn warnings_text(warnings: &[txn::TxnWarning]) -> String {
+    warnings
+        .iter()
+        .map(|w| format!("warning[{}]: {}\n", w.code, w.message))
+        .collect()
+}
+
+/// A plain apply (no agent option): the report, worded for `-R`, with `-v`'s hunk lines;
+/// or `--stat` / `--numstat` / `--summary`, counted from the patch, in its place.
+pub(crate) fn apply_outcome(
+    opts: &Options,
+    bytes: &[u8],
+    apply: &ApplyOptions,
+    show: Show,
+) -> Outcome {
+    let wants_stat = show.stat || show.numstat || show.summary;
+    if wants_stat && !opts.json {
+        let stat = match apply::parse_patch(bytes, apply) {
+            Ok(patch) => stat::render(&patch, bytes, &opts.root, show),
+            Err(e) => return Outcome::error(e, false, opts.style),
+        };
+        if show.report_only {
+            return Outcome {
+                stdout: stat.into_bytes(),
+                ..Outcome::default()
+            };
+        }
+        let mut report = apply_patch::agent::run::apply_plain(&opts.root, bytes, apply);
+        word_for_reverse(&mut report, apply.reverse);
+        let (_, err) = report.render_human(opts.style);
+        return Outcome {
+            stdout: if report.ok {
+                stat.into_bytes()
+            } else {
+                Vec::new()
+            },
+            stderr: err,
+            status: report.exit_status(),
+        };
+    }
+    let mut report = apply_patch::agent::run::apply_plain(&opts.root, bytes, apply);
+    word_for_reverse(&mut report, apply.reverse);
+    if let Some(e) = report.error.as_mut() {
+        super::elsewhere::suggest(e, &opts.root);
+    }
+    if show.verbose && !opts.json {
+        let (out, err) = report.render_human_verbose(opts.style);
+        return Outcome {
+            stdout: out.into_bytes(),
+            stderr: err,
+            status: report.exit_status(),
+        };
+    }
+    Outcome::report(&report, opts)
+}
+
+/// With `-R`, a patch whose changes are not there is already reverted, not "already
+/// applied": the planner only sees the inverted patch.
+fn word_for_reverse(report: &mut Report, reverse: bool) {
+    if !reverse {
+        return;
+    }
+    for w in &mut report.warnings {
+        if w.code == WarningCode::AlreadyApplied {
+            w.message = "the patch is already reverted (none of its changes are in the files); \
+                         nothing to do"
+                .into();
+        }
+    }
+    if let Some(e) = report.error.as_mut() {
+        if e.code == ErrorCode::AlreadyApplied {
+            e.message = e
+                .message
+                .replace("partly applied already", "partly reverted already");
+            e.hint = Some(
+                "some of the patch's changes are already gone: drop those files or hunks from \
+                 the patch, or re-read the files"
+                    .into(),
+            );
+        }
+    }
+}

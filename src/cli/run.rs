@@ -1,0 +1,254 @@
+//! Stage: command line (run). Parses the arguments, reads the patch input and dispatches
+//! the validated action to the library; the Codex drop-in lives here too.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use super::*;
+
+/// The environment a run sees (injected so tests need no process).
+pub struct Env {
+    pub stdin_is_terminal: bool,
+    pub stdout_is_terminal: bool,
+    pub stderr_is_terminal: bool,
+    pub no_color: Option<OsString>,
+}
+
+impl Env {
+    /// The real process environment.
+    pub fn current() -> Self {
+        use std::io::IsTerminal as _;
+        Env {
+            stdin_is_terminal: std::io::stdin().is_terminal(),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+            no_color: std::env::var_os("NO_COLOR"),
+        }
+    }
+}
+
+/// Run the command for `args` (argv[0] first).
+pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
+    if invoked_as_codex(&args) {
+        return run_codex(&args[1..]);
+    }
+    // One style for both streams: colour only when both are terminals.
+    let style = Style::detect(
+        env.stdout_is_terminal && env.stderr_is_terminal,
+        env.no_color.as_deref(),
+    );
+    let wants_json = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    let raw = match parse_args(&args) {
+        Ok(raw) => raw,
+        Err(e) => return clap_error(e, wants_json),
+    };
+    let opts = match validate(raw, style) {
+        Ok(o) => o,
+        Err(e) => return Outcome::error(e, wants_json, style),
+    };
+    let reads_stdin = matches!(
+        &opts.action,
+        Action::Apply {
+            input: Input::Stdin,
+            ..
+        } | Action::Convert {
+            input: Input::Stdin,
+            ..
+        }
+    );
+    if reads_stdin && env.stdin_is_terminal {
+        let error = usage("no patch given: name a patch file, pass the patch text, or pipe it in");
+        return Outcome::error(error, wants_json, style);
+    }
+    execute(opts)
+}
+
+pub(crate) fn clap_error(e: clap::Error, json: bool) -> Outcome {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if informational {
+        return Outcome {
+            stdout: e.to_string().into_bytes(),
+            stderr: String::new(),
+            status: 0,
+        };
+    }
+    if json {
+        let message = e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        let error = Error::new(ErrorCode::Usage, message)
+            .with_hint("run apply-patch --help for the options");
+        return Outcome::error(error, true, Style::Plain);
+    }
+    Outcome {
+        stdout: Vec::new(),
+        stderr: e.to_string(),
+        status: ErrorCode::Usage.exit_status(),
+    }
+}
+
+pub(crate) fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
+    match input {
+        Input::Text(t) => Ok(t.clone().into_bytes()),
+        Input::File(p) => {
+            let shown = p.display().to_string();
+            std::fs::read(p).map_err(|e| {
+                let mut err = Error::io(&shown, "cannot read the patch", &e);
+                if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
+                    err.code = ErrorCode::Usage;
+                    err.hint = Some(
+                        "PATCH is a file, `-` for standard input, or the patch text itself".into(),
+                    );
+                }
+                err
+            })
+        }
+        Input::Stdin => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io("<stdin>", "cannot read the patch from", &e))?;
+            Ok(buf)
+        }
+    }
+}
+
+pub(crate) fn execute(opts: Options) -> Outcome {
+    let (json, style) = (opts.json, opts.style);
+    match &opts.action {
+        // agent (issue 6): applies with agent options go through the agent layer (risk,
+        // preview, rebase, post-check); the others through the plain and git flows, with a
+        // refused patch kept as a chip.
+        Action::Apply {
+            input,
+            apply,
+            agent,
+            ..
+        } if agent_cli::any(agent) => match read_input(input) {
+            Ok(bytes) => agent_outcome(agent_cli::apply(
+                &opts.root, &bytes, apply, agent, json, style,
+            )),
+            Err(e) => Outcome::error(e, json, style),
+        },
+        Action::Apply {
+            input, apply, show, ..
+        } => match read_input(input) {
+            Ok(bytes) => apply_outcome(&opts, &bytes, apply, *show),
+            Err(e) => Outcome::error(e, json, style),
+        },
+        Action::Read {
+            path,
+            around: Some(line),
+            ..
+        } => agent_outcome(agent_cli::read_around(&opts.root, path, *line, json, style)),
+        Action::Read { path, lines, .. } => agent_outcome(agent_cli::read(
+            &opts.root,
+            path,
+            lines.as_deref(),
+            json,
+            style,
+        )),
+        Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
+        Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
+        Action::Mcp { read_only } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only)),
+        Action::Convert { input, to, parse } => {
+            match read_input(input).and_then(|b| convert(&b, parse, *to)) {
+                Ok(out) => Outcome {
+                    stdout: out,
+                    ..Outcome::default()
+                },
+                Err(e) => Outcome::error(e, json, style),
+            }
+        }
+        Action::Range {
+            file,
+            line,
+            kind,
+            lang,
+        } => range_outcome(&opts, file, *line, *kind, *lang),
+        Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
+        Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
+        Action::CheckPatches(paths) => {
+            let report = apply_patch::git::check_patches(&opts.root, paths);
+            Outcome {
+                stdout: if json {
+                    report.to_json().into_bytes()
+                } else {
+                    report.render_human().into_bytes()
+                },
+                stderr: String::new(),
+                status: report.exit_status(),
+            }
+        }
+        Action::Recover => txn_outcome(txn::recover(&opts.root), &opts, recover_text),
+        Action::Completions(shell) => Outcome {
+            stdout: manual::completions(*shell),
+            ..Outcome::default()
+        },
+        Action::Man(page) => match manual::page(page.as_deref()) {
+            Ok(out) => Outcome {
+                stdout: out,
+                ..Outcome::default()
+            },
+            Err(e) => Outcome::error(e, json, style),
+        },
+    }
+}
+
+// agent (issue 6)
+pub(crate) fn agent_outcome(o: agent_cli::Output) -> Outcome {
+    Outcome {
+        stdout: o.stdout,
+        stderr: o.stderr,
+        status: o.status,
+    }
+}
+
+/// Invoked as `apply_patch` (a symlink or copy): the Codex drop-in.
+pub(crate) fn invoked_as_codex(args: &[OsString]) -> bool {
+    args.first()
+        .and_then(|a| std::path::Path::new(a).file_stem())
+        .is_some_and(|n| n == "apply_patch")
+}
+
+/// Codex's `apply_patch`: the patch text or a patch file as the only argument (standard input
+/// without one), our placement and safety rules, Codex's output.
+pub(crate) fn run_codex(args: &[OsString]) -> Outcome {
+    if args.len() > 1 {
+        return Outcome {
+            stderr: "apply_patch: expected exactly one argument: the patch text or a patch file\n"
+                .into(),
+            status: 2,
+            ..Outcome::default()
+        };
+    }
+    let input = match input_of(args.first().cloned()) {
+        Ok(i) => i,
+        Err(e) => return Outcome::error(e, false, Style::Plain),
+    };
+    let bytes = match read_input(&input) {
+        Ok(b) => b,
+        Err(e) => return Outcome::error(e, false, Style::Plain),
+    };
+    let report = apply::apply_to_dir(std::path::Path::new("."), &bytes, &ApplyOptions::default());
+    let (out, err) = report.render_codex();
+    Outcome {
+        stdout: out.into_bytes(),
+        stderr: err,
+        status: report.exit_status(),
+    }
+}
