@@ -227,8 +227,13 @@ pub enum Command {
     /// Serve the Model Context Protocol on standard input and output.
     Mcp {
         /// Offer only the reading tools (read, range, check_balance).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "post_check")]
         read_only: bool,
+        /// A check the writing tools may run after writing (`sh -c`, in the root), as CMD or
+        /// NAME=CMD; repeatable. The model only picks one by name; without this flag the
+        /// tools run nothing.
+        #[arg(long, value_name = "[NAME=]CMD")]
+        post_check: Vec<String>,
     },
     /// Print the function, block or element enclosing a line of FILE (no compiler needed).
     Range {
@@ -293,6 +298,7 @@ pub enum Action {
     Chip(String),
     Mcp {
         read_only: bool,
+        post_check: Vec<String>,
     },
     Undo,
     Recover,
@@ -508,7 +514,13 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         }
         Some(Command::Confirm { id }) => Action::Confirm(id),
         Some(Command::Chip { id }) => Action::Chip(id),
-        Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
+        Some(Command::Mcp {
+            read_only,
+            post_check,
+        }) => Action::Mcp {
+            read_only,
+            post_check,
+        },
         Some(Command::Range {
             file,
             line,
@@ -712,7 +724,10 @@ fn execute(opts: Options) -> Outcome {
         )),
         Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
         Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
-        Action::Mcp { read_only } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only)),
+        Action::Mcp {
+            read_only,
+            post_check,
+        } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only, post_check)),
         Action::Convert { input, to, parse } => {
             match read_input(input).and_then(|b| convert(&b, parse, *to)) {
                 Ok(out) => Outcome {
