@@ -7,6 +7,7 @@ mod convert;
 mod git;
 mod locate;
 mod mcp;
+mod mcp_python;
 mod parse_agent;
 mod parse_unified;
 mod props;

@@ -24,12 +24,17 @@ def greet(name):
 ";
 
 async fn start(t: &TempTree, extra: &[&str]) -> Client {
+    let mut args = vec!["mcp".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    start_with(t, args).await
+}
+
+/// Start the binary with `args` (the subcommand included) in the root of `t`.
+async fn start_with(t: &TempTree, args: Vec<String>) -> Client {
     let state = t.outside("state");
     let root = t.root();
-    let args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_apply-patch")).configure(|c| {
-        c.arg("mcp")
-            .args(&args)
+        c.args(&args)
             .current_dir(&root)
             .env("XDG_STATE_HOME", &state)
             .env("HOME", &state)
@@ -631,4 +636,80 @@ async fn instructions_and_tools_agree_in_every_mode() {
         }
         client.cancel().await.expect("the session closes");
     }
+}
+
+// Issue 15 item 5 (and issue 12's window): `window` reaches the locator from the MCP tools.
+#[tokio::test]
+async fn window_argument_narrows_the_search() {
+    let mut text = String::new();
+    for n in 1..=50 {
+        text.push_str(if n == 5 || n == 40 { "x\n" } else { "line\n" });
+    }
+    let t = TempTree::with(&[("w.txt", &text)]);
+    let client = start(&t, &[]).await;
+    for tool in ["apply_patch", "edit", "preview"] {
+        let schema = input_schema(&client, tool).await;
+        assert_eq!(schema["properties"]["window"]["type"], "integer", "{tool}");
+    }
+    call(&client, "read", json!({"path": "w.txt"})).await;
+    let p = "--- a/w.txt\n+++ b/w.txt\n@@ -10,3 +10,3 @@\n line\n-x\n+y\n line\n";
+    // The match at line 4 is within the default 20 lines of the hint 10; the one at 39 is not.
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "dry_run": true})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["hunks"][0]["line"], 4, "{value}");
+    for tool in ["apply_patch", "preview"] {
+        let args = json!({"patch": p, "dry_run": true, "window": 2});
+        let args = if tool == "preview" {
+            json!({"patch": p, "window": 2})
+        } else {
+            args
+        };
+        assert_eq!(
+            error_code(&client, tool, args).await,
+            "ambiguous_match",
+            "{tool}"
+        );
+    }
+    assert_eq!(t.read_str("w.txt"), text);
+    client.cancel().await.expect("the session closes");
+}
+
+// The README's client configuration is the one this test starts the server from.
+#[tokio::test]
+async fn the_readme_client_configuration_works() {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("### The MCP server")
+        .nth(1)
+        .expect("README has the MCP server section");
+    let block = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section has a JSON client configuration");
+    let config: Value = serde_json::from_str(block).expect("the configuration is JSON");
+    let server = &config["mcpServers"]["apply-patch"];
+    assert_eq!(server["command"], "apply-patch");
+    let t = TempTree::with(&[("f.txt", "one\n")]);
+    let root = t.root().display().to_string();
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| {
+            a.as_str()
+                .expect("string args")
+                .replace("/path/to/project", &root)
+        })
+        .collect();
+    assert!(args.contains(&root), "the example names a root: {args:?}");
+    let client = start_with(&t, args).await;
+    let schema = input_schema(&client, "apply_patch").await;
+    assert_eq!(
+        schema["properties"]["post_check"]["enum"],
+        json!(["check", "test"])
+    );
+    let (value, failed) = data(&client, "read", json!({"path": "f.txt"})).await;
+    assert!(!failed, "{value}");
+    client.cancel().await.expect("the session closes");
 }
