@@ -322,10 +322,10 @@ fn annotations(name: &str) -> ToolAnnotations {
     }
 }
 
-/// The shape of a tool's `structuredContent` on success (a refusal is the report
-/// `{ok: false, error}` with `isError`).
+/// The shape of a tool's `structuredContent`: its success, or the refusal every tool shares
+/// (`{ok: false, error}` with `isError`), so that every result conforms.
 fn output_schema(name: &str) -> Option<JsonObject> {
-    let value = match name {
+    let success = match name {
         "read" => tools::read_output_schema(),
         "range" => tools::range_output_schema(),
         "check_balance" => tools::balance_output_schema(),
@@ -333,10 +333,27 @@ fn output_schema(name: &str) -> Option<JsonObject> {
         "undo" => tools::undo_output_schema(),
         _ => return None,
     };
-    match value {
-        Value::Object(o) => Some(o),
-        _ => None,
+    let Value::Object(mut schema) = success else {
+        return None;
+    };
+    let required = schema.remove("required").unwrap_or_else(|| json!([]));
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props
+            .entry("ok")
+            .or_insert_with(|| json!({"type": "boolean"}));
+        props
+            .entry("error")
+            .or_insert_with(|| json!({"type": ["object", "null"]}));
     }
+    schema.insert(
+        "anyOf".into(),
+        json!([
+            {"required": required},
+            {"required": ["ok", "error"],
+             "properties": {"ok": {"const": false}, "error": {"type": "object"}}}
+        ]),
+    );
+    Some(schema)
 }
 
 /// The server's instructions, from the tools it offers: a mode that lacks a tool never

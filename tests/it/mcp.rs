@@ -629,7 +629,7 @@ async fn instructions_and_tools_agree_in_every_mode() {
         let (value, failed) = data(&client, "read", json!({"path": "f.txt"})).await;
         assert!(!failed);
         let read = tools.iter().find(|t| t.name == "read").expect("read");
-        let required = read.output_schema.as_ref().expect("schema")["required"].clone();
+        let required = read.output_schema.as_ref().expect("schema")["anyOf"][0]["required"].clone();
         for field in required.as_array().expect("required fields") {
             let field = field.as_str().expect("a name");
             assert!(value.get(field).is_some(), "read lacks {field}: {value}");

@@ -53,6 +53,16 @@ def failed(result):
     return wire(result).get("isError") is True
 
 
+OUTPUT_SCHEMAS = {}
+
+
+def conforms(tool, result):
+    """Every result, refusals included, follows the tool's output schema."""
+    data = wire(result).get("structuredContent")
+    Draft202012Validator(OUTPUT_SCHEMAS[tool]).validate(data)
+    return result
+
+
 def report(result):
     """The JSON report of a result: structuredContent, which the text repeats."""
     data = wire(result).get("structuredContent")
@@ -78,6 +88,7 @@ async def check_tools(session):
         check(not bad, f"{name} input schema uses non-standard formats {bad}")
         check("outputSchema" in tool, f"{name} has an output schema")
         Draft202012Validator.check_schema(tool["outputSchema"])
+        OUTPUT_SCHEMAS[name] = tool["outputSchema"]
     props = tools["apply_patch"]["inputSchema"]["properties"]
     check(props["post_check"]["type"] == "boolean", "one operator check is a boolean")
     check(props["window"]["type"] == "integer", "apply_patch takes window")
@@ -86,13 +97,13 @@ async def check_tools(session):
 
 
 async def check_calls(session, root):
-    bad = await session.call_tool("read", {"path": "app.py", "start_line": 0})
+    bad = conforms("read", await session.call_tool("read", {"path": "app.py", "start_line": 0}))
     check(failed(bad) and report(bad)["error"]["code"] == "usage", "start_line 0 is usage")
-    bad = await session.call_tool("read", {"start_line": 1})
+    bad = conforms("read", await session.call_tool("read", {"start_line": 1}))
     check(failed(bad) and report(bad)["error"]["code"] == "usage", "a missing path is usage")
 
     # The SDK validates a successful result against the tool's output schema.
-    read = await session.call_tool("read", {"path": "app.py"})
+    read = conforms("read", await session.call_tool("read", {"path": "app.py"}))
     check(not failed(read), f"read succeeds: {read}")
     served = wire(read)["structuredContent"]
     base = served["base"]
@@ -101,12 +112,12 @@ async def check_calls(session, root):
     patch = ("*** Begin Patch\n*** Update File: app.py\n*** Base: " + base + "\n"
              "@@ def greet(name):\n-    return 'hello ' + name\n+    return 'hi ' + name\n"
              "*** End Patch\n")
-    refused = await session.call_tool("apply_patch", {"patch": patch, "post_check": "touch pwned"})
+    refused = conforms("apply_patch", await session.call_tool("apply_patch", {"patch": patch, "post_check": "touch pwned"}))
     check(failed(refused) and report(refused)["error"]["code"] == "usage",
           "a model's command is refused")
     check(not os.path.exists(os.path.join(root, "pwned")), "the model's command never ran")
 
-    applied = await session.call_tool("apply_patch", {"patch": patch, "post_check": True})
+    applied = conforms("apply_patch", await session.call_tool("apply_patch", {"patch": patch, "post_check": True}))
     check(not failed(applied), f"apply_patch succeeds: {applied}")
     data = report(applied)
     check(data["ok"] and data["files"][0]["path"] == "app.py", f"the report: {data}")
@@ -115,9 +126,9 @@ async def check_calls(session, root):
     with open(os.path.join(root, "app.py")) as f:
         check("'hi ' + name" in f.read(), "apply_patch wrote the change")
 
-    undone = await session.call_tool("undo", {})
+    undone = conforms("undo", await session.call_tool("undo", {}))
     check(not failed(undone) and report(undone)["undone"] is not None, "undo undid it")
-    nothing = await session.call_tool("undo", {})
+    nothing = conforms("undo", await session.call_tool("undo", {}))
     check(not failed(nothing) and report(nothing)["undone"] is None, "undo of nothing succeeds")
 
 
