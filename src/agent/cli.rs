@@ -236,11 +236,16 @@ pub fn chip(root: &Path, id: &str, json: bool, style: Style) -> Output {
     }
 }
 
-/// `apply-patch mcp [--read-only]`: serve MCP on standard input and output until closed.
-pub fn serve_mcp(root: &Path, read_only: bool) -> Output {
+/// `apply-patch mcp [--read-only] [--post-check [NAME=]CMD]...`: serve MCP on standard input
+/// and output until closed. The `--post-check` commands are the only ones a tool may run.
+pub fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) -> Output {
     if let Err(e) = crate::agent::check_root(root) {
         return Output::error(e, false, Style::Plain);
     }
+    let checks = match crate::agent::catalog::PostChecks::parse(post_checks) {
+        Ok(c) => c,
+        Err(e) => return Output::error(e, false, Style::Plain),
+    };
     let permission = if read_only {
         mcp::Permission::ReadOnly
     } else {
@@ -254,7 +259,7 @@ pub fn serve_mcp(root: &Path, read_only: bool) -> Output {
         }
     };
     let state = AgentState::for_root(&root).ok();
-    let server = mcp::McpServer::new(root, permission, state);
+    let server = mcp::McpServer::new(root, permission, state, checks);
     match mcp::serve_stdio(server) {
         Ok(()) => Output::default(),
         Err(e) => Output::error(e, false, Style::Plain),

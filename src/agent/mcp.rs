@@ -6,6 +6,9 @@
 //! `check_balance`); the default refuses a change to an
 //! existing file the session has not read (`not_read`, see [`crate::agent::permit`]). The
 //! server keeps, per session, what it served or wrote for each path (hash and line count).
+//! The only commands it runs are the operator's `--post-check`s, picked by name
+//! ([`crate::agent::catalog`], which also derives the schemas, annotations and instructions
+//! from what is offered). Every tool error, bad arguments included, is the JSON report.
 //! Must not write the work tree except through the applier's transaction.
 
 use std::collections::HashMap;
@@ -13,10 +16,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
 
+use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::run::{self, AgentOptions};
@@ -47,6 +56,8 @@ struct Session {
     reads: Mutex<HashMap<String, ReadRecord>>,
     /// The server may write (recovers a crashed transaction rather than refusing).
     writes: bool,
+    /// The operator's checks: the only commands a tool may run.
+    checks: PostChecks,
 }
 
 /// The MCP server of one root.
@@ -55,6 +66,8 @@ pub struct McpServer {
     session: Arc<Session>,
     permission: Permission,
     tool_router: ToolRouter<Self>,
+    /// Derived from the tools offered ([`catalog::instructions`]).
+    instructions: String,
 }
 
 /// Arguments of `read`.
@@ -64,13 +77,16 @@ pub struct ReadArgs {
     pub path: String,
     /// First line to return (1-based); default 1.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub start_line: Option<usize>,
     /// Last line to return (1-based, inclusive); default: the end of the file.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub end_line: Option<usize>,
     /// Instead of a line range: return the function (else block, else element) enclosing
     /// this line (1-based), found from the text alone.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub around: Option<usize>,
 }
 
@@ -84,12 +100,14 @@ pub struct WriteOptions {
     /// Only check: report what would change, write nothing.
     #[serde(default)]
     pub dry_run: bool,
-    /// A shell command run in the project root after writing (e.g. `cargo check`); its
-    /// outcome is the report's `verification`.
+    /// A choice among the operator's checks (never a command): its schema, and whether it is
+    /// offered at all, come from [`catalog::shape`].
     #[serde(default)]
-    pub post_check: Option<String>,
-    /// Undo the change when the post_check command fails (post_check_failed).
+    #[schemars(skip)]
+    pub post_check: Option<PostCheckChoice>,
+    /// Undo the change when the post_check fails (offered with post_check).
     #[serde(default)]
+    #[schemars(skip)]
     pub rollback_on_fail: bool,
     /// Refuse (risk_exceeded) a change whose risk score is above this.
     #[serde(default)]
@@ -118,6 +136,15 @@ pub struct ApplyArgs {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct EditArgs {
     /// The edits (see the tool description for each `op`).
+    #[schemars(extend("items" = {
+        "type": "object",
+        "properties": {
+            "op": {"type": "string",
+                   "enum": ["replace", "line_range", "insert", "append", "create", "delete"]},
+            "path": {"type": "string"}
+        },
+        "required": ["op", "path"]
+    }))]
     pub edits: Vec<serde_json::Value>,
     /// Path → the `base` that `read` returned for it.
     #[serde(default)]
@@ -152,9 +179,11 @@ pub struct RangeArgs {
     /// Path of the file, relative to the project root.
     pub path: String,
     /// A 1-based line inside the range wanted.
+    #[schemars(range(min = 1))]
     pub line: usize,
     /// `function`, `block` or `tag`; default: the innermost function, else block.
     #[serde(default)]
+    #[schemars(extend("enum" = ["function", "block", "tag"]))]
     pub kind: Option<String>,
 }
 
@@ -173,7 +202,13 @@ pub struct UndoArgs {}
 impl McpServer {
     /// A server for `root` (absolute); `state` keeps what `read` served (for rebases),
     /// previews and chips. Without a state place, preview, confirm and undo are refused.
-    pub fn new(root: PathBuf, permission: Permission, state: Option<AgentState>) -> Self {
+    /// `checks` are the operator's post-checks, the only commands the tools may run.
+    pub fn new(
+        root: PathBuf,
+        permission: Permission,
+        state: Option<AgentState>,
+        checks: PostChecks,
+    ) -> Self {
         let mut tool_router = Self::tool_router();
         if permission == Permission::ReadOnly {
             let names: Vec<String> = tool_router
@@ -186,15 +221,21 @@ impl McpServer {
                 tool_router.remove_route(name);
             }
         }
+        for route in tool_router.map.values_mut() {
+            catalog::shape(&mut route.attr, &checks);
+        }
+        let instructions = catalog::instructions(&tool_router.list_all(), &checks);
         McpServer {
             session: Arc::new(Session {
                 root,
                 state,
                 reads: Mutex::new(HashMap::new()),
                 writes: permission != Permission::ReadOnly,
+                checks,
             }),
             permission,
             tool_router,
+            instructions,
         }
     }
 
@@ -312,6 +353,9 @@ impl Session {
     }
 
     fn read(&self, args: ReadArgs) -> CallToolResult {
+        if let Err(e) = check_read_args(&args) {
+            return error_result(&e);
+        }
         if let Some(line) = args.around {
             return self.read_around(&args, line);
         }
@@ -380,6 +424,14 @@ impl Session {
         options: WriteOptions,
         preview: bool,
     ) -> CallToolResult {
+        // Only an operator's command can come out of this; anything else is refused here.
+        let post_check = match self
+            .checks
+            .resolve(options.post_check.as_ref(), options.rollback_on_fail)
+        {
+            Ok(c) => c,
+            Err(e) => return error_result(&e),
+        };
         let opts = ApplyOptions {
             format,
             check: options.dry_run,
@@ -405,7 +457,7 @@ impl Session {
         let agent = AgentOptions {
             rebase: options.rebase,
             preview,
-            post_check: options.post_check,
+            post_check,
             post_check_timeout: None,
             rollback_on_fail: options.rollback_on_fail,
             max_risk: options.max_risk,
@@ -474,6 +526,9 @@ impl Session {
 
     fn range(&self, args: RangeArgs) -> CallToolResult {
         use crate::structure::{range, Kind, Lang, RangeReport};
+        if args.line == 0 {
+            return error_result(&Error::new(ErrorCode::Usage, "line counts from 1"));
+        }
         let kind = match args.kind.as_deref() {
             None => None,
             Some("function") => Some(Kind::Function),
@@ -548,11 +603,8 @@ impl Session {
         let Some(state) = &self.state else {
             return error_result(&no_state("undo"));
         };
+        // Nothing to undo is a success with `undone: null`, as `apply-patch undo` says.
         match crate::txn::undo_with(&state.state, None) {
-            Ok(u) if u.undone.is_none() => error_result(
-                &Error::new(ErrorCode::Usage, "nothing to undo")
-                    .with_hint("no change has been written under this root"),
-            ),
             Ok(u) => {
                 // What the files hold now is not what this session read or wrote.
                 let mut reads = self.reads();
@@ -595,6 +647,52 @@ pub fn error_result(e: &Error) -> CallToolResult {
     CallToolResult::structured_error(serde_json::json!({"ok": false, "error": e}))
 }
 
+/// `read`'s line numbers count from 1 (as `apply-patch read --lines` does): a 0 would number
+/// the first line 0 and put an agent's edit one line off.
+fn check_read_args(args: &ReadArgs) -> Result<(), Error> {
+    let usage = |m: &str| Err(Error::new(ErrorCode::Usage, m));
+    if [args.start_line, args.end_line, args.around].contains(&Some(0)) {
+        return usage("line numbers count from 1: start_line, end_line and around are at least 1");
+    }
+    if let (Some(start), Some(end)) = (args.start_line, args.end_line) {
+        if end < start {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!("end_line {end} is before start_line {start}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Invalid arguments, which rmcp answers as plain text, become the JSON report (`usage`)
+/// that every other refusal is.
+fn arguments_as_report(tool: &str, mut response: CallToolResponse) -> CallToolResponse {
+    let CallToolResponse::Complete(result) = &mut response else {
+        return response;
+    };
+    if result.is_error != Some(true) || result.structured_content.is_some() {
+        return response;
+    }
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let detail = text
+        .strip_prefix("failed to deserialize parameters:")
+        .unwrap_or(&text)
+        .trim();
+    let e = Error::new(
+        ErrorCode::Usage,
+        format!("invalid arguments for {tool}: {detail}"),
+    )
+    .with_hint("check the argument names and types against the tool's input schema");
+    *result = error_result(&e);
+    response
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -603,7 +701,18 @@ impl ServerHandler for McpServer {
                 "apply-patch",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(tools::INSTRUCTIONS)
+            .with_instructions(self.instructions.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let tool = request.name.to_string();
+        let call = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(arguments_as_report(&tool, response))
     }
 }
 

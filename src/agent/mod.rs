@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod around;
+pub mod catalog;
 pub mod chips;
 pub mod cli;
 pub mod mcp;

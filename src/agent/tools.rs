@@ -2,18 +2,53 @@
 //! them. They teach the format, the error codes and what to do on each, so they are written
 //! for a model, tested to mention every code a tool can return, and quoted in the README.
 //!
-//! Pure data; no logic.
+//! Pure data (the output schemas too); no logic.
 
-/// The server's instructions (sent once at initialisation).
-pub const INSTRUCTIONS: &str = "\
-apply-patch edits files in one project root safely: every change lands exactly where it \
-uniquely belongs, or nothing is written and the error says what to fix. \
+/// The instructions' opening (sent once at initialisation); the rest is chosen by
+/// [`crate::agent::catalog::instructions`] from the tools offered.
+pub const INSTRUCTIONS_INTRO: &str = "\
+apply-patch works on the files of one project root: every change lands exactly where it \
+uniquely belongs, or nothing is written and the error says what to fix.";
+
+/// The instructions of a server that offers no writing tool.
+pub const READ_ONLY_MODE: &str = "\
+This server is read-only: `read` a file with numbered lines and its `base` (version); it \
+changes nothing.";
+
+/// The instructions' workflow, followed by the writing tools offered.
+pub const READ_BEFORE_EDIT: &str = "\
 Workflow: call `read` on a file before changing it (the server refuses edits of files this \
-session has not read: `not_read`), then change it with `apply_patch` (the agent patch \
-language, best for most edits) or `edit` (JSON edits). Pass the `base` that `read` returned \
-as `*** Base: HEX` (or `base` in `edit`) so a concurrent change is detected. Every result is \
-one JSON report: `ok`, `files`, `warnings`, `error` {code, message, path, hunk, expected, \
-nearest, hint}. Read `error.hint` and act on it; fix only what the error names.";
+session has not read: `not_read`), then change it with";
+
+/// How the instructions name `apply_patch`.
+pub const USE_APPLY_PATCH: &str = "`apply_patch` (the agent patch language, best for most edits)";
+
+/// How the instructions name `edit`.
+pub const USE_EDIT: &str = "`edit` (JSON edits)";
+
+/// The instructions on `base`.
+pub const PASS_BASE: &str = "\
+Pass the `base` that `read` returned as `*** Base: HEX` (or `base` in `edit`) so a \
+concurrent change is detected.";
+
+/// The instructions on `preview`.
+pub const USE_PREVIEW: &str = "\
+`preview` shows a change as a diff without writing it; `confirm` writes it.";
+
+/// The instructions on `undo`.
+pub const USE_UNDO: &str = "`undo` reverts the last change written.";
+
+/// The instructions on `range`.
+pub const USE_RANGE: &str = "`range` finds the function or block around a line.";
+
+/// The instructions on `check_balance`.
+pub const USE_CHECK_BALANCE: &str = "`check_balance` checks a file's brackets and quotes.";
+
+/// The instructions' last words: the one result and error shape.
+pub const ON_RESULT: &str = "\
+Every result is JSON (`structuredContent`, and the same as text); every error is one JSON \
+report: `ok: false`, `error` {code, message, path, hunk, expected, nearest, hint} (`usage` \
+for invalid arguments). Read `error.hint` and act on it; fix only what the error names.";
 
 /// `read`.
 pub const READ: &str = "\
@@ -27,7 +62,8 @@ on. Or give `around: N` to read just the function (else block, else element) enc
 `\"base\": {PATH: HEX}` in `edit`) so the change is checked against what you read. \
 Errors: `file_not_found` (check the path, relative to the root), `is_directory`, \
 `path_escape` (outside the root or in .git/), `binary_file` / `invalid_utf8` (not shown; \
-replace or delete the file whole), `usage` (start_line past the end of the file).";
+replace or delete the file whole), `usage` (invalid arguments: a line number below 1, \
+start_line after end_line or past the end of the file, around with a line range).";
 
 /// What every writing tool says about its result and its errors (a macro so that `concat!`
 /// can append it to each description).
@@ -59,8 +95,8 @@ parse_error: the patch is malformed at `error.details.line`; fix that line. \
 path_escape / protected_file / binary_file / invalid_utf8 / unsupported_file: this file \
 cannot be changed this way; do not retry it. \
 risk_exceeded: the change is larger or more sensitive than allowed; split it or ask the user. \
-post_check_failed: the check command failed and the change was rolled back; read \
-`error.details` (stdout_tail, stderr_tail), fix, send again. \
+usage: the arguments are invalid (a missing or mistyped field, a number out of range); \
+`error.message` names it; send the call again corrected. \
 busy: another change is being written; try again. \
 When `error.details.chip` is present, the other hunks would have applied: fix only the hunks \
 in `error.details.failed` and send the whole patch again."
@@ -93,8 +129,8 @@ give about 3 unchanged lines before and after each change, copied exactly from `
 class) to say where it goes; several `@@` lines narrow step by step. `*** Base: HEX` (from \
 `read`) makes sure the file is what you read. `*** Move to: NEW` after Update File renames. \
 Git / unified diffs and JSON edit requests are accepted too. Options: rebase (merge onto a \
-file that changed since your read), dry_run (check only), post_check (a shell command run \
-after writing), rollback_on_fail, max_risk.\n",
+file that changed since your read), dry_run (check only), max_risk, strict_balance, \
+window.\n",
     on_error!()
 );
 
@@ -126,7 +162,7 @@ confirmed once. Errors are those of `apply_patch`.";
 pub const CONFIRM: &str = "\
 Write a previewed change (`id` from `preview`), exactly as previewed, once. Errors: \
 unknown_preview (unknown, already confirmed or expired id: preview again), stale_file (a file \
-changed since the preview: read it and preview again), busy (retry).";
+changed since the preview: read it and preview again), busy (retry), usage (no id).";
 
 /// `range`.
 pub const RANGE: &str = "\
@@ -145,13 +181,146 @@ Check that a file's brackets, markup tags and quotes balance (strings and commen
 skipped as its language writes them): `balanced`, or the first problem with its line and \
 column and what was opened where. Use it after an edit that touched braces or indentation; \
 fix the problem it names with another patch. Errors: file_not_found, invalid_utf8, \
-path_escape.";
+path_escape, usage (no path).";
 
 /// `undo`.
 pub const UNDO: &str = "\
-Undo the last change this tool wrote in the project (one transaction). Refused when a file \
-changed since that change (stale_file: read the file and fix it by hand) or when there is \
-nothing to undo.";
+Undo the last change written in the project (one transaction). When there is nothing to \
+undo it succeeds with `undone: null`. Refused when a file changed since that change \
+(stale_file: read the file and fix it by hand). Errors: stale_file, busy (retry), usage.";
+
+/// `structuredContent` of `read`: [`crate::agent::read::ReadOutput`], plus `around` when
+/// asked for.
+pub fn read_output_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "base": {"type": "string", "description": "The version to send back as `*** Base:`."},
+            "sha256": {"type": "string"},
+            "total_lines": {"type": "integer", "minimum": 0},
+            "start_line": {"type": "integer", "minimum": 0},
+            "end_line": {"type": "integer", "minimum": 0},
+            "lines": {"type": "array", "items": {"type": "string"}},
+            "line_ending": {"type": "string", "enum": ["lf", "crlf", "mixed", "none"]},
+            "final_newline": {"type": "boolean"},
+            "bom": {"type": "boolean"},
+            "around": {"type": "object", "properties": {
+                "line": {"type": "integer", "minimum": 1},
+                "start_line": {"type": "integer", "minimum": 1},
+                "end_line": {"type": "integer", "minimum": 1},
+                "opening_line": {"type": "string"},
+                "kind": {"type": "string"},
+                "lang": {"type": "string"},
+                "fallback": {"type": "boolean"}
+            }}
+        },
+        "required": ["path", "base", "sha256", "total_lines", "start_line", "end_line", "lines",
+                     "line_ending", "final_newline", "bom"]
+    })
+}
+
+/// `structuredContent` of `range`: [`crate::structure::RangeReport`].
+pub fn range_output_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "start_line": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1},
+            "opening_line": {"type": "string"},
+            "kind": {"type": "string", "enum": ["function", "block", "tag"]},
+            "lang": {"type": "string"},
+            "fallback": {"type": "boolean"},
+            "warning": {"type": "string"}
+        },
+        "required": ["path", "start_line", "end_line", "opening_line", "kind", "lang", "fallback"]
+    })
+}
+
+/// `structuredContent` of `check_balance`: [`crate::structure::FileBalance`].
+pub fn balance_output_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "lang": {"type": "string"},
+            "status": {"type": "string", "enum": ["balanced", "unbalanced", "not_checked"]},
+            "problem": {"type": "object"},
+            "reason": {"type": "string"}
+        },
+        "required": ["path", "lang", "status"]
+    })
+}
+
+/// The warnings and error of every report (SPEC §8).
+fn report_parts() -> (serde_json::Value, serde_json::Value) {
+    let warnings = serde_json::json!({"type": "array", "items": {
+        "type": "object",
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                       "path": {"type": "string"}, "hunk": {"type": "integer"}},
+        "required": ["code", "message"]
+    }});
+    let error = serde_json::json!({
+        "type": ["object", "null"],
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                       "path": {"type": "string"}, "hunk": {"type": "integer"},
+                       "hint": {"type": "string"}},
+        "required": ["code", "message"]
+    });
+    (warnings, error)
+}
+
+/// `structuredContent` of `apply_patch`, `edit`, `preview` and `confirm`: the report of
+/// SPEC §8 with `risk`, `verification`, `preview` and `diff` where they apply.
+pub fn report_output_schema() -> serde_json::Value {
+    let (warnings, error) = report_parts();
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "files": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_path": {"type": "string"},
+                    "op": {"type": "string",
+                           "enum": ["add", "delete", "modify", "rename", "copy", "mode"]},
+                    "hunks": {"type": "array", "items": {"type": "object"}},
+                    "snippet": {"type": "object"}
+                },
+                "required": ["path", "op"]
+            }},
+            "warnings": warnings,
+            "error": error,
+            "diff": {"type": "string"},
+            "risk": {"type": "object"},
+            "verification": {"type": "object", "properties": {
+                "command": {"type": "string"},
+                "status": {"type": "string", "enum": ["passed", "failed", "timed_out"]}
+            }},
+            "preview": {"type": "string"}
+        },
+        "required": ["ok", "files", "warnings", "error"]
+    })
+}
+
+/// `structuredContent` of `undo`: what was undone (`undone: null` when nothing was).
+pub fn undo_output_schema() -> serde_json::Value {
+    let (warnings, error) = report_parts();
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "undone": {"type": ["string", "null"]},
+            "files": {"type": "array", "items": {"type": "string"}},
+            "recovered": {"type": "array"},
+            "warnings": warnings,
+            "error": error
+        },
+        "required": ["ok", "undone", "files", "warnings", "error"]
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -174,7 +343,7 @@ mod tests {
             "path_escape",
             "protected_file",
             "risk_exceeded",
-            "post_check_failed",
+            "usage",
             "busy",
             "binary_file",
             "invalid_utf8",
@@ -193,6 +362,25 @@ mod tests {
             APPLY_PATCH.contains("\n     return name\n*** Add File"),
             "{APPLY_PATCH}"
         );
+    }
+
+    #[test]
+    fn every_tool_names_usage_for_bad_arguments() {
+        for (name, text) in [
+            ("read", READ),
+            ("apply_patch", APPLY_PATCH),
+            ("edit", EDIT),
+            ("confirm", CONFIRM),
+            ("range", RANGE),
+            ("check_balance", CHECK_BALANCE),
+            ("undo", UNDO),
+        ] {
+            assert!(text.contains("usage"), "{name} does not mention usage");
+        }
+        // preview's errors are apply_patch's.
+        assert!(PREVIEW.contains("those of `apply_patch`"));
+        // A post-check is the operator's, and described only when there is one.
+        assert!(!APPLY_PATCH.contains("post_check") && !EDIT.contains("post_check"));
     }
 
     #[test]

@@ -310,8 +310,13 @@ pub enum Command {
     /// Serve the Model Context Protocol on standard input and output.
     Mcp {
         /// Offer only the reading tools (read, range, check_balance).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "post_check")]
         read_only: bool,
+        /// A check the writing tools may run after writing (`sh -c`, in the root), as CMD or
+        /// NAME=CMD; repeatable. The model only picks one by name; without this flag the
+        /// tools run nothing.
+        #[arg(long, value_name = "[NAME=]CMD")]
+        post_check: Vec<String>,
     },
     /// Print the function, block or element enclosing a line of FILE (no compiler needed).
     Range {

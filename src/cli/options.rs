@@ -34,6 +34,7 @@ pub enum Action {
     Chip(String),
     Mcp {
         read_only: bool,
+        post_check: Vec<String>,
     },
     Undo,
     Recover,
@@ -125,7 +126,13 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         }
         Some(Command::Confirm { id }) => Action::Confirm(id),
         Some(Command::Chip { id }) => Action::Chip(id),
-        Some(Command::Mcp { read_only }) => Action::Mcp { read_only },
+        Some(Command::Mcp {
+            read_only,
+            post_check,
+        }) => Action::Mcp {
+            read_only,
+            post_check,
+        },
         Some(Command::Range {
             file,
             line,

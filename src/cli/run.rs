@@ -164,7 +164,10 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         )),
         Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
         Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
-        Action::Mcp { read_only } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only)),
+        Action::Mcp {
+            read_only,
+            post_check,
+        } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only, post_check)),
         Action::Convert { input, to, parse } => {
             match read_input(input).and_then(|b| convert(&b, parse, *to)) {
                 Ok(out) => Outcome {

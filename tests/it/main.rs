@@ -9,6 +9,7 @@ mod git;
 mod install;
 mod locate;
 mod mcp;
+mod mcp_python;
 mod parse_agent;
 mod parse_unified;
 mod props;

@@ -24,12 +24,17 @@ def greet(name):
 ";
 
 async fn start(t: &TempTree, extra: &[&str]) -> Client {
+    let mut args = vec!["mcp".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    start_with(t, args).await
+}
+
+/// Start the binary with `args` (the subcommand included) in the root of `t`.
+async fn start_with(t: &TempTree, args: Vec<String>) -> Client {
     let state = t.outside("state");
     let root = t.root();
-    let args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_apply-patch")).configure(|c| {
-        c.arg("mcp")
-            .args(&args)
+        c.args(&args)
             .current_dir(&root)
             .env("XDG_STATE_HOME", &state)
             .env("HOME", &state)
@@ -249,17 +254,12 @@ async fn every_tool_and_refusal_over_stdio() {
     assert!(!failed, "{value}");
     assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
 
-    // Risk and post-check options.
+    // Risk option; post-checks are the operator's (see a_model_supplied_command_never_runs).
     call(&client, "read", json!({"path": "notes.txt"})).await;
     let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-c\n+C\n*** End Patch\n";
     assert_eq!(
         error_code(&client, "apply_patch", json!({"patch": p, "max_risk": 0})).await,
         "risk_exceeded"
-    );
-    let args = json!({"patch": p, "post_check": "exit 1", "rollback_on_fail": true});
-    assert_eq!(
-        error_code(&client, "apply_patch", args).await,
-        "post_check_failed"
     );
     assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
 
@@ -321,10 +321,17 @@ async fn read_only_mode_offers_only_the_reading_tools() {
 }
 
 #[tokio::test]
-async fn dry_run_writes_nothing_and_undo_needs_a_change() {
+async fn dry_run_writes_nothing_and_undo_of_nothing_succeeds() {
     let t = TempTree::with(&[("notes.txt", "a\nb\n")]);
     let client = start(&t, &[]).await;
-    assert_eq!(error_code(&client, "undo", json!({})).await, "usage");
+    // As `apply-patch undo`: nothing to undo is a success that undid nothing.
+    let (value, failed) = data(&client, "undo", json!({})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(
+        (&value["ok"], &value["undone"]),
+        (&json!(true), &Value::Null)
+    );
+    assert_eq!(value["files"], json!([]));
     call(&client, "read", json!({"path": "notes.txt"})).await;
     let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+B\n*** End Patch\n";
     let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "dry_run": true})).await;
@@ -375,5 +382,334 @@ async fn read_around_serves_the_enclosing_function() {
     assert_eq!(error_code(&client, "read", args).await, "context_not_found");
     let args = json!({"path": "f.rs", "around": 4, "start_line": 1});
     assert_eq!(error_code(&client, "read", args).await, "usage");
+    client.cancel().await.expect("the session closes");
+}
+
+/// The input schema of `tool` as the server lists it.
+async fn input_schema(client: &Client, tool: &str) -> Value {
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let t = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .unwrap_or_else(|| panic!("{tool} is offered"));
+    Value::Object(t.input_schema.as_ref().clone())
+}
+
+// Issue 15 item 1: a model's `post_check` text is never run; only the operator's checks are,
+// picked by name (or by `true` when there is one).
+#[tokio::test]
+async fn a_model_supplied_command_never_runs() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\nc\n")]);
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-c\n+C\n*** End Patch\n";
+    let pwn = "touch pwned";
+
+    // Without --post-check: no parameter offered, and any post_check is refused.
+    let client = start(&t, &[]).await;
+    for tool in ["apply_patch", "edit"] {
+        let props = &input_schema(&client, tool).await["properties"];
+        assert!(props.get("post_check").is_none(), "{tool}: {props}");
+        assert!(props.get("rollback_on_fail").is_none(), "{tool}: {props}");
+    }
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    for choice in [json!(pwn), json!(true)] {
+        let args = json!({"patch": p, "post_check": choice});
+        assert_eq!(error_code(&client, "apply_patch", args).await, "usage");
+    }
+    let edit = json!({"edits": [{"op": "append", "path": "notes.txt", "content": "d\n"}],
+                      "post_check": pwn});
+    assert_eq!(error_code(&client, "edit", edit).await, "usage");
+    assert!(!t.root().join("pwned").exists(), "the model's command ran");
+    assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
+    client.cancel().await.expect("the session closes");
+
+    // One operator check: a boolean; the model's text is still refused.
+    let client = start(&t, &["--post-check", "touch checked"]).await;
+    let schema = input_schema(&client, "apply_patch").await;
+    assert_eq!(schema["properties"]["post_check"]["type"], "boolean");
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let args = json!({"patch": p, "post_check": pwn});
+    assert_eq!(error_code(&client, "apply_patch", args).await, "usage");
+    assert!(!t.root().join("pwned").exists(), "the model's command ran");
+    let (value, failed) = data(
+        &client,
+        "apply_patch",
+        json!({"patch": p, "post_check": true}),
+    )
+    .await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["verification"]["status"], "passed", "{value}");
+    assert_eq!(value["verification"]["command"], "touch checked");
+    assert!(t.root().join("checked").exists());
+    client.cancel().await.expect("the session closes");
+
+    // Named checks: an enum of names; a failing one rolls back when asked.
+    let named = [
+        "--post-check",
+        "fail=exit 1",
+        "--post-check",
+        "mark=touch marked",
+    ];
+    let client = start(&t, &named).await;
+    let schema = input_schema(&client, "edit").await;
+    assert_eq!(
+        schema["properties"]["post_check"]["enum"],
+        json!(["fail", "mark"])
+    );
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let undo_c = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-C\n+c\n*** End Patch\n";
+    for choice in [json!(pwn), json!(true), json!("touch marked")] {
+        let args = json!({"patch": undo_c, "post_check": choice});
+        assert_eq!(error_code(&client, "apply_patch", args).await, "usage");
+    }
+    let args = json!({"patch": undo_c, "post_check": "fail", "rollback_on_fail": true});
+    assert_eq!(
+        error_code(&client, "apply_patch", args).await,
+        "post_check_failed"
+    );
+    assert_eq!(t.read_str("notes.txt"), "a\nb\nC\n");
+    let args = json!({"patch": undo_c, "rollback_on_fail": true});
+    assert_eq!(error_code(&client, "apply_patch", args).await, "usage");
+    let (value, failed) = data(
+        &client,
+        "apply_patch",
+        json!({"patch": undo_c, "post_check": "mark"}),
+    )
+    .await;
+    assert!(!failed, "{value}");
+    assert!(t.root().join("marked").exists());
+    assert!(!t.root().join("pwned").exists(), "the model's command ran");
+    client.cancel().await.expect("the session closes");
+}
+
+#[test]
+fn operator_post_check_flags_are_checked() {
+    let t = TempTree::new();
+    let out = t.run(&["mcp", "--read-only", "--post-check", "true"], "");
+    assert_eq!(out.status, 2, "{}", out.normalized());
+    let out = t.run(&["mcp", "--post-check", "a=x", "--post-check", "a=y"], "");
+    assert_eq!(out.status, 2, "{}", out.normalized());
+    assert!(out.stderr.contains("named 'a'"), "{}", out.normalized());
+}
+
+// Issue 15 item 2: `read` numbers lines from 1, in the schema and in the handler.
+#[tokio::test]
+async fn read_line_numbers_count_from_one() {
+    let t = TempTree::with(&[("f.txt", "one\ntwo\nthree\n")]);
+    let client = start(&t, &[]).await;
+    let schema = input_schema(&client, "read").await;
+    for field in ["start_line", "end_line", "around"] {
+        assert_eq!(
+            schema["properties"][field]["minimum"], 1,
+            "{field}: {schema}"
+        );
+    }
+    assert_eq!(
+        input_schema(&client, "range").await["properties"]["line"]["minimum"],
+        1
+    );
+    for args in [
+        json!({"path": "f.txt", "start_line": 0}),
+        json!({"path": "f.txt", "start_line": 0, "end_line": 1}),
+        json!({"path": "f.txt", "end_line": 0}),
+        json!({"path": "f.txt", "start_line": 3, "end_line": 2}),
+        json!({"path": "f.txt", "around": 0}),
+        json!({"path": "f.txt", "start_line": -1}),
+    ] {
+        assert_eq!(
+            error_code(&client, "read", args.clone()).await,
+            "usage",
+            "{args}"
+        );
+    }
+    let args = json!({"path": "f.txt", "line": 0});
+    assert_eq!(error_code(&client, "range", args).await, "usage");
+    let (value, failed) = data(
+        &client,
+        "read",
+        json!({"path": "f.txt", "start_line": 2, "end_line": 2}),
+    )
+    .await;
+    assert!(!failed, "{value}");
+    assert_eq!(
+        (&value["start_line"], &value["lines"]),
+        (&json!(2), &json!(["two"]))
+    );
+    client.cancel().await.expect("the session closes");
+}
+
+// Issue 15 item 3: invalid arguments are the JSON report (`usage`), not rmcp's plain text.
+#[tokio::test]
+async fn invalid_arguments_are_the_json_report() {
+    let t = TempTree::with(&[("f.txt", "one\n")]);
+    let client = start(&t, &[]).await;
+    for (tool, args) in [
+        ("read", json!({})),
+        ("read", json!({"path": "f.txt", "start_line": "two"})),
+        ("apply_patch", json!({"patch": 7})),
+        ("apply_patch", json!({"patch": "x", "max_risk": -1})),
+        ("edit", json!({"edits": "nope"})),
+        ("confirm", json!({})),
+        ("range", json!({"path": "f.txt"})),
+        ("check_balance", json!({"file": "f.txt"})),
+    ] {
+        let r = call(&client, tool, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool} {args}");
+        let value = r.structured_content.expect("a JSON report");
+        assert_eq!(value["ok"], false, "{tool} {args}: {value}");
+        assert_eq!(value["error"]["code"], "usage", "{tool} {args}: {value}");
+        let message = value["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.starts_with(&format!("invalid arguments for {tool}: ")),
+            "{message}"
+        );
+        let text = r.content[0].as_text().expect("text").text.clone();
+        let from_text: Value = serde_json::from_str(&text).expect("the text is the same JSON");
+        assert_eq!(from_text, value);
+    }
+    client.cancel().await.expect("the session closes");
+}
+
+/// The tool names a text mentions in backquotes.
+fn named_tools(text: &str) -> Vec<&'static str> {
+    [
+        "read",
+        "apply_patch",
+        "edit",
+        "preview",
+        "confirm",
+        "undo",
+        "range",
+        "check_balance",
+    ]
+    .into_iter()
+    .filter(|n| text.contains(&format!("`{n}`")))
+    .collect()
+}
+
+// Issue 15 items 4 and 5: in every mode the instructions name exactly the tools offered, and
+// each tool has annotations, standard schemas and an output schema its results follow.
+#[tokio::test]
+async fn instructions_and_tools_agree_in_every_mode() {
+    let t = TempTree::with(&[("f.txt", "one\n")]);
+    for mode in [&[][..], &["--read-only"][..], &["--post-check", "true"][..]] {
+        let client = start(&t, mode).await;
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let mut offered: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        offered.sort();
+        let instructions = client
+            .peer_info()
+            .and_then(|i| i.instructions.clone())
+            .expect("instructions");
+        let mut named = named_tools(&instructions);
+        named.sort();
+        assert_eq!(named, offered, "{mode:?}: {instructions}");
+        assert_eq!(
+            instructions.contains("post_check"),
+            mode.contains(&"--post-check"),
+            "{mode:?}: {instructions}"
+        );
+        for tool in &tools {
+            let a = tool.annotations.as_ref().expect("annotations");
+            let reading =
+                ["read", "range", "check_balance", "preview"].contains(&tool.name.as_ref());
+            assert_eq!(a.read_only_hint, Some(reading), "{}", tool.name);
+            assert!(a.idempotent_hint.is_some() && a.open_world_hint == Some(false));
+            assert_eq!(
+                a.destructive_hint,
+                (!reading).then_some(true),
+                "{}",
+                tool.name
+            );
+            let schema = serde_json::to_string(&*tool.input_schema).expect("json");
+            assert!(!schema.contains("\"format\""), "{}: {schema}", tool.name);
+            assert!(!schema.contains("\"null\""), "{}: {schema}", tool.name);
+            let output = tool.output_schema.as_ref().expect("an output schema");
+            assert_eq!(output["type"], "object", "{}", tool.name);
+        }
+        let (value, failed) = data(&client, "read", json!({"path": "f.txt"})).await;
+        assert!(!failed);
+        let read = tools.iter().find(|t| t.name == "read").expect("read");
+        let required = read.output_schema.as_ref().expect("schema")["anyOf"][0]["required"].clone();
+        for field in required.as_array().expect("required fields") {
+            let field = field.as_str().expect("a name");
+            assert!(value.get(field).is_some(), "read lacks {field}: {value}");
+        }
+        client.cancel().await.expect("the session closes");
+    }
+}
+
+// Issue 15 item 5 (and issue 12's window): `window` reaches the locator from the MCP tools.
+#[tokio::test]
+async fn window_argument_narrows_the_search() {
+    let mut text = String::new();
+    for n in 1..=50 {
+        text.push_str(if n == 5 || n == 40 { "x\n" } else { "line\n" });
+    }
+    let t = TempTree::with(&[("w.txt", &text)]);
+    let client = start(&t, &[]).await;
+    for tool in ["apply_patch", "edit", "preview"] {
+        let schema = input_schema(&client, tool).await;
+        assert_eq!(schema["properties"]["window"]["type"], "integer", "{tool}");
+    }
+    call(&client, "read", json!({"path": "w.txt"})).await;
+    let p = "--- a/w.txt\n+++ b/w.txt\n@@ -10,3 +10,3 @@\n line\n-x\n+y\n line\n";
+    // The match at line 4 is within the default 20 lines of the hint 10; the one at 39 is not.
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p, "dry_run": true})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["hunks"][0]["line"], 4, "{value}");
+    for tool in ["apply_patch", "preview"] {
+        let args = json!({"patch": p, "dry_run": true, "window": 2});
+        let args = if tool == "preview" {
+            json!({"patch": p, "window": 2})
+        } else {
+            args
+        };
+        assert_eq!(
+            error_code(&client, tool, args).await,
+            "ambiguous_match",
+            "{tool}"
+        );
+    }
+    assert_eq!(t.read_str("w.txt"), text);
+    client.cancel().await.expect("the session closes");
+}
+
+// The README's client configuration is the one this test starts the server from.
+#[tokio::test]
+async fn the_readme_client_configuration_works() {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("### The MCP server")
+        .nth(1)
+        .expect("README has the MCP server section");
+    let block = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the section has a JSON client configuration");
+    let config: Value = serde_json::from_str(block).expect("the configuration is JSON");
+    let server = &config["mcpServers"]["apply-patch"];
+    assert_eq!(server["command"], "apply-patch");
+    let t = TempTree::with(&[("f.txt", "one\n")]);
+    let root = t.root().display().to_string();
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| {
+            a.as_str()
+                .expect("string args")
+                .replace("/path/to/project", &root)
+        })
+        .collect();
+    assert!(args.contains(&root), "the example names a root: {args:?}");
+    let client = start_with(&t, args).await;
+    let schema = input_schema(&client, "apply_patch").await;
+    assert_eq!(
+        schema["properties"]["post_check"]["enum"],
+        json!(["check", "test"])
+    );
+    let (value, failed) = data(&client, "read", json!({"path": "f.txt"})).await;
+    assert!(!failed, "{value}");
     client.cancel().await.expect("the session closes");
 }
