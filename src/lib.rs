@@ -15,6 +15,7 @@ pub mod guard;
 pub mod locate;
 pub mod merge;
 pub mod model;
+pub mod pipeline;
 pub mod parse;
 pub mod plan;
 mod release;
