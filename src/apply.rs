@@ -27,8 +27,8 @@ use crate::error::Error;
 use crate::locate::LocateOptions;
 use crate::model::{Format, PatchSet};
 use crate::pipeline::{self, Mode, Options, Target};
-use crate::report::{Report, Warning};
 use crate::plan::{Plan, Refusal};
+use crate::report::{Report, Warning};
 use crate::tree::{MemTree, Tree};
 
 /// Every option of the apply command (SPEC §1, §3, §5, §6). The command line validates its
@@ -141,7 +141,9 @@ pub fn apply_to_memory(tree: &mut MemTree, input: &[u8], opts: &ApplyOptions) ->
 
 fn forward(target: Target<'_>, input: &[u8], opts: &ApplyOptions) -> Report {
     match opts.to_options() {
-        Ok((options, mode)) => pipeline::report(&pipeline::apply_bytes(target, input, &options, mode)),
+        Ok((options, mode)) => {
+            pipeline::report(&pipeline::apply_bytes(target, input, &options, mode))
+        }
         Err(e) => Report::failure(e, Vec::new(), Vec::new()),
     }
 }

@@ -430,7 +430,6 @@ impl Session {
         report_result(value, report.exit != 0)
     }
 
-
     /// After a write, the session knows the files as it wrote them.
     fn remember_written(&self, paths: &[(String, Option<String>)]) {
         let mut reads = self.reads();

@@ -26,7 +26,10 @@ pub(crate) fn check_index(
 /// What `--index` requires of the paths a patch names: sources tracked and clean,
 /// destinations of adds, renames and copies untracked. Only a path's first mention counts:
 /// later operations of the same patch see what the earlier ones made of it.
-pub(crate) fn patch_requirements(patch: &PatchSet<'_>, root: &Path) -> Result<Vec<IndexRequirement>, Error> {
+pub(crate) fn patch_requirements(
+    patch: &PatchSet<'_>,
+    root: &Path,
+) -> Result<Vec<IndexRequirement>, Error> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let cd = patch.cd.as_deref();
@@ -145,4 +148,3 @@ pub(crate) fn cached_changes(
     }
     Ok(out)
 }
-

@@ -4,9 +4,9 @@
 
 use super::trees::{Base, Target};
 use super::Repo;
-use crate::locate::LocateOptions;
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
+use crate::locate::LocateOptions;
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::{FileOp, PatchSet};
 use crate::plan::{Plan, Refusal};

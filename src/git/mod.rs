@@ -20,10 +20,10 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+pub(crate) mod changes;
 mod check;
 mod discover;
 pub(crate) mod fallback;
-pub(crate) mod changes;
 mod hooks;
 pub(crate) mod index;
 pub mod series;

@@ -412,7 +412,9 @@ fn remove_paths(file: &mut gix::index::File, paths: &BTreeSet<String>) {
 fn covers(paths: &BTreeSet<String>, path: &str) -> bool {
     paths.iter().any(|p| {
         path == p
-            || (path.len() > p.len() && path.starts_with(p.as_str()) && path.as_bytes()[p.len()] == b'/')
+            || (path.len() > p.len()
+                && path.starts_with(p.as_str())
+                && path.as_bytes()[p.len()] == b'/')
             || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
     })
 }

@@ -45,7 +45,9 @@ pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Vec<
         _ => Some(Repo::discover(tree.path())?.ok_or_else(|| {
             Error::new(
                 ErrorCode::IndexMismatch,
-                format!("preview {id} writes the git index, and the root is in no git work tree now"),
+                format!(
+                    "preview {id} writes the git index, and the root is in no git work tree now"
+                ),
             )
         })?),
     };

@@ -125,7 +125,11 @@ impl Refused {
 
     /// SPEC §8's report of this refusal.
     pub fn report(&self) -> Report {
-        let mut report = Report::failure(self.error.clone(), self.files.clone(), self.warnings.clone());
+        let mut report = Report::failure(
+            self.error.clone(),
+            self.files.clone(),
+            self.warnings.clone(),
+        );
         report.diff = self.diff.clone();
         report
     }
@@ -243,8 +247,7 @@ fn on_disk(
         ..TxnOptions::new(tree.path())
     };
     // Step 1, before anything reads the tree; a preview recovers like an apply.
-    let recovered =
-        recover_first(&txn_opts, mode == Mode::Check).map_err(Refused::before)?;
+    let recovered = recover_first(&txn_opts, mode == Mode::Check).map_err(Refused::before)?;
     let mut out = (|| {
         if let Some(gate) = gate {
             gate(req.patch).map_err(Refused::before)?;

@@ -266,7 +266,10 @@ impl Options {
 
     /// Map the command line's flags, refusing (`usage`, saying why) a combination that
     /// cannot mean anything; the README's table lists every pair.
-    pub fn from_flags(apply: &ApplyOptions, agent: &AgentOptions) -> Result<(Options, Mode), Error> {
+    pub fn from_flags(
+        apply: &ApplyOptions,
+        agent: &AgentOptions,
+    ) -> Result<(Options, Mode), Error> {
         let mode = match (apply.check, agent.preview) {
             (true, true) => return Err(usage("--preview and --check do not go together")),
             (true, false) => Mode::Check,

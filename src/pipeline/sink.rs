@@ -121,7 +121,9 @@ pub(crate) fn plan_and_write(
             let audit = audit_record(&planned.plan.files);
             return disk
                 .write(&planned, lock, rollback, &audit)
-                .map_err(|e| Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone()))
+                .map_err(|e| {
+                    Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone())
+                })
                 .map_err(with_risk)
                 .and_then(|(written, warnings)| {
                     let mut out = conclude(planned, mode, warnings).map_err(with_risk)?;
@@ -136,7 +138,12 @@ pub(crate) fn plan_and_write(
 }
 
 /// The post-check hook after a disk write.
-fn verify(mut out: Applied, written: Written, disk: &Disk<'_>, opts: &Options) -> Result<Applied, Refused> {
+fn verify(
+    mut out: Applied,
+    written: Written,
+    disk: &Disk<'_>,
+    opts: &Options,
+) -> Result<Applied, Refused> {
     let Some(check) = &opts.post_check else {
         return Ok(out);
     };
@@ -148,7 +155,11 @@ fn verify(mut out: Applied, written: Written, disk: &Disk<'_>, opts: &Options) -
         }
         Err((error, v)) => {
             // The plan's warnings only: what the commit reported is undone with it.
-            let warnings = out.warnings.into_iter().filter(|w| !is_txn_warning(w)).collect();
+            let warnings = out
+                .warnings
+                .into_iter()
+                .filter(|w| !is_txn_warning(w))
+                .collect();
             let mut refused = Refused::of(error, out.files, warnings);
             refused.risk = out.risk;
             refused.verification = Some(v);
@@ -235,7 +246,9 @@ impl Disk<'_> {
                 index_changes(repo, planned, self.tree)?
             };
             let paths: Vec<String> = changes.iter().map(|c| c.path().to_string()).collect();
-            let before = rollback.then(|| lock.save_entries(repo, &paths)).transpose()?;
+            let before = rollback
+                .then(|| lock.save_entries(repo, &paths))
+                .transpose()?;
             lock.stage(repo, &changes, !self.git.cached())?;
             written.index = before.map(|before| IndexWritten {
                 after: lock.save_again(&before),
@@ -264,7 +277,11 @@ impl Disk<'_> {
 
 /// The result of a finished plan (`after`: the commit's warnings); with conflict markers
 /// written, a `merge_conflict` refusal.
-pub(crate) fn conclude(planned: Planned, mode: Mode, after: Vec<Warning>) -> Result<Applied, Refused> {
+pub(crate) fn conclude(
+    planned: Planned,
+    mode: Mode,
+    after: Vec<Warning>,
+) -> Result<Applied, Refused> {
     let Planned {
         plan, conflicts, ..
     } = planned;

@@ -30,7 +30,10 @@ pub(crate) enum Source<'a> {
     /// A directory in no git work tree.
     Disk(&'a DiskTree),
     /// A directory in a git work tree.
-    WorkTree { tree: &'a DiskTree, repo: &'a Repo },
+    WorkTree {
+        tree: &'a DiskTree,
+        repo: &'a Repo,
+    },
     /// The index (`--cached`): the locked one, or the one read (`--check`, `--preview`).
     Index {
         root: &'a Path,
@@ -298,4 +301,3 @@ fn diff_of(tree: &DiskTree, plan: &Plan) -> String {
     }
     out
 }
-

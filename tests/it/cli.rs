@@ -459,8 +459,14 @@ fn agent_options_with_git_flags_that_mean_nothing_are_a_usage_error_saying_why()
     assert_eq!(out.status, 2);
     assert_cli_snapshot!("err_usage_agent_with_git", out);
     for (args, why) in [
-        (&["--preview", "--3way", "--conflict-markers"][..], "not a change to confirm"),
-        (&["--post-check", "true", "--check"], "--check writes nothing"),
+        (
+            &["--preview", "--3way", "--conflict-markers"][..],
+            "not a change to confirm",
+        ),
+        (
+            &["--post-check", "true", "--check"],
+            "--check writes nothing",
+        ),
         (&["--max-risk", "50", "--3way"], "needs a git work tree"),
         (&["--preview", "--index"], "needs a git work tree"),
     ] {

@@ -362,17 +362,26 @@ fn a_post_check_rollback_never_reverts_another_writers_transaction() {
     );
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n";
     let out = t.run(
-        &["--json", "--post-check", &check, "--rollback-on-fail", patch],
+        &[
+            "--json",
+            "--post-check",
+            &check,
+            "--rollback-on-fail",
+            patch,
+        ],
         "",
     );
+    // Both changes stand: this run's (not rolled back) and the other writer's.
+    assert_eq!(t.read_str("a.txt"), "ONE\n");
+    assert_eq!(t.read_str("b.txt"), "BEE\n");
     assert_eq!(out.status, 3, "{}{}", out.stdout, out.stderr);
     let json = out.json();
     assert_eq!(json["error"]["code"], "rollback_failed", "{json}");
     let message = json["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("committed after it"), "{message}");
-    assert!(json["error"]["details"]["transaction"].is_string(), "{json}");
+    assert!(
+        json["error"]["details"]["transaction"].is_string(),
+        "{json}"
+    );
     assert_eq!(json["verification"]["rolled_back"], false, "{json}");
-    // Both changes stand: this run's (not rolled back) and the other writer's.
-    assert_eq!(t.read_str("a.txt"), "ONE\n");
-    assert_eq!(t.read_str("b.txt"), "BEE\n");
 }

@@ -19,7 +19,8 @@ fn repo() -> Scratch {
 }
 
 fn json(run: &super::cli::Run) -> serde_json::Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr))
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", run.stdout, run.stderr))
 }
 
 fn staged(s: &Scratch) -> String {
@@ -41,7 +42,12 @@ fn refused_as_usage(args: &[&str], why: &str) {
 
 #[test]
 fn check_combines_with_every_git_mode_and_writes_nothing() {
-    for mode in [&["--index"][..], &["--cached"], &["--3way"], &["--3way", "--conflict-markers"]] {
+    for mode in [
+        &["--index"][..],
+        &["--cached"],
+        &["--3way"],
+        &["--3way", "--conflict-markers"],
+    ] {
         let s = repo();
         let mut args = vec!["--check", "--max-risk", "50"];
         args.extend_from_slice(mode);
@@ -59,7 +65,10 @@ fn preview_then_confirm(mode: &[&str], status: &str) -> Scratch {
     let run = s.apply_patch(&args, DIFF);
     assert_eq!(run.status, 0, "{mode:?}: {}{}", run.stdout, run.stderr);
     s.assert_status("");
-    let id = json(&run)["preview"].as_str().expect("a preview id").to_string();
+    let id = json(&run)["preview"]
+        .as_str()
+        .expect("a preview id")
+        .to_string();
     let confirmed = s.apply_patch(&["confirm", &id], "");
     assert_eq!(confirmed.status, 0, "{mode:?}: {}", confirmed.stderr);
     s.assert_status(status);
@@ -88,7 +97,10 @@ fn a_preview_with_3way_is_confirmed_into_the_work_tree() {
 fn a_confirm_with_index_refuses_a_file_changed_in_the_index_since() {
     let s = repo();
     let run = s.apply_patch(&["--preview", "--index", "--json"], DIFF);
-    let id = json(&run)["preview"].as_str().expect("a preview id").to_string();
+    let id = json(&run)["preview"]
+        .as_str()
+        .expect("a preview id")
+        .to_string();
     s.write("b.txt", "b\n");
     // The work tree still matches the preview, but a.txt's index entry no longer matches it.
     s.write("a.txt", "one\ntwo\nthree\nfour\n");
@@ -96,7 +108,11 @@ fn a_confirm_with_index_refuses_a_file_changed_in_the_index_since() {
     s.write("a.txt", OLD);
     let confirmed = s.apply_patch(&["confirm", &id], "");
     assert_eq!(confirmed.status, 1, "{}", confirmed.stderr);
-    assert!(confirmed.stderr.contains("index_mismatch"), "{}", confirmed.stderr);
+    assert!(
+        confirmed.stderr.contains("index_mismatch"),
+        "{}",
+        confirmed.stderr
+    );
     assert_eq!(staged(&s), "one\ntwo\nthree\nfour\n");
 }
 
@@ -143,13 +159,22 @@ fn rebase_with_3way_merges_into_the_work_tree() {
 
 #[test]
 fn rebase_with_cached_is_a_usage_error() {
-    refused_as_usage(&["--rebase", "--cached"], "--cached plans against the index");
+    refused_as_usage(
+        &["--rebase", "--cached"],
+        "--cached plans against the index",
+    );
 }
 
 #[test]
 fn a_failed_post_check_with_index_rolls_back_the_work_tree_and_the_index() {
     let s = repo();
-    let args = ["--index", "--post-check", "false", "--rollback-on-fail", "--json"];
+    let args = [
+        "--index",
+        "--post-check",
+        "false",
+        "--rollback-on-fail",
+        "--json",
+    ];
     let run = s.apply_patch(&args, DIFF);
     assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
     let v = json(&run);
@@ -180,15 +205,24 @@ fn a_failed_post_check_with_cached_rolls_back_the_index() {
 #[test]
 fn a_passing_post_check_with_3way_keeps_the_change() {
     let s = repo();
-    let run = s.apply_patch(&["--3way", "--post-check", "true", "--rollback-on-fail"], DIFF);
+    let run = s.apply_patch(
+        &["--3way", "--post-check", "true", "--rollback-on-fail"],
+        DIFF,
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
     s.assert_status(" M a.txt\n");
 }
 
 #[test]
 fn post_check_with_check_or_preview_is_a_usage_error() {
-    refused_as_usage(&["--check", "--post-check", "true"], "--check writes nothing");
-    refused_as_usage(&["--preview", "--post-check", "true"], "--preview writes nothing");
+    refused_as_usage(
+        &["--check", "--post-check", "true"],
+        "--check writes nothing",
+    );
+    refused_as_usage(
+        &["--preview", "--post-check", "true"],
+        "--preview writes nothing",
+    );
 }
 
 #[test]
