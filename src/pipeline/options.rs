@@ -393,3 +393,49 @@ fn check_combinations(git: GitMode, mode: Mode, agent: &AgentOptions) -> Result<
 pub(crate) fn usage(message: &str) -> Error {
     Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_and_plan_options_can_cross_threads() {
+        fn send<T: Send + Sync>() {}
+        send::<Options>();
+        send::<PlanOptions>();
+    }
+
+    #[test]
+    fn flags_map_to_one_git_mode_and_meaningless_pairs_say_why() {
+        let flags = ApplyOptions {
+            three_way: true,
+            index: true,
+            ..ApplyOptions::default()
+        };
+        let (opts, mode) = Options::from_flags(&flags, &AgentOptions::default()).expect("maps");
+        assert_eq!(mode, Mode::Write);
+        let want = GitMode::ThreeWay {
+            markers: false,
+            into: Stage::Index,
+        };
+        assert_eq!(opts.git, want);
+        assert!(opts.git.writes_index() && !opts.git.cached());
+        let built = Options::builder().git(want).max_risk(5).build();
+        assert_eq!((built.git, built.max_risk), (want, Some(5)));
+        let cached = ApplyOptions {
+            cached: true,
+            ..ApplyOptions::default()
+        };
+        let rebase = AgentOptions {
+            rebase: true,
+            ..AgentOptions::default()
+        };
+        let e = Options::from_flags(&cached, &rebase).expect_err("meaningless");
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert!(
+            e.message.contains("--cached plans against the index"),
+            "{}",
+            e.message
+        );
+    }
+}
