@@ -16,6 +16,7 @@ pub mod locate;
 pub mod merge;
 pub mod model;
 pub mod parse;
+pub mod pipeline;
 pub mod plan;
 mod release;
 pub mod render;

@@ -40,8 +40,6 @@ pub struct PlanOptions {
     pub allow_notebooks: bool,
     /// `--diff`: render the resulting unified diff.
     pub diff: bool,
-    /// git integration: inside a git work tree, blob ids are hashed as `git add` would.
-    pub git: Option<crate::git::PlanHooks>,
     /// `--strict-balance`: an edit that unbalances a file refuses the patch (Issue 7).
     pub strict_balance: bool,
 }
@@ -54,7 +52,6 @@ impl Default for PlanOptions {
             protect: Globs::new(&[]).expect("an empty glob set always builds"),
             allow_notebooks: false,
             diff: false,
-            git: None,
             strict_balance: false,
         }
     }
@@ -639,10 +636,7 @@ impl<'a> Planner<'a> {
             return Ok(());
         };
         // git integration: the repository's object format and filters decide the blob id.
-        let matched = match &self.opts.git {
-            Some(git) => git.blob_matches(shown, &ids.old, bytes, false)?,
-            None => guard::blob_matches(&ids.old, bytes),
-        };
+        let matched = self.tree.blob_matches(shown, &ids.old, bytes)?;
         let Some((true_match, full)) = matched else {
             return Ok(());
         };

@@ -60,6 +60,17 @@ pub trait Tree {
     fn in_repository(&self) -> bool {
         true
     }
+    /// Compare a diff's `index` blob id with `bytes`, the content of `path`: None when the
+    /// id names no content, else whether it matches and the full id. Outside git the bytes
+    /// are hashed as they are; the git work tree hashes them as `git add` would store them.
+    fn blob_matches(
+        &self,
+        _path: &str,
+        id: &str,
+        bytes: &[u8],
+    ) -> Result<Option<(bool, String)>, Error> {
+        Ok(crate::guard::blob_matches(id, bytes))
+    }
 }
 
 /// A directory on disk.

@@ -442,15 +442,6 @@ impl Session {
                 .unwrap_or(crate::locate::LocateOptions::default().window),
             ..ApplyOptions::default()
         };
-        // Before the permission check, which reads the files the patch names.
-        let recovered = match self.recover_first(opts.check) {
-            Ok(w) => w,
-            Err(e) => return error_result(&e),
-        };
-        let notices = match self.permit(&input, &opts) {
-            Ok(n) => n,
-            Err(e) => return error_result(&e),
-        };
         if preview && self.state.is_none() {
             return error_result(&no_state("preview"));
         }
@@ -464,8 +455,14 @@ impl Session {
             state: self.state.as_ref().map(|s| s.state.clone()),
             report_risk: true,
         };
-        let mut report = run::apply_to_dir(&self.root, &input, &opts, &agent);
-        report.report.warnings.splice(0..0, recovered);
+        // The pipeline recovers first, then runs the permission check (which reads the
+        // files the patch names) on the patch it parsed, before it plans.
+        let mut notices = Vec::new();
+        let mut permit = |patch: &crate::model::PatchSet<'_>| {
+            notices = permit::check(&self.root, patch, &self.reads())?;
+            Ok(())
+        };
+        let mut report = run::apply_gated(&self.root, &input, &opts, &agent, &mut permit);
         for n in notices {
             report
                 .report
@@ -483,12 +480,6 @@ impl Session {
         }
         let value = serde_json::to_value(&report).unwrap_or_default();
         report_result(value, report.exit != 0)
-    }
-
-    /// Parse the patch and check that the session read every existing file it changes.
-    fn permit(&self, input: &[u8], opts: &ApplyOptions) -> Result<Vec<permit::Notice>, Error> {
-        let patch = crate::apply::parse_patch(input, opts)?;
-        permit::check(&self.root, &patch, &self.reads())
     }
 
     /// After a write, the session knows the files as it wrote them.

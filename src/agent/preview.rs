@@ -1,7 +1,9 @@
 //! Stage: agent preview. `--preview` plans a patch and keeps the plan — every path's state
 //! before (its hash) and the exact bytes after — in the state place (`StateDir::sub
 //! ("previews")`) under an event id; `apply-patch confirm ID` commits exactly that plan once,
-//! after checking that no target changed since (`stale_file` otherwise).
+//! after checking that no target changed since (`stale_file` otherwise), through the
+//! pipeline's sink (`pipeline::confirm`): what a preview made with `--index` or `--cached`
+//! keeps, its confirm writes to the index too.
 //!
 //! Exactly once: confirming first claims the preview by renaming its folder (atomic), so two
 //! confirms racing cannot both win; a claimed, expired or unknown id is `unknown_preview`. A
@@ -15,8 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::state::StateDir;
-use crate::txn::{self, AuditRecord, Change, Committed, NewState, Snapshot, TxnOptions};
+use crate::txn::{AuditRecord, NewState, Snapshot};
 
 /// How long a preview can be confirmed: one hour.
 pub const PREVIEW_TTL: Duration = Duration::from_secs(3600);
@@ -64,6 +65,28 @@ pub struct PlannedPath {
     pub after: After,
 }
 
+/// What a confirm writes: the trees of the run's git mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Writes {
+    /// The work tree (a preview made without `--index` or `--cached`).
+    #[default]
+    WorkTree,
+    /// The work tree and the index (`--index`): both checked, both written.
+    Both,
+    /// The index only (`--cached`): `paths` are the index's entries.
+    Index,
+}
+
+/// What a preview keeps besides its paths, so that its confirm writes what a direct apply
+/// would have written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kept {
+    pub writes: Writes,
+    /// The audit record of the plan (the confirm's audit line is a direct apply's).
+    pub audit: AuditRecord,
+}
+
 /// A kept plan.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Preview {
@@ -73,6 +96,10 @@ pub struct Preview {
     pub paths: Vec<PlannedPath>,
     /// The report the preview printed (returned again by `confirm`).
     pub report: serde_json::Value,
+    #[serde(default)]
+    pub writes: Writes,
+    #[serde(default)]
+    pub audit: AuditRecord,
 }
 
 /// A confirmed preview: the plan with the new contents loaded.
@@ -103,11 +130,22 @@ impl PreviewStore {
         PreviewStore { dir, ttl }
     }
 
-    /// Keep a plan: `changes` are `(path, before, new state)`; returns the event id.
+    /// Keep a plan of the work tree: `changes` are `(path, before, new state)`; returns the
+    /// event id.
     pub fn save(
         &self,
         changes: &[(String, Snapshot, NewState)],
         report: serde_json::Value,
+    ) -> Result<String, Error> {
+        self.save_kept(changes, report, &Kept::default())
+    }
+
+    /// [`PreviewStore::save`], with what the confirm must write.
+    pub fn save_kept(
+        &self,
+        changes: &[(String, Snapshot, NewState)],
+        report: serde_json::Value,
+        kept: &Kept,
     ) -> Result<String, Error> {
         self.prune();
         let created = now_secs();
@@ -145,6 +183,8 @@ impl PreviewStore {
             created,
             paths,
             report,
+            writes: kept.writes,
+            audit: kept.audit.clone(),
         };
         let json = serde_json::to_vec_pretty(&preview).map_err(|e| {
             Error::new(
@@ -204,40 +244,6 @@ impl PreviewStore {
             }
         }
     }
-}
-
-/// `apply-patch confirm ID`: claim preview `id` (once), check that every path still holds
-/// what it held at the preview (`stale_file` otherwise), and commit exactly the kept plan.
-pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Committed), Error> {
-    let opts = TxnOptions {
-        state: Some(state.clone()),
-        ..TxnOptions::new(root)
-    };
-    // Before the claim: a refused recovery must not use the preview up. A rollback it does
-    // shows as `stale_file` below when it touched a previewed path.
-    let recovered = txn::recover_first(&opts, txn::Access::Write)?;
-    let store = PreviewStore::new(state.sub("previews")?);
-    let claimed = store.claim(id)?;
-    let mut changes = Vec::with_capacity(claimed.changes.len());
-    for (path, before, after) in claimed.changes {
-        let (snapshot, _) = txn::read_snapshot(root, &path)?;
-        if Before::of(&snapshot) != before {
-            return Err(Error::new(
-                ErrorCode::StaleFile,
-                format!("{path} changed since preview {id}: the previewed change no longer fits"),
-            )
-            .with_path(&path)
-            .with_hint("read the file again and preview the change again"));
-        }
-        changes.push(Change {
-            path,
-            before: snapshot,
-            after,
-        });
-    }
-    let mut committed = txn::commit(&opts, changes, &AuditRecord::default())?;
-    committed.recovered.splice(0..0, recovered);
-    Ok((claimed.preview, committed))
 }
 
 fn load(folder: &Path) -> Result<Claimed, String> {
@@ -345,6 +351,10 @@ mod tests {
         assert!(e.message.contains("expired"), "{}", e.message);
     }
 
+    use crate::pipeline::confirm::confirm;
+    use crate::state::StateDir;
+    use crate::txn;
+
     #[test]
     fn confirm_commits_the_kept_plan_once_and_refuses_a_changed_target() {
         let root = tempfile::tempdir().expect("temp dir");
@@ -375,9 +385,9 @@ mod tests {
             .expect("kept");
         write("b.txt", "changed meanwhile\n");
 
-        let (preview, committed) = confirm(root.path(), &state, &id).expect("confirms");
+        let (preview, warnings) = confirm(root.path(), &state, &id).expect("confirms");
         assert_eq!(preview.report["ok"], true);
-        assert_eq!(committed.written, vec!["a.txt".to_string()]);
+        assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
             fs::read_to_string(root.path().join("a.txt")).expect("read"),
             "new\n"

@@ -4,9 +4,9 @@
 
 use super::trees::{Base, Target};
 use super::Repo;
-use crate::apply::ApplyOptions;
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
+use crate::locate::LocateOptions;
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::{FileOp, PatchSet};
 use crate::plan::{Plan, Refusal};
@@ -14,16 +14,26 @@ use crate::report::{Warning, WarningCode};
 use crate::txn::NewState;
 use std::collections::BTreeMap;
 
+/// What `--3way` planning needs of the run's options.
+#[derive(Debug, Clone)]
+pub(crate) struct Fallback {
+    /// `--3way` is on.
+    pub three_way: bool,
+    /// `--conflict-markers`.
+    pub conflict_markers: bool,
+    pub locate: LocateOptions,
+}
+
 /// A plan made with `--3way` fallbacks: the files merged, and the conflicts (when
 /// `--conflict-markers` lets them through).
-pub(super) struct Planned {
+pub(crate) struct Planned {
     pub plan: Plan,
     pub bases: BTreeMap<String, Base>,
     pub conflicts: Vec<Conflicted>,
 }
 
 /// A file written with conflict markers.
-pub(super) struct Conflicted {
+pub(crate) struct Conflicted {
     pub path: String,
     /// Where it was read from: `path` itself, or the source of a rename or copy (the key of
     /// its base, and stage 2 of the index).
@@ -34,14 +44,14 @@ pub(super) struct Conflicted {
 }
 
 /// Plans against the tree with the given `--3way` bases.
-pub(super) type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Refusal> + 'a;
+pub(crate) type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Refusal> + 'a;
 
 /// Plan against `make_tree(bases)`, retrying with the base blob of each file whose hunks do
 /// not apply when `--3way` is on; then merge those files.
-pub(super) fn plan_with_fallback(
+pub(crate) fn plan_with_fallback(
     repo: &Repo,
     patch: &PatchSet<'_>,
-    opts: &ApplyOptions,
+    opts: &Fallback,
     cached: bool,
     make_tree: &PlanWith<'_>,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
@@ -74,7 +84,7 @@ pub(super) fn plan_with_fallback(
 fn base_for(
     repo: &Repo,
     patch: &PatchSet<'_>,
-    opts: &ApplyOptions,
+    opts: &Fallback,
     cached: bool,
     refusal: &Refusal,
     bases: &BTreeMap<String, Base>,
@@ -137,7 +147,7 @@ fn base_for(
 /// The paths written from `source` by the patch's modifies, renames and copies (once the
 /// source reads as its base, every one of them is planned against it), each with the hunks
 /// that do not apply to `file`, the source as it is.
-fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &ApplyOptions) -> Vec<Target> {
+fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> Vec<Target> {
     let normal = |p: &str| crate::guard::normalize(p, patch.cd.as_deref(), None).ok();
     patch
         .files
@@ -159,14 +169,13 @@ fn failed_hunks(
     hunks: &[crate::model::Hunk<'_>],
     format: crate::model::Format,
     file: &[u8],
-    opts: &ApplyOptions,
+    opts: &Fallback,
 ) -> Vec<usize> {
     let text = crate::text::Text::parse(file);
     let lines = text.contents();
-    let locate = crate::locate::LocateOptions {
-        window: opts.window,
-        unidiff_zero: opts.unidiff_zero,
+    let locate = LocateOptions {
         bytes_only: std::str::from_utf8(file).is_err(),
+        ..opts.locate.clone()
     };
     hunks
         .iter()
@@ -184,7 +193,7 @@ fn failed_hunks(
 fn merge_bases(
     mut plan: Plan,
     bases: BTreeMap<String, Base>,
-    opts: &ApplyOptions,
+    opts: &Fallback,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
 ) -> Result<Planned, Refusal> {
     let mut conflicts = Vec::new();
@@ -232,7 +241,7 @@ struct Merge<'a> {
 impl Merge<'_> {
     /// Put the merge into the plan: its content, diff and report; a conflict is returned
     /// (with `--conflict-markers`, the marked text is planned) or refused.
-    fn into_plan(self, plan: &mut Plan, opts: &ApplyOptions) -> Result<Option<Conflicted>, Error> {
+    fn into_plan(self, plan: &mut Plan, opts: &Fallback) -> Result<Option<Conflicted>, Error> {
         let path = self.target.path.as_str();
         let Some(change) = plan.changes.iter_mut().find(|c| c.path == path) else {
             return Ok(None);

@@ -20,23 +20,22 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+pub(crate) mod changes;
 mod check;
 mod discover;
-mod fallback;
-pub mod flow;
+pub(crate) mod fallback;
 mod hooks;
-mod index;
+pub(crate) mod index;
 pub mod series;
 mod stage;
 mod threeway;
-mod trees;
+pub(crate) mod trees;
 
 pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
 pub use check::{check_patches, CheckReport, PatchCheck};
 pub use discover::Repo;
-pub use hooks::PlanHooks;
 pub use index::{IndexEntry, IndexRequirement};
-pub use stage::{IndexChange, LockedIndex};
+pub use stage::{IndexChange, LockedIndex, SavedEntries};
 pub use threeway::ThreeWay;
 
 use crate::error::{Error, ErrorCode};

@@ -41,7 +41,8 @@ pub enum IndexChange {
 }
 
 impl IndexChange {
-    fn path(&self) -> &str {
+    /// The root-relative path it edits.
+    pub fn path(&self) -> &str {
         match self {
             IndexChange::Put { path, .. }
             | IndexChange::Remove { path }
@@ -306,6 +307,69 @@ impl LockedIndex {
     }
 }
 
+/// The entries at some paths (and above and below them, as [`LockedIndex::stage`] replaces
+/// them): what a rollback puts back, and what it expects to find before it does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SavedEntries {
+    paths: BTreeSet<String>,
+    entries: Vec<(String, ObjectId, EntryMode, Stage)>,
+}
+
+impl LockedIndex {
+    /// The entries of the index being edited at root-relative `rels`.
+    pub fn save_entries(&self, repo: &Repo, rels: &[String]) -> Result<SavedEntries, Error> {
+        let mut saved = SavedEntries::default();
+        for rel in rels {
+            saved.paths.insert(repo.repo_path(rel)?);
+        }
+        saved.entries = self.entries_at(&saved.paths);
+        Ok(saved)
+    }
+
+    /// The same paths, as the index being edited holds them now.
+    pub fn save_again(&self, saved: &SavedEntries) -> SavedEntries {
+        SavedEntries {
+            paths: saved.paths.clone(),
+            entries: self.entries_at(&saved.paths),
+        }
+    }
+
+    fn entries_at(&self, paths: &BTreeSet<String>) -> Vec<(String, ObjectId, EntryMode, Stage)> {
+        self.file
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                let path = std::str::from_utf8(e.path(&self.file)).ok()?;
+                covers(paths, path).then(|| (path.to_string(), e.id, e.mode, e.stage()))
+            })
+            .collect()
+    }
+
+    /// Does the index being edited still hold exactly `saved` at its paths?
+    pub fn holds(&self, saved: &SavedEntries) -> bool {
+        self.entries_at(&saved.paths) == saved.entries
+    }
+
+    /// Put `saved` back in place of whatever the index holds at its paths; the entries of
+    /// files take their stat from the work tree at the commit (a rollback restores them).
+    pub fn restore_entries(&mut self, saved: &SavedEntries) {
+        remove_paths(&mut self.file, &saved.paths);
+        for (path, id, mode, stage) in &saved.entries {
+            self.file.dangerously_push_entry(
+                Stat::default(),
+                *id,
+                Flags::from_stage(*stage),
+                *mode,
+                Repo::bstr(path),
+            );
+            if *stage == Stage::Unconflicted {
+                self.stat_from_worktree.push(path.clone());
+            }
+        }
+        self.file.sort_entries();
+    }
+}
+
 impl Companion for LockedIndex {
     fn lock_path(&self) -> PathBuf {
         self.lock
@@ -341,18 +405,18 @@ fn index_failpoint() -> Result<(), Error> {
 /// Remove every entry of each path, of each directory above it (a file replacing a
 /// directory or the reverse), and below it.
 fn remove_paths(file: &mut gix::index::File, paths: &BTreeSet<String>) {
-    file.remove_entries(|_, path, _| {
-        let Ok(path) = std::str::from_utf8(path) else {
-            return false;
-        };
-        paths.iter().any(|p| {
-            path == p
-                || (path.len() > p.len()
-                    && path.starts_with(p.as_str())
-                    && path.as_bytes()[p.len()] == b'/')
-                || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
-        })
-    });
+    file.remove_entries(|_, path, _| std::str::from_utf8(path).is_ok_and(|p| covers(paths, p)));
+}
+
+/// Is `path` one of `paths`, a directory above one, or below one?
+fn covers(paths: &BTreeSet<String>, path: &str) -> bool {
+    paths.iter().any(|p| {
+        path == p
+            || (path.len() > p.len()
+                && path.starts_with(p.as_str())
+                && path.as_bytes()[p.len()] == b'/')
+            || (p.len() > path.len() && p.starts_with(path) && p.as_bytes()[path.len()] == b'/')
+    })
 }
 
 fn write_blob(repo: &Repo, content: &[u8], rel: &str) -> Result<ObjectId, Error> {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// The work tree as the planner sees it inside a repository: submodule paths are refused, and
 /// files being merged by `--3way` read as their base.
-pub(super) struct GitTree<'a> {
+pub(crate) struct GitTree<'a> {
     pub inner: &'a dyn Tree,
     pub repo: &'a Repo,
     pub bases: &'a BTreeMap<String, Base>,
@@ -20,7 +20,7 @@ pub(super) struct GitTree<'a> {
 
 /// The base of a file merged by `--3way`, kept under the path the file is read from (the
 /// source of a rename or copy).
-pub(super) struct Base {
+pub(crate) struct Base {
     pub id: String,
     /// Work-tree form.
     pub content: Vec<u8>,
@@ -33,7 +33,7 @@ pub(super) struct Base {
 /// A path the patch writes from a `--3way` base: the file itself for a modify, the new path
 /// of a rename or copy. Its planned content (the patched base) is merged into the source as
 /// it is.
-pub(super) struct Target {
+pub(crate) struct Target {
     pub path: String,
     /// 1-based hunks of its file patch that did not apply to the file as it is.
     pub failed_hunks: Vec<usize>,
@@ -51,6 +51,15 @@ impl Tree for GitTree<'_> {
 
     fn shows_snapshot(&self, path: &str) -> bool {
         !self.bases.contains_key(path) && self.inner.shows_snapshot(path)
+    }
+
+    fn blob_matches(
+        &self,
+        path: &str,
+        id: &str,
+        bytes: &[u8],
+    ) -> Result<Option<(bool, String)>, Error> {
+        self.repo.blob_matches(path, id, bytes, false)
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
@@ -79,7 +88,7 @@ fn check_probe(repo: &Repo, path: &str) -> Result<(), Error> {
 }
 
 /// The index as a tree (`--cached`): each path holds its stage-0 entry's blob.
-pub(super) struct IndexTree<'a> {
+pub(crate) struct IndexTree<'a> {
     pub root: &'a Path,
     pub repo: &'a Repo,
     /// The locked index, or the index as read (`--check`).

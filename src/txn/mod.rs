@@ -27,8 +27,8 @@ pub use audit::{AuditFile, AuditRecord};
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
-pub use stage::{commit, commit_with};
-pub use undo::{undo, undo_with, UndoReport};
+pub use stage::{commit, commit_with, prepare, Prepared};
+pub use undo::{revert, undo, undo_with, UndoReport};
 
 use crate::content::{Content, ContentHash};
 use crate::state::StateDir;

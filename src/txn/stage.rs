@@ -66,32 +66,88 @@ pub fn commit_with(
     audit: &AuditRecord,
     companion: Option<&mut dyn Companion>,
 ) -> Result<Committed, Error> {
+    prepare(opts, changes, audit)?.commit(companion)
+}
+
+/// A transaction prepared (step 1 and the checks of step 2): the root locked, a crashed
+/// transaction recovered, every target checked against its snapshot. Nothing is written
+/// yet; dropping it releases the lock. The caller prepares what changes with it (the index)
+/// before [`Prepared::commit`], so that nothing commits until everything is prepared.
+#[must_use = "a prepared transaction writes nothing until it is committed"]
+pub struct Prepared {
+    state: StateDir,
+    _lock: Lock,
+    recovered: Vec<super::TxnWarning>,
+    root: Dir,
+    planned: Vec<Planned>,
+    audit: AuditRecord,
+    fp: Failpoints,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("root", &self.state.root())
+            .field("paths", &self.planned.len())
+            .finish()
+    }
+}
+
+/// Prepares `changes` under `opts.root` (see [`Prepared`]).
+pub fn prepare(
+    opts: &TxnOptions,
+    changes: Vec<Change>,
+    audit: &AuditRecord,
+) -> Result<Prepared, Error> {
     let state = opts.state_dir()?;
     state.ensure()?;
-    let _lock = Lock::acquire(&state.lock_path(), opts.lock_wait)?;
+    let lock = Lock::acquire(&state.lock_path(), opts.lock_wait)?;
     let recovered = recover::recover_locked(&state)?.warnings();
-    let mut fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
-    let tx = Txn {
-        state: &state,
-        operation: "apply",
-        undoes: None,
-    };
-    match tx.run(changes, audit, &mut fp, companion) {
-        Ok(mut done) => {
-            done.recovered = recovered;
-            Ok(done)
+    let fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
+    let root_path = state.root();
+    let root = Dir::open(root_path)
+        .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
+    let planned = check_all(&root, changes).map_err(|err| recovered_hint(err, &recovered))?;
+    Ok(Prepared {
+        state,
+        _lock: lock,
+        recovered,
+        root,
+        planned,
+        audit: audit.clone(),
+        fp,
+    })
+}
+
+impl Prepared {
+    /// Commits the prepared transaction (steps 3–8), with its companion.
+    pub fn commit(mut self, companion: Option<&mut dyn Companion>) -> Result<Committed, Error> {
+        let tx = Txn {
+            state: &self.state,
+            operation: "apply",
+            undoes: None,
+        };
+        let planned = std::mem::take(&mut self.planned);
+        match tx.run_checked(&self.root, planned, &self.audit, &mut self.fp, companion) {
+            Ok(mut done) => {
+                done.recovered = std::mem::take(&mut self.recovered);
+                Ok(done)
+            }
+            Err(err) => Err(recovered_hint(err, &self.recovered)),
         }
-        // The plan was made while the crashed transaction's files were still in the tree.
-        Err(mut err) if err.code == ErrorCode::StaleFile && !recovered.is_empty() => {
-            err.hint = Some(
-                "an interrupted transaction was just recovered, which changed files this patch \
-                 was planned against; run the command again"
-                    .into(),
-            );
-            Err(err)
-        }
-        Err(err) => Err(err),
     }
+}
+
+/// The plan was made while a crashed transaction's files were still in the tree.
+fn recovered_hint(mut err: Error, recovered: &[super::TxnWarning]) -> Error {
+    if err.code == ErrorCode::StaleFile && !recovered.is_empty() {
+        err.hint = Some(
+            "an interrupted transaction was just recovered, which changed files this patch \
+             was planned against; run the command again"
+                .into(),
+        );
+    }
+    err
 }
 
 /// One transaction's fixed parameters. The paths are relative to the state place's root.
@@ -147,7 +203,19 @@ impl Txn<'_> {
         let root_path = self.state.root();
         let root = Dir::open(root_path)
             .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
-        let mut planned = check_all(&root, changes)?;
+        let planned = check_all(&root, changes)?;
+        self.run_checked(&root, planned, audit, fp, companion)
+    }
+
+    /// [`Txn::run`] once every change is checked against its snapshot.
+    fn run_checked(
+        &self,
+        root: &Dir,
+        mut planned: Vec<Planned>,
+        audit: &AuditRecord,
+        fp: &mut Failpoints,
+        companion: Option<&mut dyn Companion>,
+    ) -> Result<Committed, Error> {
         if planned.is_empty() {
             return Ok(Committed {
                 id: String::new(),
@@ -162,11 +230,11 @@ impl Txn<'_> {
             secret: self.state.secret()?,
             companion,
         };
-        let mut journal = self.journal(&id, &planned, audit, &root)?;
+        let mut journal = self.journal(&id, &planned, audit, root)?;
         if let Some(companion) = ctx.companion.as_deref() {
             journal.index = Some(index_lock(companion)?);
         }
-        let (jdir, jpath) = open_journal_dir(self.state, &root)?;
+        let (jdir, jpath) = open_journal_dir(self.state, root)?;
         // The oldest undo record that this apply's record will push out goes now, on another
         // thread beside the staging (unlinking a large backup costs milliseconds).
         // (A thread that cannot be started leaves it to the clean-up after the commit.)
@@ -183,7 +251,7 @@ impl Txn<'_> {
             .flatten();
         let mut renamed = 0;
         let executed = execute(
-            &root,
+            root,
             (&jdir, &jpath),
             &mut journal,
             &mut planned,
@@ -203,7 +271,7 @@ impl Txn<'_> {
                 let mut warnings = later;
                 warnings.extend(recover::finish(
                     self.state,
-                    &root,
+                    root,
                     &journal,
                     &jpath,
                     fp,
@@ -222,7 +290,7 @@ impl Txn<'_> {
             }
             Err(err) => Err(recover::roll_back_failed_commit(
                 self.state,
-                &root,
+                root,
                 &mut journal,
                 (&jdir, &jpath),
                 (err, renamed),
@@ -599,7 +667,7 @@ fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Erro
 /// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced
 /// (and the pending hashes taken meanwhile, then journaled); the `fstat` of each staged
 /// file.
-fn prepare(
+fn stage_steps(
     root: &Dir,
     (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
@@ -700,7 +768,7 @@ fn execute(
     let staged = std::thread::scope(|scope| {
         let checking =
             (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
-        let staged = prepare(root, (jdir, jpath), journal, planned, (&mut *fp, &*ctx));
+        let staged = stage_steps(root, (jdir, jpath), journal, planned, (&mut *fp, &*ctx));
         if let Some(checking) = checking {
             checking
                 .join()

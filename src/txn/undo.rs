@@ -40,12 +40,36 @@ pub fn undo_with(
     state: &StateDir,
     failpoint: Option<super::Failpoint>,
 ) -> Result<UndoReport, Error> {
+    revert_inner(state, None, failpoint, None)
+}
+
+/// Reverts transaction `id` — only that one, decided under the root's lock: when another
+/// transaction committed after it, nothing is reverted and the error (`rollback_failed`)
+/// names both. With a `companion` (the git index of `--index`, its entries put back), the
+/// revert changes it together with the work tree, as the transaction did.
+pub fn revert(
+    state: &StateDir,
+    id: &str,
+    companion: Option<&mut dyn super::Companion>,
+) -> Result<UndoReport, Error> {
+    revert_inner(state, Some(id), None, companion)
+}
+
+fn revert_inner(
+    state: &StateDir,
+    expect: Option<&str>,
+    failpoint: Option<super::Failpoint>,
+    companion: Option<&mut dyn super::Companion>,
+) -> Result<UndoReport, Error> {
     state.ensure()?;
     let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
     let recovered = recover::recover_locked(state)?.warnings();
     let mut records = list_dirs(&state.undo_dir())?;
     records.sort();
     let last = recover::read_last(state)?;
+    if let Some(id) = expect.filter(|id| last.as_deref() != Some(*id)) {
+        return Err(not_the_last(id, last.as_deref()));
+    }
     let newest = records.pop();
     if let Some(last) = last.filter(|l| newest.as_ref() != Some(l)) {
         return Err(no_record_of_the_last(&last, newest.as_deref()));
@@ -80,13 +104,26 @@ pub fn undo_with(
         undoes: Some((id.clone(), journal.previous.clone())),
     };
     let mut fp = Failpoints::new(failpoint.or_else(super::Failpoint::from_env));
-    let done = tx.run(changes, &AuditRecord::default(), &mut fp, None)?;
+    let done = tx.run(changes, &AuditRecord::default(), &mut fp, companion)?;
     Ok(UndoReport {
         undone: Some(id),
         files,
         recovered,
         warnings: done.warnings,
     })
+}
+
+/// Transaction `id` is not the last one any more: reverting would undo another's change.
+fn not_the_last(id: &str, last: Option<&str>) -> Error {
+    let since = last.map_or("the history no longer ends with it".to_string(), |l| {
+        format!("transaction {l} was committed after it")
+    });
+    Error::new(
+        ErrorCode::RollbackFailed,
+        format!("cannot roll back transaction {id}: {since}, and reverting in its place would undo another change"),
+    )
+    .with_hint("inspect the files; `apply-patch undo` reverts the last transaction")
+    .with_details(serde_json::json!({ "transaction": id, "last": last }))
 }
 
 /// The last transaction has no undo record (writing it failed after its commit): reverting

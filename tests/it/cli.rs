@@ -451,20 +451,28 @@ fn reverse_needs_a_unified_diff() {
 }
 
 #[test]
-fn agent_options_with_git_flags_are_a_usage_error() {
-    // Agent options route the apply through the agent layer, which has no git flow.
+fn agent_options_with_git_flags_that_mean_nothing_are_a_usage_error_saying_why() {
+    // The agent options combine with the git flags (tests/it/git/combine.rs); these pairs
+    // cannot mean anything, and the message says why.
     let tree = sample();
-    let out = refused(&tree, &["--preview", "--index"], AGENT, "usage");
+    let out = refused(&tree, &["--rebase", "--cached"], AGENT, "usage");
     assert_eq!(out.status, 2);
     assert_cli_snapshot!("err_usage_agent_with_git", out);
-    for args in [
-        &["--rebase", "--cached"][..],
-        &["--max-risk", "50", "--3way"],
-        &["--post-check", "true", "--index"],
-        &["--preview", "--3way", "--conflict-markers"],
+    for (args, why) in [
+        (
+            &["--preview", "--3way", "--conflict-markers"][..],
+            "not a change to confirm",
+        ),
+        (
+            &["--post-check", "true", "--check"],
+            "--check writes nothing",
+        ),
+        (&["--max-risk", "50", "--3way"], "needs a git work tree"),
+        (&["--preview", "--index"], "needs a git work tree"),
     ] {
         let out = refused(&tree, args, AGENT, "usage");
         assert_eq!(out.status, 2, "{args:?}: {}", out.normalized());
+        assert!(out.stderr.contains(why), "{args:?}: {}", out.stderr);
     }
 }
 

@@ -883,3 +883,51 @@ fn nul_in_a_path_is_a_parse_error_and_an_add_of_a_folder_path_is_refused() {
     }
     assert!(t.snapshot().is_empty(), "no file `dir` or `a` was made");
 }
+
+/// Issue 14: a failed post-check's rollback undid *whichever transaction was last*: it looked
+/// at the undo history before taking the root's lock, so a transaction that was committing
+/// meanwhile (here: paused by a failpoint while it holds the lock) was the one reverted. The
+/// revert now names its transaction id and decides under the lock: refused
+/// (`rollback_failed`, naming it), and the other writer's change stays.
+#[test]
+fn a_post_check_rollback_never_reverts_another_writers_transaction() {
+    let t = TempTree::with(&[("a.txt", "one\n"), ("b.txt", "bee\n")]);
+    let other = t.outside("other.patch");
+    std::fs::write(
+        &other,
+        "*** Begin Patch\n*** Update File: b.txt\n@@\n-bee\n+BEE\n*** End Patch\n",
+    )
+    .expect("write the other patch");
+    // The post-check starts another writer that takes the lock and pauses in its commit,
+    // then fails; the rollback has to wait for the lock, and by then the other committed.
+    let check = format!(
+        "APPLY_PATCH_FAILPOINT=commit:1:pause APPLY_PATCH_FAILPOINT_PAUSE_MS=1000 {} {} \
+         >/dev/null 2>&1 & sleep 0.4; exit 1",
+        env!("CARGO_BIN_EXE_apply-patch"),
+        other.display()
+    );
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n";
+    let out = t.run(
+        &[
+            "--json",
+            "--post-check",
+            &check,
+            "--rollback-on-fail",
+            patch,
+        ],
+        "",
+    );
+    // Both changes stand: this run's (not rolled back) and the other writer's.
+    assert_eq!(t.read_str("a.txt"), "ONE\n");
+    assert_eq!(t.read_str("b.txt"), "BEE\n");
+    assert_eq!(out.status, 3, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    assert_eq!(json["error"]["code"], "rollback_failed", "{json}");
+    let message = json["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("committed after it"), "{message}");
+    assert!(
+        json["error"]["details"]["transaction"].is_string(),
+        "{json}"
+    );
+    assert_eq!(json["verification"]["rolled_back"], false, "{json}");
+}

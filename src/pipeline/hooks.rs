@@ -1,0 +1,174 @@
+//! Stage: orchestration (hooks). What a flag adds around the plan and the commit: the
+//! `--index` guard (the paths a patch names, then the planned changes, must match the
+//! index), the risk gate (`--max-risk`), the chip kept for a patch refused at placement, and
+//! the post-check (`--post-check`, with `--rollback-on-fail` a revert of this transaction's
+//! id — and of the index entries it wrote — under the root's lock). The three-way fallback
+//! and the rebase wrap the planner itself ([`super::source`]).
+
+use std::path::Path;
+
+use super::options::{Options, PostCheck};
+use super::sink::Written;
+use super::{Refused, Request};
+use crate::agent::chips;
+use crate::agent::postcheck::{self, Verification};
+use crate::agent::risk::{self, Risk};
+use crate::agent::AgentState;
+use crate::error::{Error, ErrorCode};
+use crate::git::changes::{check_index, patch_requirements, requirements};
+use crate::git::{LockedIndex, Repo};
+use crate::model::PatchSet;
+use crate::plan::Plan;
+use crate::state::StateDir;
+
+/// `--index`, before the plan: the paths the patch names, so that an unstaged edit is
+/// reported as such rather than as a hunk that does not fit.
+pub(crate) fn index_guard_named(
+    repo: &Repo,
+    lock: Option<&LockedIndex>,
+    patch: &PatchSet<'_>,
+    root: &Path,
+) -> Result<(), Error> {
+    let named = patch_requirements(patch, root)?;
+    check_index(repo, lock, &named)
+}
+
+/// `--index`, after the plan: every changed path (symlinks resolved).
+pub(crate) fn index_guard_planned(
+    repo: &Repo,
+    lock: Option<&LockedIndex>,
+    plan: &Plan,
+) -> Result<(), Error> {
+    check_index(repo, lock, &requirements(&plan.changes))
+}
+
+/// The risk of a plan, from its per-file line counts.
+pub(crate) fn score(plan: &Plan) -> Risk {
+    let files: Vec<risk::FileChange<'_>> = plan
+        .files
+        .iter()
+        .map(|f| risk::FileChange {
+            path: &f.path,
+            op: f.op,
+            inserted: f.added,
+            deleted: f.removed,
+        })
+        .collect();
+    risk::score(&files)
+}
+
+/// `--max-risk N`: refuse (`risk_exceeded`) a plan scoring more. Returns the risk to report.
+pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Refused> {
+    if opts.max_risk.is_none() && !opts.report_risk {
+        return Ok(None);
+    }
+    let risk = score(plan);
+    match opts.max_risk {
+        Some(max) if risk.score > max => {
+            let e = Error::new(
+                ErrorCode::RiskExceeded,
+                format!(
+                    "the patch's risk score is {}, above the limit of {max}",
+                    risk.score
+                ),
+            )
+            .with_hint("split the patch into smaller ones, or ask for a higher --max-risk")
+            .with_details(serde_json::json!({"risk": risk}));
+            let mut refused = Refused::of(e, plan.files.clone(), plan.warnings.clone());
+            refused.risk = Some(risk);
+            Err(refused)
+        }
+        _ => Ok(opts.report_risk.then_some(risk)),
+    }
+}
+
+/// Keep a patch refused at placement as a chip and name it (with the hunks that would have
+/// applied) in the error; other refusals are left as they are.
+pub(crate) fn keep_chip(root: &Path, req: &Request<'_, '_>, opts: &Options, refused: &mut Refused) {
+    let Some(input) = req.input else { return };
+    if !chips::keeps_chip(refused.error.code) {
+        return;
+    }
+    let state = match &opts.state {
+        Some(s) => AgentState::in_state_dir(s.clone()),
+        None => AgentState::for_root(root),
+    };
+    let Ok(state) = state else { return };
+    if let Ok(id) = state.chips.keep(input) {
+        let hunks = chips::assess(root, req.patch, &opts.locate_options());
+        let error = std::mem::replace(&mut refused.error, Error::new(ErrorCode::IoError, ""));
+        refused.error = chips::attach(error, &id, &hunks);
+    }
+}
+
+/// Run the post-check after a commit; on failure with `rollback_on_fail`, revert what was
+/// written. `Ok(verification)`: passed, or failed and left in place; `Err`: reverted (the
+/// error is `post_check_failed`), or the revert failed (`rollback_failed`).
+pub(crate) fn post_check(
+    root: &Path,
+    check: &PostCheck,
+    written: Written,
+    repo: Option<&Repo>,
+    state: &StateDir,
+) -> Result<Verification, (Error, Verification)> {
+    let timeout = check.timeout.unwrap_or(postcheck::DEFAULT_TIMEOUT);
+    let mut verification =
+        postcheck::run(root, &check.command, timeout).unwrap_or_else(|e| Verification {
+            command: check.command.clone(),
+            status: "failed".into(),
+            exit_code: None,
+            stdout_tail: String::new(),
+            stderr_tail: e.message,
+            rolled_back: false,
+        });
+    if verification.passed() || !check.rollback_on_fail {
+        return Ok(verification);
+    }
+    match revert(written, repo, state) {
+        Ok(()) => {
+            verification.rolled_back = true;
+            Err((verification.to_error(), verification))
+        }
+        Err(e) => Err((rollback_failed(e), verification)),
+    }
+}
+
+fn rollback_failed(e: Error) -> Error {
+    let mut error = Error::new(
+        ErrorCode::RollbackFailed,
+        format!(
+            "the post-check failed and the change could not be rolled back: {}",
+            e.message
+        ),
+    )
+    .with_hint("inspect the files; `apply-patch undo` reverts the last transaction");
+    error.details = e.details;
+    error
+}
+
+/// Revert this run's transaction (by its id, under the root's lock) and the index entries it
+/// wrote, together; refused when another transaction, or another index writer, came since.
+fn revert(written: Written, repo: Option<&Repo>, state: &StateDir) -> Result<(), Error> {
+    let mut lock = match (&written.index, repo) {
+        (Some(saved), Some(repo)) => {
+            let mut lock = repo.lock_index()?;
+            if !lock.holds(&saved.after) {
+                return Err(Error::new(
+                    ErrorCode::RollbackFailed,
+                    "the git index changed after the apply wrote it",
+                ));
+            }
+            lock.restore_entries(&saved.before);
+            Some(lock)
+        }
+        _ => None,
+    };
+    if !written.id.is_empty() {
+        let companion = lock.as_mut().map(|l| l as &mut dyn crate::txn::Companion);
+        crate::txn::revert(state, &written.id, companion)?;
+    }
+    match lock.filter(|l| !l.is_installed()) {
+        Some(lock) => lock.commit(),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,314 @@
+//! Stage: orchestration. The one apply pipeline: the command line, the MCP tools,
+//! `confirm`, `check-patches` and the library all run this sequence, and no other copy of it
+//! exists:
+//!
+//! 1. recover a transaction a crash left under the root (a [`Mode::Check`] refuses instead);
+//! 2. the patch, parsed once by the caller ([`parse`]), is the run's request; the chip kept
+//!    on a refusal reuses it;
+//! 3. a *source* says which tree is planned against ([`source`]: the disk, the git work tree,
+//!    the index, a memory tree; a base overlay for `--rebase`);
+//! 4. *hooks* add what a flag adds ([`hooks`]): the `--index` guard, the three-way fallback
+//!    and the rebase around the planner, the risk gate, chips and the post-check;
+//! 5. a *sink* takes the plan ([`sink`]: the disk transaction, the index, both, a memory
+//!    tree, a kept preview); the work tree and the index are both prepared before either
+//!    commits, and a revert is always of this transaction's id, under the root's lock.
+//!
+//! ```
+//! use apply_patch::pipeline::{self, Mode, Options, Target};
+//! use apply_patch::tree::MemTree;
+//!
+//! let mut tree = MemTree::new();
+//! tree.insert("hello.txt", b"hello\nworld\n".to_vec());
+//! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
+//! let applied = pipeline::apply_bytes(Target::Memory(&mut tree), patch, &Options::default(), Mode::Write)
+//!     .expect("applies");
+//! assert_eq!(applied.files[0].path, "hello.txt");
+//! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
+//! ```
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+pub mod confirm;
+pub mod hooks;
+pub mod options;
+pub mod sink;
+pub mod source;
+
+use std::path::Path;
+
+use crate::agent::postcheck::Verification;
+use crate::agent::risk::Risk;
+use crate::error::{Error, ErrorCode};
+use crate::model::{Format, PatchSet};
+use crate::report::{FileReport, Report, Warning};
+use crate::tree::{DiskTree, MemTree};
+use crate::txn::TxnOptions;
+
+pub use options::{GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+
+/// What a patch is applied to.
+#[derive(Debug)]
+pub enum Target<'t> {
+    /// A directory on disk (inside a git work tree, with git's guards and modes).
+    Dir(&'t Path),
+    /// A tree in memory (no git, no state place: no preview, rebase or post-check).
+    Memory(&'t mut MemTree),
+}
+
+/// A patch that applied (or, in [`Mode::Check`], would apply; in [`Mode::Preview`], was kept).
+#[derive(Debug, Clone)]
+#[must_use = "a result says whether the post-check passed and what was written"]
+pub struct Applied {
+    pub files: Vec<FileReport>,
+    pub warnings: Vec<Warning>,
+    /// The resulting unified diff, when asked for (always in a preview).
+    pub diff: Option<String>,
+    pub risk: Option<Risk>,
+    /// The post-check's outcome; applied but failed (without rollback) is exit status 4.
+    pub verification: Option<Verification>,
+    /// The event id of a kept preview (`apply-patch confirm ID`).
+    pub preview: Option<String>,
+    pub mode: Mode,
+}
+
+/// A patch refused: nothing in the work tree changed (except conflict markers asked for).
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub error: Error,
+    /// What would have been touched, up to the refusal.
+    pub files: Vec<FileReport>,
+    pub warnings: Vec<Warning>,
+    pub diff: Option<String>,
+    pub risk: Option<Risk>,
+    pub verification: Option<Verification>,
+}
+
+impl Applied {
+    /// SPEC §8: 0, or 4 when the post-check failed and nothing was rolled back.
+    pub fn exit_status(&self) -> u8 {
+        match &self.verification {
+            Some(v) if !v.passed() => 4,
+            _ => 0,
+        }
+    }
+
+    /// SPEC §8's report of this result.
+    pub fn report(&self) -> Report {
+        let mut report = Report::success(self.files.clone(), self.warnings.clone());
+        report.diff = self.diff.clone();
+        report.checked_only = self.mode == Mode::Check;
+        report
+    }
+}
+
+impl Refused {
+    /// A refusal before anything was planned.
+    pub fn before(error: Error) -> Refused {
+        Refused::of(error, Vec::new(), Vec::new())
+    }
+
+    pub(crate) fn of(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Refused {
+        Refused {
+            error,
+            files,
+            warnings,
+            diff: None,
+            risk: None,
+            verification: None,
+        }
+    }
+
+    pub fn exit_status(&self) -> u8 {
+        self.error.exit_status()
+    }
+
+    /// SPEC §8's report of this refusal.
+    pub fn report(&self) -> Report {
+        let mut report = Report::failure(
+            self.error.clone(),
+            self.files.clone(),
+            self.warnings.clone(),
+        );
+        report.diff = self.diff.clone();
+        report
+    }
+}
+
+impl From<crate::plan::Refusal> for Refused {
+    fn from(r: crate::plan::Refusal) -> Refused {
+        Refused::of(r.error, r.files, r.warnings)
+    }
+}
+
+/// The JSON view of a result (SPEC §8's report).
+pub fn report(outcome: &Result<Applied, Refused>) -> Report {
+    match outcome {
+        Ok(a) => a.report(),
+        Err(r) => r.report(),
+    }
+}
+
+/// Parse patch input and apply the selection options (`--reverse`, `--include`,
+/// `--exclude`, `--directory`). A run parses once; the result is its request.
+pub fn parse<'a>(input: &'a [u8], opts: &Options) -> Result<PatchSet<'a>, Error> {
+    let mut patch = crate::parse::parse(input, &opts.parse_options())?;
+    if opts.reverse {
+        if patch.format != Format::Unified {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "--reverse works on unified diffs only; this patch is in the {} format",
+                    patch.format.as_str()
+                ),
+            ));
+        }
+        patch = crate::transform::reverse(patch)?;
+    }
+    if !opts.include.is_empty() || !opts.exclude.is_empty() {
+        patch = crate::transform::select(patch, &opts.include, &opts.exclude)?;
+    }
+    if let Some(dir) = &opts.directory {
+        patch = crate::transform::prefix(patch, dir);
+    }
+    Ok(patch)
+}
+
+/// Apply a parsed patch set to `target`.
+pub fn apply(
+    target: Target<'_>,
+    patch: &PatchSet<'_>,
+    opts: &Options,
+    mode: Mode,
+) -> Result<Applied, Refused> {
+    run(target, &Request { input: None, patch }, opts, mode, None)
+}
+
+/// Parse `input` and apply it to `target` (a parse error is a refusal).
+pub fn apply_bytes(
+    target: Target<'_>,
+    input: &[u8],
+    opts: &Options,
+    mode: Mode,
+) -> Result<Applied, Refused> {
+    let patch = parse(input, opts).map_err(Refused::before)?;
+    let request = Request {
+        input: Some(input),
+        patch: &patch,
+    };
+    run(target, &request, opts, mode, None)
+}
+
+/// One run's request: the patch parsed once, with its bytes when there are any (a chip
+/// keeps them).
+pub(crate) struct Request<'p, 'a> {
+    pub input: Option<&'a [u8]>,
+    pub patch: &'p PatchSet<'a>,
+}
+
+/// A check of the parsed patch before anything is planned (the MCP session's permission
+/// check), run after the recovery.
+pub(crate) type Gate<'g> = dyn FnMut(&PatchSet<'_>) -> Result<(), Error> + 'g;
+
+/// The sequence (module docs). `gate` runs after the recovery, before the plan.
+pub(crate) fn run(
+    target: Target<'_>,
+    req: &Request<'_, '_>,
+    opts: &Options,
+    mode: Mode,
+    gate: Option<&mut Gate<'_>>,
+) -> Result<Applied, Refused> {
+    match target {
+        Target::Memory(tree) => sink::memory(tree, req, opts, mode),
+        Target::Dir(root) => {
+            let mut out = on_disk(root, req, opts, mode, gate);
+            if let Err(refused) = &mut out {
+                if opts.keep_chips {
+                    hooks::keep_chip(root, req, opts, refused);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Steps 1–5 on a directory.
+fn on_disk(
+    root: &Path,
+    req: &Request<'_, '_>,
+    opts: &Options,
+    mode: Mode,
+    gate: Option<&mut Gate<'_>>,
+) -> Result<Applied, Refused> {
+    crate::agent::check_root(root).map_err(Refused::before)?;
+    let tree = DiskTree::new(root).map_err(Refused::before)?;
+    let txn_opts = TxnOptions {
+        state: opts.state.clone(),
+        ..TxnOptions::new(tree.path())
+    };
+    // Step 1, before anything reads the tree; a preview recovers like an apply.
+    let recovered = recover_first(&txn_opts, mode == Mode::Check).map_err(Refused::before)?;
+    let mut out = (|| {
+        if let Some(gate) = gate {
+            gate(req.patch).map_err(Refused::before)?;
+        }
+        sink::plan_and_write(&tree, &txn_opts, req, opts, mode)
+    })();
+    match &mut out {
+        Ok(a) => {
+            a.warnings.splice(0..0, recovered);
+        }
+        Err(r) => {
+            r.warnings.splice(0..0, recovered);
+        }
+    }
+    out
+}
+
+/// Step zero of every run that reads a tree on disk (SPEC §6): finish or roll back a
+/// transaction a crash left under the root before planning against it; `check` (a run that
+/// must not write) refuses instead, naming `apply-patch recover`. Returns the `recovered`
+/// warnings for the run's report.
+pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>, Error> {
+    let access = if check {
+        crate::txn::Access::ReadOnly
+    } else {
+        crate::txn::Access::Write
+    };
+    crate::txn::recover_first(txn_opts, access).map(txn_warnings)
+}
+
+/// Transaction warnings as report warnings (`recovered`, `later_edit`, or `cleanup` for a
+/// failed step after the commit point).
+pub fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
+    use crate::report::WarningCode;
+    warnings
+        .into_iter()
+        .map(|w| {
+            let code = match w.code.as_str() {
+                "recovered" => WarningCode::Recovered,
+                crate::txn::stage::LATER_EDIT => WarningCode::LaterEdit,
+                _ => WarningCode::Cleanup,
+            };
+            let mut out = Warning::new(code, w.message);
+            out.path = w.path;
+            out
+        })
+        .collect()
+}
+
+/// What the audit log records about each file of a plan.
+pub(crate) fn audit_record(files: &[FileReport]) -> crate::txn::AuditRecord {
+    crate::txn::AuditRecord {
+        files: files
+            .iter()
+            .map(|f| crate::txn::AuditFile {
+                path: f.path.clone(),
+                old_path: f.old_path.clone(),
+                op: f.op.as_str().to_string(),
+                lines_added: f.added,
+                lines_removed: f.removed,
+            })
+            .collect(),
+    }
+}

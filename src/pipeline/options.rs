@@ -1,0 +1,441 @@
+//! Stage: orchestration (options). What one run of the pipeline is asked to do: the typed
+//! [`Options`] a library caller builds with [`Options::builder`], the git mode as one enum
+//! ([`GitMode`]), and the run's [`Mode`] (write, check, preview) kept apart from them. The
+//! command line's flag bags ([`ApplyOptions`], [`AgentOptions`]) are mapped here, once, by
+//! [`Options::from_flags`], which is also where a combination of flags that cannot mean
+//! anything becomes a usage error that says why.
+
+use std::time::Duration;
+
+use crate::agent::run::AgentOptions;
+use crate::apply::ApplyOptions;
+use crate::error::{Error, ErrorCode};
+use crate::guard::Globs;
+use crate::locate::LocateOptions;
+use crate::model::Format;
+use crate::parse::ParseOptions;
+use crate::plan::PlanOptions;
+use crate::state::StateDir;
+
+/// What a run does with its plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Commit the plan (the default).
+    #[default]
+    Write,
+    /// Plan only (`--check`): nothing is written, and a crashed transaction is not recovered
+    /// but refused.
+    Check,
+    /// Keep the plan under an event id for `confirm` (`--preview`); nothing is written.
+    Preview,
+}
+
+/// Where the git index takes part (SPEC §7). One enum instead of four flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GitMode {
+    /// The work tree only (inside a repository, with git's write guards and blob ids).
+    #[default]
+    None,
+    /// `--index`: the work tree and the index, together; touched files must match the index.
+    Index,
+    /// `--cached`: the index only; the work tree is not touched.
+    Cached,
+    /// `--3way`: a file whose hunks do not apply is merged from its diff's base blob, then
+    /// written as `into` says; with `markers`, a conflict is written with git-style markers
+    /// instead of refusing.
+    ThreeWay { markers: bool, into: Stage },
+}
+
+/// Which trees a three-way apply writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stage {
+    /// The work tree (`--3way`).
+    #[default]
+    WorkTree,
+    /// The work tree and the index (`--3way --index`).
+    Index,
+    /// The index only (`--3way --cached`).
+    Cached,
+}
+
+impl GitMode {
+    /// The index is written (with or without the work tree).
+    pub fn writes_index(self) -> bool {
+        matches!(
+            self,
+            GitMode::Index
+                | GitMode::Cached
+                | GitMode::ThreeWay {
+                    into: Stage::Index | Stage::Cached,
+                    ..
+                }
+        )
+    }
+
+    /// The plan is made against the index, and only the index is written.
+    pub fn cached(self) -> bool {
+        matches!(
+            self,
+            GitMode::Cached
+                | GitMode::ThreeWay {
+                    into: Stage::Cached,
+                    ..
+                }
+        )
+    }
+
+    /// `Some(markers)` with `--3way`.
+    pub fn three_way(self) -> Option<bool> {
+        match self {
+            GitMode::ThreeWay { markers, .. } => Some(markers),
+            _ => None,
+        }
+    }
+
+    /// The flag that asks for a git work tree, for messages.
+    pub(crate) fn flag(self) -> Option<&'static str> {
+        match self {
+            GitMode::None => None,
+            GitMode::Index => Some("--index"),
+            m if m.cached() => Some("--cached"),
+            _ => Some("--3way"),
+        }
+    }
+}
+
+/// `--post-check CMD`: a command run in the root after the commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostCheck {
+    /// Run with `sh -c` in the root.
+    pub command: String,
+    /// How long it may run (None: [`crate::agent::postcheck::DEFAULT_TIMEOUT`]).
+    pub timeout: Option<Duration>,
+    /// `--rollback-on-fail`: a failing command reverts the transaction (and the index).
+    pub rollback_on_fail: bool,
+}
+
+/// The options of one run (everything but the [`Mode`]). Build with [`Options::builder`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// `--format`: skip detection.
+    pub format: Option<Format>,
+    /// `-p N`; None: SPEC §3's defaults.
+    pub strip: Option<usize>,
+    pub recount: bool,
+    pub unidiff_zero: bool,
+    /// `--reverse` (unified diffs only).
+    pub reverse: bool,
+    /// `--directory DIR`: prefix every path.
+    pub directory: Option<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub window: usize,
+    pub strict_base: bool,
+    pub protect: Vec<String>,
+    pub allow_notebooks: bool,
+    pub strict_balance: bool,
+    /// `--diff`: the resulting unified diff in the result.
+    pub diff: bool,
+    pub git: GitMode,
+    /// `--rebase`: merge onto a file that changed since its `*** Base:`.
+    pub rebase: bool,
+    /// `--max-risk N`: refuse (`risk_exceeded`) a patch scoring more.
+    pub max_risk: Option<u32>,
+    pub post_check: Option<PostCheck>,
+    /// The state place (None: the root's own).
+    pub state: Option<StateDir>,
+    /// Put the risk score in the result (always with `max_risk` and in a preview).
+    pub report_risk: bool,
+    /// Keep a patch refused at placement as a chip (the command line and MCP do).
+    pub keep_chips: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            format: None,
+            strip: None,
+            recount: false,
+            unidiff_zero: false,
+            reverse: false,
+            directory: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            window: LocateOptions::default().window,
+            strict_base: false,
+            protect: Vec::new(),
+            allow_notebooks: false,
+            strict_balance: false,
+            diff: false,
+            git: GitMode::None,
+            rebase: false,
+            max_risk: None,
+            post_check: None,
+            state: None,
+            report_risk: false,
+            keep_chips: false,
+        }
+    }
+}
+
+/// Builds [`Options`]; every setter consumes and returns the builder.
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct OptionsBuilder {
+    opts: Options,
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {
+        $($(#[$doc])* pub fn $name(mut self, value: $ty) -> Self {
+            self.opts.$name = value.into();
+            self
+        })*
+    };
+}
+
+impl OptionsBuilder {
+    setters! {
+        /// Skip format detection.
+        format: Format;
+        /// Strip N leading path components (`-p N`).
+        strip: usize;
+        /// Recount hunk line numbers.
+        recount: bool;
+        /// Hunks without context (`--unidiff-zero`).
+        unidiff_zero: bool;
+        /// Apply a unified diff in reverse.
+        reverse: bool;
+        /// Prefix every path with this folder.
+        directory: String;
+        /// The search window around a line hint.
+        window: usize;
+        /// A diff's blob id that does not match is `stale_file`, not a warning.
+        strict_base: bool;
+        /// Allow patching notebooks.
+        allow_notebooks: bool;
+        /// An edit that unbalances a balanced file is refused.
+        strict_balance: bool;
+        /// Render the resulting unified diff.
+        diff: bool;
+        /// Where the git index takes part.
+        git: GitMode;
+        /// Merge onto a file changed since its `*** Base:`.
+        rebase: bool;
+        /// Refuse a patch whose risk score is above this.
+        max_risk: u32;
+        /// Run a command after the commit.
+        post_check: PostCheck;
+        /// The state place.
+        state: StateDir;
+        /// Report the risk score.
+        report_risk: bool;
+        /// Keep a refused patch as a chip.
+        keep_chips: bool;
+    }
+
+    /// Only files matching these globs.
+    pub fn include(mut self, globs: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.opts.include = globs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Skip files matching these globs.
+    pub fn exclude(mut self, globs: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.opts.exclude = globs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Refuse to touch files matching these globs.
+    pub fn protect(mut self, globs: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.opts.protect = globs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn build(self) -> Options {
+        self.opts
+    }
+}
+
+impl Options {
+    pub fn builder() -> OptionsBuilder {
+        OptionsBuilder::default()
+    }
+
+    /// Map the command line's flags, refusing (`usage`, saying why) a combination that
+    /// cannot mean anything; the README's table lists every pair.
+    pub fn from_flags(
+        apply: &ApplyOptions,
+        agent: &AgentOptions,
+    ) -> Result<(Options, Mode), Error> {
+        let mode = match (apply.check, agent.preview) {
+            (true, true) => return Err(usage("--preview and --check do not go together")),
+            (true, false) => Mode::Check,
+            (false, true) => Mode::Preview,
+            (false, false) => Mode::Write,
+        };
+        let git = git_mode(apply)?;
+        check_combinations(git, mode, agent)?;
+        let post_check = agent.post_check.clone().map(|command| PostCheck {
+            command,
+            timeout: agent.post_check_timeout,
+            rollback_on_fail: agent.rollback_on_fail,
+        });
+        let opts = Options {
+            format: apply.format,
+            strip: apply.strip,
+            recount: apply.recount,
+            unidiff_zero: apply.unidiff_zero,
+            reverse: apply.reverse,
+            directory: apply.directory.clone(),
+            include: apply.include.clone(),
+            exclude: apply.exclude.clone(),
+            window: apply.window,
+            strict_base: apply.strict_base,
+            protect: apply.protect.clone(),
+            allow_notebooks: apply.allow_notebooks,
+            strict_balance: apply.strict_balance,
+            diff: apply.diff,
+            git,
+            rebase: agent.rebase,
+            max_risk: agent.max_risk,
+            post_check,
+            state: agent.state.clone(),
+            report_risk: agent.report_risk,
+            keep_chips: false,
+        };
+        Ok((opts, mode))
+    }
+
+    pub(crate) fn parse_options(&self) -> ParseOptions {
+        ParseOptions {
+            format: self.format,
+            strip: self.strip,
+            recount: self.recount,
+            unidiff_zero: self.unidiff_zero,
+        }
+    }
+
+    pub(crate) fn locate_options(&self) -> LocateOptions {
+        LocateOptions {
+            window: self.window,
+            unidiff_zero: self.unidiff_zero,
+            bytes_only: false,
+        }
+    }
+
+    /// The planner's options; a preview always renders the diff it shows.
+    pub(crate) fn plan_options(&self, mode: Mode) -> Result<PlanOptions, Error> {
+        Ok(PlanOptions {
+            locate: self.locate_options(),
+            strict_base: self.strict_base,
+            protect: Globs::new(&self.protect)?,
+            allow_notebooks: self.allow_notebooks,
+            diff: self.diff || mode == Mode::Preview,
+            strict_balance: self.strict_balance,
+        })
+    }
+}
+
+fn git_mode(apply: &ApplyOptions) -> Result<GitMode, Error> {
+    if apply.conflict_markers && !apply.three_way {
+        return Err(usage("--conflict-markers needs --3way"));
+    }
+    let into = match (apply.index, apply.cached) {
+        // `--cached` alone decides, as git's `--cached --index` does.
+        (_, true) => Stage::Cached,
+        (true, false) => Stage::Index,
+        (false, false) => Stage::WorkTree,
+    };
+    Ok(match (apply.three_way, into) {
+        (true, into) => GitMode::ThreeWay {
+            markers: apply.conflict_markers,
+            into,
+        },
+        (false, Stage::Cached) => GitMode::Cached,
+        (false, Stage::Index) => GitMode::Index,
+        (false, Stage::WorkTree) => GitMode::None,
+    })
+}
+
+/// The pairs that cannot mean anything (README, "Applying: the command line", the table).
+fn check_combinations(git: GitMode, mode: Mode, agent: &AgentOptions) -> Result<(), Error> {
+    if agent.rebase && git.cached() {
+        return Err(usage(
+            "--rebase merges onto the file in the work tree, and --cached plans against the \
+             index, not the work tree",
+        ));
+    }
+    if mode == Mode::Preview && git.three_way() == Some(true) {
+        return Err(usage(
+            "--preview keeps a change to confirm later, and a change written with \
+             --conflict-markers is a conflict to resolve, not a change to confirm",
+        ));
+    }
+    if agent.post_check.is_some() && mode != Mode::Write {
+        let flag = if mode == Mode::Check {
+            "--check"
+        } else {
+            "--preview"
+        };
+        return Err(usage(&format!(
+            "--post-check runs after a write, and {flag} writes nothing"
+        )));
+    }
+    if agent.rollback_on_fail && agent.post_check.is_none() {
+        return Err(usage("--rollback-on-fail needs --post-check"));
+    }
+    Ok(())
+}
+
+pub(crate) fn usage(message: &str) -> Error {
+    Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_and_plan_options_can_cross_threads() {
+        fn send<T: Send + Sync>() {}
+        send::<Options>();
+        send::<PlanOptions>();
+    }
+
+    #[test]
+    fn flags_map_to_one_git_mode_and_meaningless_pairs_say_why() {
+        let flags = ApplyOptions {
+            three_way: true,
+            index: true,
+            ..ApplyOptions::default()
+        };
+        let (opts, mode) = Options::from_flags(&flags, &AgentOptions::default()).expect("maps");
+        assert_eq!(mode, Mode::Write);
+        let want = GitMode::ThreeWay {
+            markers: false,
+            into: Stage::Index,
+        };
+        assert_eq!(opts.git, want);
+        assert!(opts.git.writes_index() && !opts.git.cached());
+        let built = Options::builder().git(want).max_risk(5).build();
+        assert_eq!((built.git, built.max_risk), (want, Some(5)));
+        let cached = ApplyOptions {
+            cached: true,
+            ..ApplyOptions::default()
+        };
+        let rebase = AgentOptions {
+            rebase: true,
+            ..AgentOptions::default()
+        };
+        let e = Options::from_flags(&cached, &rebase).expect_err("meaningless");
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert!(
+            e.message.contains("--cached plans against the index"),
+            "{}",
+            e.message
+        );
+    }
+}
