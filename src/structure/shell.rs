@@ -135,7 +135,11 @@ impl Sh<'_, '_> {
                     self.pos += 1;
                     self.heredoc_bodies();
                 }
-                b'#' if self.word_starts() => self.comment(),
+                // `)#` is zsh's "zero or more" glob operator (`[[ $v == (4|5)(.*)# ]]`), not
+                // a comment: a comment right after `)` is rare, that pattern is not.
+                b'#' if self.word_starts() && self.t[self.pos.saturating_sub(1)] != b')' => {
+                    self.comment()
+                }
                 b'\\' => {
                     self.scan.blank(self.pos, self.pos + 2);
                     self.pos += 2;

@@ -117,6 +117,11 @@ fn shell_heredocs_cases_and_expansions() {
         Lang::Shell,
     );
     balanced("echo \\( $'it\\'s' `echo )`\n", Lang::Shell);
+    // zsh's `#` glob operator after a group is no comment (ripgrep's rg.zsh).
+    balanced(
+        "f() {\n  [[ $V == (4|5.<0-3>)(.*)# ]] &&\n  x=1\n}\n",
+        Lang::Shell,
+    );
     let (_, _, found, open) = at("cat <<EOF\nbody\n", Lang::Shell);
     assert_eq!(found, "end of file");
     assert_eq!(open, Some(("<<EOF".to_string(), 1, 5)));
