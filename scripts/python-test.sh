@@ -22,7 +22,8 @@ house="$work/wheelhouse"
 mkdir -p "$house"
 
 start=$SECONDS
-if ! "$python" -m pip download --quiet --disable-pip-version-check --dest "$house" \
+if ! "$python" -m pip download --quiet --disable-pip-version-check --retries 1 --timeout 20 \
+    --dest "$house" \
     maturin pytest pre-commit setuptools >"$work/pip-download.log" 2>&1; then
   echo "python-test: SKIPPED: PyPI is not reachable (pip download failed; see" \
     "target/python-ci/pip-download.log): the wheel was not built or tested"
