@@ -128,3 +128,11 @@ def test_undo_reverts_the_last_patch(tree: Path) -> None:
     undone = apply_patch.undo(tree)
     assert undone["undone"] and undone["files"] == ["a.txt"]
     assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_window_is_passed_through(tree: Path) -> None:
+    # `window=0` is refused as the command line refuses `--window 0`; others are accepted.
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=0)
+    assert caught.value.code == "usage" and "window" in caught.value.message
+    assert apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=5)["ok"]

@@ -94,7 +94,7 @@ def apply(
     exclude: Iterable[str] = (),
     recount: bool = False,
     unidiff_zero: bool = False,
-    window: int = 20,
+    window: Optional[int] = None,
     format: Optional[str] = None,
     strict_base: bool = False,
     protect: Iterable[str] = (),
@@ -106,10 +106,10 @@ def apply(
     ``patch`` is the patch text (``str`` or ``bytes``) or a path to a patch file (a
     ``pathlib.Path``; a ``str`` is always the text). The keywords are the command line's
     flags (``three_way`` is ``--3way``, ``format`` one of ``"agent"``, ``"unified"``,
-    ``"json"``). Returns the ``--json`` report: ``ok``, ``files`` (``path``, ``op``,
-    ``hunks`` with ``line``/``level``/``offset``, ...), ``warnings``, ``diff`` with
-    ``diff=True``. Raises :class:`ApplyPatchError` when the patch is refused; nothing in the
-    tree has changed then.
+    ``"json"``; ``window`` defaults to the command line's 20). Returns the ``--json``
+    report: ``ok``, ``files`` (``path``, ``op``, ``hunks`` with ``line``/``level``/
+    ``offset``, ...), ``warnings``, ``diff`` with ``diff=True``. Raises
+    :class:`ApplyPatchError` when the patch is refused; nothing in the tree has changed then.
     """
     options = {
         "check": check,
@@ -132,7 +132,9 @@ def apply(
         "allow_notebooks": allow_notebooks,
         "strict_balance": strict_balance,
     }
-    return _checked(_native.apply(os.fspath(root), _patch_bytes(patch), json.dumps(options)))
+    # None: the library's default (the command line's), kept in one place.
+    given = {k: v for k, v in options.items() if v is not None}
+    return _checked(_native.apply(os.fspath(root), _patch_bytes(patch), json.dumps(given)))
 
 
 def read(root: StrPath, path: str, *, lines: Optional[str] = None) -> Dict[str, Any]:
