@@ -1,64 +1,9 @@
 //! The `apply-patch` command: a thin layer over the library. Parsing and validating the
-//! arguments and rendering the outcome live in `cli`; this file only prints.
+//! arguments and rendering the outcome live in the library's `cli` module; this file only
+//! hands it the process's arguments.
 
-mod cli;
-
-use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    raise_open_file_limit();
-    let outcome = cli::run(std::env::args_os().collect(), &cli::Env::current());
-    let mut status = outcome.status;
-    let mut stdout = std::io::stdout();
-    let written = stdout
-        .write_all(&outcome.stdout)
-        .and_then(|()| stdout.flush());
-    let mut stderr = outcome.stderr;
-    match written {
-        // A closed pipe (`apply-patch … | head`) is not an error worth a second message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        // Output that could not be written (a full disk, a closed descriptor) must not pass
-        // for a report that was read: say so, and fail. The outcome itself (a commit) stands.
-        Err(e) => {
-            stderr.push_str(&format!(
-                "apply-patch: cannot write the output: {e} (the command itself {})\n",
-                if status == 0 { "succeeded" } else { "failed" }
-            ));
-            if status == 0 {
-                status = 1;
-            }
-        }
-        Ok(()) => {}
-    }
-    let _ = std::io::stderr().write_all(stderr.as_bytes());
-    ExitCode::from(status)
-}
-
-/// A patch touching thousands of folders opens a handle per folder while it commits: the
-/// soft limit on open files (often 1,024) is raised to the hard one, as far as it allows.
-fn raise_open_file_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
-        {
-            // An unlimited hard limit is refused above the kernel's own (`nr_open`, 2^20 by
-            // default): then ask for that. A refusal leaves the limit as it was.
-            for want in [limit.rlim_max, 1 << 20] {
-                let raised = libc::rlimit {
-                    rlim_cur: want.min(limit.rlim_max),
-                    rlim_max: limit.rlim_max,
-                };
-                if raised.rlim_cur > limit.rlim_cur
-                    && libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0
-                {
-                    break;
-                }
-            }
-        }
-    }
+    ExitCode::from(apply_patch::run_cli(std::env::args_os().collect()))
 }

@@ -1,0 +1,166 @@
+"""Apply multi-file patches safely from Python.
+
+The agent patch language (``*** Begin Patch``), git and plain unified diffs and JSON edit
+requests are placed where each hunk uniquely belongs or refused, and committed all at once or
+not at all. This module is a thin layer over the Rust library (``apply_patch._native``): the
+reports are the command line's ``--json`` objects as plain dicts, and every refusal raises
+:class:`ApplyPatchError` with the same stable ``code``.
+
+>>> import apply_patch
+>>> report = apply_patch.apply("repo", patch_text)            # doctest: +SKIP
+>>> [f["path"] for f in report["files"]]                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, Optional, Sequence, Union
+
+from . import _native
+
+__all__ = ["ApplyPatchError", "apply", "read", "undo", "run_cli", "__version__"]
+
+__version__: str = _native.__version__
+
+StrPath = Union[str, "os.PathLike[str]"]
+PatchInput = Union[str, bytes, "os.PathLike[str]"]
+
+# SPEC §8: the exit status that goes with an error code (everything else refuses with 1).
+_EXIT_STATUS = {"usage": 2, "rollback_failed": 3}
+
+
+class ApplyPatchError(Exception):
+    """A refusal or failure, with the library's stable error code.
+
+    ``code`` is the error code of ``--json`` (``context_not_found``, ``ambiguous_match``,
+    ``stale_file``, ``index_mismatch``, ``usage``, ...), ``message`` and ``hint`` its text,
+    ``details`` the whole error object (``path``, ``hunk``, ``expected``, ``nearest``, ...),
+    and ``report`` the whole report (``files`` that would have been touched, ``warnings``).
+    """
+
+    code: str
+    message: str
+    hint: Optional[str]
+    details: Dict[str, Any]
+    report: Dict[str, Any]
+    exit_status: int
+
+    def __init__(self, report: Dict[str, Any]) -> None:
+        error = report.get("error") or {}
+        self.code = str(error.get("code", "unknown"))
+        self.message = str(error.get("message", ""))
+        self.hint = error.get("hint")
+        self.details = error
+        self.report = report
+        self.exit_status = _EXIT_STATUS.get(self.code, 1)
+        text = f"{self.code}: {self.message}"
+        super().__init__(text if not self.hint else f"{text} (hint: {self.hint})")
+
+
+def _checked(text: str) -> Dict[str, Any]:
+    """Parse a native result; a failure object (``"ok": false``) raises."""
+    value: Dict[str, Any] = json.loads(text)
+    if value.get("ok") is False:
+        raise ApplyPatchError(value)
+    return value
+
+
+def _patch_bytes(patch: PatchInput) -> bytes:
+    if isinstance(patch, bytes):
+        return patch
+    if isinstance(patch, str):
+        return patch.encode("utf-8")
+    if isinstance(patch, os.PathLike):
+        with open(patch, "rb") as f:
+            return f.read()
+    raise TypeError(f"patch must be str, bytes or a path, not {type(patch).__name__}")
+
+
+def apply(
+    root: StrPath,
+    patch: PatchInput,
+    *,
+    check: bool = False,
+    index: bool = False,
+    cached: bool = False,
+    three_way: bool = False,
+    conflict_markers: bool = False,
+    diff: bool = False,
+    reverse: bool = False,
+    strip: Optional[int] = None,
+    directory: Optional[str] = None,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    recount: bool = False,
+    unidiff_zero: bool = False,
+    window: Optional[int] = None,
+    format: Optional[str] = None,
+    strict_base: bool = False,
+    protect: Iterable[str] = (),
+    allow_notebooks: bool = False,
+    strict_balance: bool = False,
+) -> Dict[str, Any]:
+    """Apply ``patch`` to the directory ``root`` (with ``check=True``, only plan it).
+
+    ``patch`` is the patch text (``str`` or ``bytes``) or a path to a patch file (a
+    ``pathlib.Path``; a ``str`` is always the text). The keywords are the command line's
+    flags (``three_way`` is ``--3way``, ``format`` one of ``"agent"``, ``"unified"``,
+    ``"json"``; ``window`` defaults to the command line's 20). Returns the ``--json``
+    report: ``ok``, ``files`` (``path``, ``op``, ``hunks`` with ``line``/``level``/
+    ``offset``, ...), ``warnings``, ``diff`` with ``diff=True``. Raises
+    :class:`ApplyPatchError` when the patch is refused; nothing in the tree has changed then.
+    """
+    options = {
+        "check": check,
+        "index": index,
+        "cached": cached,
+        "three_way": three_way,
+        "conflict_markers": conflict_markers,
+        "diff": diff,
+        "reverse": reverse,
+        "strip": strip,
+        "directory": directory,
+        "include": list(include),
+        "exclude": list(exclude),
+        "recount": recount,
+        "unidiff_zero": unidiff_zero,
+        "window": window,
+        "format": format,
+        "strict_base": strict_base,
+        "protect": list(protect),
+        "allow_notebooks": allow_notebooks,
+        "strict_balance": strict_balance,
+    }
+    # None: the library's default (the command line's), kept in one place.
+    given = {k: v for k, v in options.items() if v is not None}
+    return _checked(_native.apply(os.fspath(root), _patch_bytes(patch), json.dumps(given)))
+
+
+def read(root: StrPath, path: str, *, lines: Optional[str] = None) -> Dict[str, Any]:
+    """Read ``path`` (relative to ``root``) as ``apply-patch read --json`` does.
+
+    ``lines`` is a range such as ``"1:40"``. Returns ``path``, ``base`` (the version to send
+    back as ``*** Base:``), ``sha256``, ``total_lines``, ``start_line``, ``end_line``,
+    ``lines``, ``line_ending``, ``final_newline`` and ``bom``. Raises
+    :class:`ApplyPatchError` (e.g. ``not_found``).
+    """
+    return _checked(_native.read(os.fspath(root), path, lines))
+
+
+def undo(root: StrPath) -> Dict[str, Any]:
+    """Revert the last patch applied under ``root`` (``apply-patch undo --json``).
+
+    Returns ``undone`` (the transaction id, ``None`` when there was nothing to undo),
+    ``files``, ``recovered`` and ``warnings``.
+    """
+    return _checked(_native.undo(os.fspath(root)))
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """Run the ``apply-patch`` command line in this process (``argv[0]`` first).
+
+    It reads standard input and writes standard output and error itself, as the command
+    does; returns the exit status.
+    """
+    return int(_native.run_cli([os.fspath(a) for a in argv]))

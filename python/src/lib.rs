@@ -1,0 +1,194 @@
+//! `apply_patch._native`: the wheel's bridge to the library, kept thin on purpose. Every
+//! function takes plain values, calls one public library function and returns its result as
+//! the JSON text the command line prints with `--json`; the Python package
+//! (`python/apply_patch/__init__.py`) turns that into dicts and `ApplyPatchError`s. When the
+//! library's entry points change, only the few calls below move.
+//!
+//! The GIL is released while the library works, so other Python threads run meanwhile.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use apply_patch::agent::read::{read_file, LineRange};
+use apply_patch::agent::AgentState;
+use apply_patch::apply::ApplyOptions;
+use apply_patch::report::Report;
+use apply_patch::{Error, ErrorCode, Format};
+use pyo3::prelude::*;
+
+/// The options of `apply_patch.apply`, as the Python layer sends them (JSON, so that a new
+/// option is one field here and one keyword there). Names are the command line's flags.
+#[derive(Debug, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Options {
+    check: bool,
+    index: bool,
+    cached: bool,
+    three_way: bool,
+    conflict_markers: bool,
+    diff: bool,
+    reverse: bool,
+    strip: Option<usize>,
+    directory: Option<String>,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    recount: bool,
+    unidiff_zero: bool,
+    window: usize,
+    format: Option<String>,
+    strict_base: bool,
+    protect: Vec<String>,
+    allow_notebooks: bool,
+    strict_balance: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let d = ApplyOptions::default();
+        Options {
+            check: d.check,
+            index: d.index,
+            cached: d.cached,
+            three_way: d.three_way,
+            conflict_markers: d.conflict_markers,
+            diff: d.diff,
+            reverse: d.reverse,
+            strip: d.strip,
+            directory: d.directory,
+            include: d.include,
+            exclude: d.exclude,
+            recount: d.recount,
+            unidiff_zero: d.unidiff_zero,
+            window: d.window,
+            format: None,
+            strict_base: d.strict_base,
+            protect: d.protect,
+            allow_notebooks: d.allow_notebooks,
+            strict_balance: d.strict_balance,
+        }
+    }
+}
+
+impl Options {
+    /// The library's options, refusing (`usage`) what the command line refuses too.
+    fn into_apply(self) -> Result<ApplyOptions, Error> {
+        let usage = |m: String| Error::new(ErrorCode::Usage, m);
+        if self.window == 0 {
+            return Err(usage("window must be at least 1".into()));
+        }
+        let format = match self.format.as_deref() {
+            None => None,
+            Some("agent") => Some(Format::Agent),
+            Some("unified") => Some(Format::Unified),
+            Some("json") => Some(Format::Json),
+            Some(other) => {
+                return Err(usage(format!(
+                    "unknown format {other:?}: expected \"agent\", \"unified\" or \"json\""
+                )))
+            }
+        };
+        Ok(ApplyOptions {
+            format,
+            strip: self.strip,
+            recount: self.recount,
+            unidiff_zero: self.unidiff_zero,
+            reverse: self.reverse,
+            directory: self.directory,
+            include: self.include,
+            exclude: self.exclude,
+            window: self.window,
+            strict_base: self.strict_base,
+            protect: self.protect,
+            allow_notebooks: self.allow_notebooks,
+            check: self.check,
+            diff: self.diff,
+            index: self.index,
+            cached: self.cached,
+            three_way: self.three_way,
+            conflict_markers: self.conflict_markers,
+            strict_balance: self.strict_balance,
+        })
+    }
+}
+
+/// A failure in the shape of `--json`'s: `{"ok": false, "files": [], "warnings": [],
+/// "error": {...}}`.
+fn failure_json(error: Error) -> String {
+    Report::failure(error, Vec::new(), Vec::new()).to_json()
+}
+
+fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| {
+        failure_json(Error::new(
+            ErrorCode::Usage,
+            format!("cannot serialise: {e}"),
+        ))
+    })
+}
+
+/// Apply (or with `check`, only plan) `patch` to the directory `root`: the report of
+/// `apply-patch --json`, refusals included (the command line's plain apply, which keeps a
+/// refused patch as a chip).
+#[pyfunction]
+fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String {
+    let opts = serde_json::from_str::<Options>(options)
+        .map_err(|e| Error::new(ErrorCode::Usage, format!("bad options: {e}")))
+        .and_then(Options::into_apply);
+    match opts {
+        Ok(opts) => {
+            py.detach(|| apply_patch::agent::run::apply_plain(&root, &patch, &opts).to_json())
+        }
+        Err(e) => failure_json(e),
+    }
+}
+
+/// `apply-patch read PATH [--lines A:B] --json`: the lines and the version of one file
+/// (the snapshot kept for later rebases, as the command line does), or a failure.
+#[pyfunction]
+#[pyo3(signature = (root, path, lines=None))]
+fn read(py: Python<'_>, root: PathBuf, path: String, lines: Option<String>) -> String {
+    py.detach(|| {
+        let out = apply_patch::agent::check_root(&root).and_then(|()| {
+            let range = lines
+                .as_deref()
+                .map(LineRange::parse)
+                .transpose()?
+                .unwrap_or_default();
+            // A state place that cannot be made must not stop a read (as in the CLI).
+            let state = AgentState::for_root(&root).ok();
+            read_file(&root, &path, range, state.as_ref().map(|s| &s.snapshots))
+        });
+        match out {
+            Ok(read) => to_json(&read),
+            Err(e) => failure_json(e),
+        }
+    })
+}
+
+/// `apply-patch undo --json`: revert the last applied patch of `root`.
+#[pyfunction]
+fn undo(py: Python<'_>, root: PathBuf) -> String {
+    py.detach(|| match apply_patch::txn::undo(&root) {
+        Ok(report) => to_json(&report),
+        Err(e) => failure_json(e),
+    })
+}
+
+/// The whole command line in this process (argv\[0\] first); returns the exit status.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
+    py.detach(|| apply_patch::run_cli(argv))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(undo, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    Ok(())
+}

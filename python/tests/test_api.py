@@ -1,0 +1,138 @@
+"""The Python API (`apply_patch.apply`, `read`, `undo`, `ApplyPatchError`) on real trees."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import apply_patch
+from apply_patch import ApplyPatchError
+from conftest import VENV_BIN, agent_patch, git
+
+
+def test_the_installed_wheel_is_the_one_tested() -> None:
+    # Not the sources in python/python: the package comes from the venv's site-packages.
+    assert Path(apply_patch.__file__).resolve().is_relative_to(Path(sys.prefix).resolve())
+    assert VENV_BIN.resolve().is_relative_to(Path(sys.prefix).resolve())
+
+
+def test_apply_changes_the_file_and_reports_like_json(tree: Path) -> None:
+    report = apply_patch.apply(tree, agent_patch("a.txt", "two", "TWO"))
+    assert (tree / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert report["ok"] is True and report["error"] is None
+    assert report["warnings"] == []
+    [f] = report["files"]
+    assert f["path"] == "a.txt" and f["op"] == "modify"
+    assert f["hunks"] == [{"hunk": 1, "line": 2, "level": "exact", "offset": None}]
+    assert len(f["new_sha256"]) == 64
+
+
+def test_patch_as_bytes_and_as_path(tree: Path, tmp_path: Path) -> None:
+    apply_patch.apply(str(tree), agent_patch("a.txt", "one", "1").encode())
+    patch_file = tmp_path / "p.patch"
+    patch_file.write_text(agent_patch("a.txt", "three", "3"))
+    apply_patch.apply(tree, patch_file)
+    assert (tree / "a.txt").read_text() == "1\ntwo\n3\n"
+
+
+def test_refusal_raises_with_code_and_changes_nothing(tree: Path) -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n"
+        "*** Update File: src/app.py\n@@\n-    return 42\n+    return 0\n*** End Patch\n"
+    )
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, patch)
+    e = caught.value
+    assert e.code == "context_not_found"
+    assert e.exit_status == 1
+    assert "src/app.py" in e.message and e.details["path"] == "src/app.py"
+    assert e.details["hunk"] == 1
+    assert e.hint
+    assert e.report["ok"] is False and e.report["error"] is e.details
+    assert str(e).startswith("context_not_found: ")
+    # All or nothing: the hunk that did match was not written either.
+    assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_ambiguity_is_its_own_code(tree: Path) -> None:
+    (tree / "a.txt").write_text("x\nsame\nx\nsame\n")
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "same", "other"))
+    assert caught.value.code == "ambiguous_match"
+
+
+def test_check_plans_without_writing(tree: Path) -> None:
+    report = apply_patch.apply(tree, agent_patch("a.txt", "two", "TWO"), check=True, diff=True)
+    assert report["ok"] is True and report["files"][0]["path"] == "a.txt"
+    assert "+TWO" in report["diff"]
+    assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "four", "4"), check=True)
+    assert caught.value.code == "context_not_found"
+
+
+def test_usage_errors(tree: Path) -> None:
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), format="yaml")
+    assert caught.value.code == "usage" and caught.value.exit_status == 2
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree / "missing", agent_patch("a.txt", "two", "2"))
+    assert caught.value.code == "usage"
+    with pytest.raises(TypeError):
+        apply_patch.apply(tree, 42)  # type: ignore[arg-type]
+
+
+def test_index_applies_to_work_tree_and_index(repo: Path) -> None:
+    diff = (
+        "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n"
+        "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    )
+    report = apply_patch.apply(repo, diff, index=True)
+    assert report["files"][0]["path"] == "a.txt"
+    assert (repo / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["a.txt"]
+    assert git(repo, "diff", "--name-only") == ""  # index and work tree agree
+
+
+def test_index_refuses_a_file_that_differs_from_the_index(repo: Path) -> None:
+    (repo / "src" / "app.py").write_text("def main():\n    return 1\n# local\n")
+    patch = agent_patch("src/app.py", "    return 1", "    return 2")
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(repo, patch, index=True)
+    assert caught.value.code == "index_mismatch"
+    assert git(repo, "diff", "--cached", "--name-only") == ""
+
+
+def test_cached_touches_only_the_index(repo: Path) -> None:
+    apply_patch.apply(repo, agent_patch("a.txt", "two", "TWO"), cached=True)
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert git(repo, "show", ":a.txt") == "one\nTWO\nthree\n"
+
+
+def test_read_serves_lines_and_the_version(tree: Path) -> None:
+    view = apply_patch.read(tree, "a.txt", lines="2:3")
+    assert view["lines"] == ["two", "three"]
+    assert (view["start_line"], view["end_line"], view["total_lines"]) == (2, 3, 3)
+    assert view["line_ending"] == "lf" and view["final_newline"] is True
+    assert len(view["base"]) == 16 and view["sha256"].startswith(view["base"])
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.read(tree, "nope.txt")
+    assert caught.value.code == "file_not_found"
+
+
+def test_undo_reverts_the_last_patch(tree: Path) -> None:
+    assert apply_patch.undo(tree)["undone"] is None
+    apply_patch.apply(tree, agent_patch("a.txt", "two", "TWO"))
+    undone = apply_patch.undo(tree)
+    assert undone["undone"] and undone["files"] == ["a.txt"]
+    assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def test_window_is_passed_through(tree: Path) -> None:
+    # `window=0` is refused as the command line refuses `--window 0`; others are accepted.
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=0)
+    assert caught.value.code == "usage" and "window" in caught.value.message
+    assert apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=5)["ok"]
