@@ -336,6 +336,8 @@ fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
     let out = run_checked(&t, &["--json"], &patch(&outside.display().to_string()));
     assert_eq!(out.json()["error"]["code"], "path_escape", "{}", out.stdout);
     assert!(!outside.join("b.txt").exists());
+}
+
 /// Runs the binary in the root with `args`, killed after `secs`: `None` when it had to be
 /// (a read that blocks forever), else the exit status, stdout and stderr.
 fn run_bounded(t: &TempTree, args: &[&str], secs: u64) -> Option<(i32, String, String)> {
