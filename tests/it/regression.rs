@@ -666,3 +666,81 @@ fn output_that_cannot_be_written_is_reported_not_ignored() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot write the output"), "{stderr}");
 }
+
+/// Applies `patch` with the commit crashing (failpoint `abort`) at step `k`, which must be
+/// the step named `step`.
+fn apply_crashing_at(t: &TempTree, patch: &str, (k, step): (usize, &str)) {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the binary finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("abort at {step}")), "{stderr}");
+}
+
+#[test]
+fn a_crash_after_a_rename_then_an_edit_by_another_program_is_finished_not_rolled_back() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n\
+                 *** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    // Steps: journal, stage a, stage b, backup a, backup b, rename a, rename b: the crash
+    // comes with a.txt renamed and b.txt not; then an editor appends to a.txt.
+    let crashed_and_edited = || {
+        let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+        apply_crashing_at(&t, patch, (7, "rename b.txt"));
+        assert_eq!(
+            (t.read_str("a.txt"), t.read_str("b.txt")),
+            ("A\n".into(), "b\n".into()),
+            "precondition: half renamed"
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.root().join("a.txt"))
+            .expect("open a.txt");
+        std::io::Write::write_all(&mut f, b"later\n").expect("append");
+        t
+    };
+    let later_edit = |warnings: &serde_json::Value| {
+        warnings.as_array().is_some_and(|w| {
+            w.iter()
+                .any(|w| w["code"] == "later_edit" && w["path"] == "a.txt")
+        })
+    };
+
+    // `recover` finishes the commit around the edit: b.txt new, a.txt as the editor left it.
+    let t = crashed_and_edited();
+    let out = t.run(&["recover", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    let json = out.json();
+    assert_eq!(json["action"], "completed", "{json}");
+    assert!(later_edit(&json["warnings"]), "{json}");
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    let again = t.run(&["recover", "--json"], "");
+    assert_eq!(
+        again.json()["action"],
+        serde_json::Value::Null,
+        "{}",
+        again.stdout
+    );
+
+    // So does the next run, which says so in its warnings before applying its own patch.
+    let t = crashed_and_edited();
+    let add = "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch\n";
+    let out = t.run(&["--json"], add);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert!(later_edit(&out.json()["warnings"]), "{}", out.stdout);
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    assert_eq!(t.read_str("c.txt"), "c\n");
+}
