@@ -20,7 +20,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::run::{self, AgentOptions};
-use crate::agent::{sha256_hex, tools, AgentState};
+use crate::agent::{oversize, sha256_hex, tools, AgentState};
 use crate::apply::ApplyOptions;
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
@@ -605,6 +605,23 @@ impl ServerHandler for McpServer {
             ))
             .with_instructions(tools::INSTRUCTIONS)
     }
+
+    /// The stand-in for a request over the size limit (see [`oversize`]) is answered with
+    /// an error carrying its id; any other unknown method is not found.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, rmcp::ErrorData> {
+        if request.method == oversize::TOO_LARGE {
+            return Err(oversize::too_large(request.params.as_ref()));
+        }
+        Err(rmcp::ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
 }
 
 /// Serve `server` over standard input and output until the client closes them.
@@ -617,8 +634,14 @@ pub fn serve_stdio(server: McpServer) -> Result<(), Error> {
         .build()
         .map_err(|e| io_err("cannot start the runtime", &e))?;
     runtime.block_on(async move {
+        // Lines are bounded before rmcp sees them, so that one over the limit is answered
+        // rather than dropped (rmcp's own limit is then never reached).
+        let input = oversize::Bounded::new(tokio::io::stdin(), oversize::MAX_REQUEST);
+        let transport =
+            rmcp::transport::async_rw::AsyncRwTransport::new_server(input, tokio::io::stdout())
+                .with_max_line_length(oversize::MAX_REQUEST + 1);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| io_err("initialisation failed", &e))?;
         running.waiting().await.map_err(|e| io_err("stopped", &e))?;

@@ -21,6 +21,7 @@ pub mod around;
 pub mod chips;
 pub mod cli;
 pub mod mcp;
+pub mod oversize;
 pub mod permit;
 pub mod postcheck;
 pub mod preview;

@@ -744,3 +744,44 @@ fn a_crash_after_a_rename_then_an_edit_by_another_program_is_finished_not_rolled
     assert_eq!(t.read_str("b.txt"), "B\n");
     assert_eq!(t.read_str("c.txt"), "c\n");
 }
+
+#[test]
+fn an_mcp_request_over_16_mib_is_answered_with_an_error_and_the_server_goes_on() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    let huge = format!(
+        "*** Begin Patch\n*** Add File: big.txt\n{}*** End Patch\n",
+        "+x\n".repeat(17 * 1024 * 1024 / 3)
+    );
+    let big = tool_call("big", "apply_patch", serde_json::json!({ "patch": huge }));
+    assert!(big.len() > 17 * 1024 * 1024, "precondition: over 16 MiB");
+    // The same without a readable id: answered without one.
+    let anonymous = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+        "y".repeat(17 << 20)
+    );
+    let calls = vec![
+        big,
+        anonymous,
+        tool_call("after", "read", serde_json::json!({"path": "a.txt"})),
+    ];
+    let answers = mcp_session(&t, &calls, 60);
+    let error = &answers.get("big").expect("the big request was answered")["error"];
+    assert_eq!(error["code"], -32600, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limit")),
+        "{error}"
+    );
+    let anonymous = answers
+        .get("null")
+        .expect("the request without an id was answered");
+    assert_eq!(anonymous["error"]["code"], -32600, "{anonymous}");
+    assert_eq!(
+        tool_error(answers.get("after")),
+        "",
+        "{:?}",
+        answers.get("after")
+    );
+    assert!(!t.root().join("big.txt").exists());
+}
