@@ -785,3 +785,31 @@ fn an_mcp_request_over_16_mib_is_answered_with_an_error_and_the_server_goes_on()
     );
     assert!(!t.root().join("big.txt").exists());
 }
+
+#[test]
+fn an_add_1000_folders_deep_with_long_folder_names_is_written() {
+    // A 101 KB path: far past PATH_MAX, so no lookup by the whole path can work.
+    let t = TempTree::with(&[("keep.txt", "k\n")]);
+    let folders: Vec<String> = (0..1000)
+        .map(|i| format!("{i:04}{}", "d".repeat(96)))
+        .collect();
+    let path = format!("{}/f.txt", folders.join("/"));
+    let patch = format!("*** Begin Patch\n*** Add File: {path}\n+deep\n*** End Patch\n");
+    let out = t.run(&["--json"], &patch);
+    assert_eq!(
+        out.status,
+        0,
+        "{}",
+        &out.stdout[..out.stdout.len().min(2000)]
+    );
+    assert!(t.root().join(&folders[0]).join(&folders[1]).is_dir());
+    // Read back through the tool (the whole path is too long for one open).
+    let read = t.run(&["read", &path, "--json"], "");
+    assert_eq!(
+        read.status,
+        0,
+        "{}",
+        &read.stdout[..read.stdout.len().min(2000)]
+    );
+    assert_eq!(read.json()["lines"][0], "deep");
+}
