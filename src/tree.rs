@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::content::Content;
 use crate::error::Error;
@@ -78,6 +79,23 @@ pub trait Tree {
 pub struct DiskTree {
     root: PathBuf,
     in_repository: bool,
+    /// The folder [`Tree::kind`] looked in last (shared by clones).
+    last: Arc<Mutex<LastFolder>>,
+}
+
+/// The folder of the last lookup, kept open: the path checks ask for a path's components
+/// one after the other (`a`, `a/b`, `a/b/c`, …), so each lookup starts from the folder of
+/// the one before instead of the root. Looked up by whole path, a deep path cost its depth
+/// in every lookup (depth² in all) and failed past `PATH_MAX` (`File name too long`).
+#[derive(Default)]
+struct LastFolder(Option<(String, crate::txn::dirfd::Dir)>);
+
+impl std::fmt::Debug for LastFolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LastFolder")
+            .field(&self.0.as_ref().map(|(p, _)| p))
+            .finish()
+    }
 }
 
 impl DiskTree {
@@ -96,12 +114,43 @@ impl DiskTree {
         Ok(DiskTree {
             root,
             in_repository,
+            last: Arc::default(),
         })
     }
 
     /// The canonical root directory.
     pub fn path(&self) -> &Path {
         &self.root
+    }
+}
+
+impl DiskTree {
+    /// Opens `folder` (relative to the root), from the last folder when it lies below it,
+    /// and keeps it as the last one. Symlinks on the way are followed, as a lookup by path
+    /// follows them (the path checks decide about them, not this).
+    fn folder<'l>(
+        &self,
+        last: &'l mut LastFolder,
+        folder: &str,
+    ) -> std::io::Result<&'l crate::txn::dirfd::Dir> {
+        use crate::txn::dirfd::Dir;
+        let reuse = match &last.0 {
+            Some((at, _)) if at == folder => return Ok(&last.0.as_ref().expect("matched").1),
+            Some((at, _)) if at.is_empty() => Some(folder),
+            Some((at, _)) => folder
+                .strip_prefix(at.as_str())
+                .and_then(|rest| rest.strip_prefix('/')),
+            None => None,
+        };
+        let (mut dir, rest) = match (reuse, last.0.take()) {
+            (Some(rest), Some((_, dir))) => (dir, rest),
+            _ => (Dir::open(&self.root)?, folder),
+        };
+        for comp in rest.split('/').filter(|c| !c.is_empty()) {
+            dir = dir.open_child_following(comp.as_bytes())?;
+        }
+        last.0 = Some((folder.to_string(), dir));
+        Ok(&last.0.as_ref().expect("just set").1)
     }
 }
 
@@ -115,20 +164,32 @@ impl Tree for DiskTree {
     }
 
     fn kind(&self, path: &str) -> Result<Kind, Error> {
-        let full = self.root.join(path);
-        match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Kind::Missing),
-            // A component that is a file makes everything below it missing.
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(Kind::Missing),
-            Err(e) => Err(Error::io(path, "cannot inspect", &e)),
-            Ok(md) if md.file_type().is_symlink() => {
-                let target = std::fs::read_link(&full)
-                    .map_err(|e| Error::io(path, "cannot read the link", &e))?;
-                Ok(Kind::Symlink(path_bytes(&target)))
+        use crate::txn::dirfd::Kind as DiskKind;
+        let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let found = match self.folder(&mut last, folder) {
+            Ok(dir) => dir.stat(name.as_bytes()),
+            Err(e) => Err(e),
+        };
+        let stat = match found {
+            Ok(Some(st)) => st,
+            // A missing folder, or a component that is a file, makes everything below it
+            // missing.
+            Ok(None) => return Ok(Kind::Missing),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+                return Ok(Kind::Missing)
             }
-            Ok(md) if md.is_dir() => Ok(Kind::Directory),
-            Ok(_) => Ok(Kind::File),
-        }
+            Err(e) => return Err(Error::io(path, "cannot inspect", &e)),
+        };
+        let dir = &last.0.as_ref().expect("the folder was just opened").1;
+        Ok(match stat.kind {
+            DiskKind::Symlink => Kind::Symlink(
+                dir.read_link(name.as_bytes())
+                    .map_err(|e| Error::io(path, "cannot read the link", &e))?,
+            ),
+            DiskKind::Directory => Kind::Directory,
+            DiskKind::File | DiskKind::Other => Kind::File,
+        })
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
@@ -148,17 +209,6 @@ impl Tree for DiskTree {
         };
         Ok((snapshot, node))
     }
-}
-
-#[cfg(unix)]
-fn path_bytes(p: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
-    p.as_os_str().as_bytes().to_vec()
-}
-
-#[cfg(not(unix))]
-fn path_bytes(p: &Path) -> Vec<u8> {
-    p.to_string_lossy().as_bytes().to_vec()
 }
 
 /// One entry of a [`MemTree`].

@@ -29,7 +29,7 @@ use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::run::{self, AgentOptions};
-use crate::agent::{sha256_hex, tools, AgentState};
+use crate::agent::{oversize, sha256_hex, tools, AgentState};
 use crate::apply::ApplyOptions;
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
@@ -705,6 +705,23 @@ impl ServerHandler for McpServer {
         let response = self.tool_router.call(call).await?;
         Ok(arguments_as_report(&tool, response))
     }
+
+    /// The stand-in for a request over the size limit (see [`oversize`]) is answered with
+    /// an error carrying its id; any other unknown method is not found.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, rmcp::ErrorData> {
+        if request.method == oversize::TOO_LARGE {
+            return Err(oversize::too_large(request.params.as_ref()));
+        }
+        Err(rmcp::ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
 }
 
 /// Serve `server` over standard input and output until the client closes them.
@@ -717,8 +734,14 @@ pub fn serve_stdio(server: McpServer) -> Result<(), Error> {
         .build()
         .map_err(|e| io_err("cannot start the runtime", &e))?;
     runtime.block_on(async move {
+        // Lines are bounded before rmcp sees them, so that one over the limit is answered
+        // rather than dropped (rmcp's own limit is then never reached).
+        let input = oversize::Bounded::new(tokio::io::stdin(), oversize::MAX_REQUEST);
+        let transport =
+            rmcp::transport::async_rw::AsyncRwTransport::new_server(input, tokio::io::stdout())
+                .with_max_line_length(oversize::MAX_REQUEST + 1);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| io_err("initialisation failed", &e))?;
         running.waiting().await.map_err(|e| io_err("stopped", &e))?;

@@ -22,6 +22,7 @@ pub mod catalog;
 pub mod chips;
 pub mod cli;
 pub mod mcp;
+pub mod oversize;
 pub mod permit;
 pub mod postcheck;
 pub mod preview;

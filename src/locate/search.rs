@@ -13,6 +13,10 @@ use super::Level;
 /// is built: a scan is cheaper for the first few, the index for any more.
 const SCANS_BEFORE_INDEX: usize = 4;
 
+/// Lines a plain scan may compare per line of the file before it leaves the search to the
+/// index (see [`FileView::scan`]).
+const SCAN_BUDGET: usize = 8;
+
 /// A file's lines with their per-level keys and indexes, computed on first use.
 pub(crate) struct FileView<'f> {
     pub lines: &'f [&'f [u8]],
@@ -132,7 +136,9 @@ impl<'f> FileView<'f> {
         let slot = level as usize;
         if self.index[slot].is_none() && self.scans[slot] < SCANS_BEFORE_INDEX {
             self.scans[slot] += 1;
-            return self.scan(pat, level, lo);
+            if let Some(found) = self.scan(pat, level, lo) {
+                return found;
+            }
         }
         let index = self.build_index(level);
         // Start from the pattern line that occurs least often in the file.
@@ -154,9 +160,18 @@ impl<'f> FileView<'f> {
             .collect()
     }
 
-    /// A plain pass over the file: compare the first pattern line, then the rest.
-    fn scan(&mut self, pat: &mut Pattern<'_>, level: Level, lo: usize) -> Vec<usize> {
+    /// A plain pass over the file: compare the first pattern line, then the rest. `None`
+    /// when it has compared [`SCAN_BUDGET`] lines per file line: the file repeats the
+    /// pattern's first lines so often (100,000 identical lines and a hunk of them with one
+    /// line that is not there) that the scan would cost lines × hunk; the index, which
+    /// starts from the pattern line that occurs least often, takes over.
+    fn scan(&mut self, pat: &mut Pattern<'_>, level: Level, lo: usize) -> Option<Vec<usize>> {
         let last = self.len() - pat.len();
+        let mut budget = SCAN_BUDGET * self.len() + pat.len();
+        let mut spend = |cost: usize| {
+            budget = budget.checked_sub(cost)?;
+            Some(())
+        };
         let mut found = Vec::new();
         if level == Level::Exact {
             // The lengths of all the pattern's lines first: they stand in the line list,
@@ -166,19 +181,26 @@ impl<'f> FileView<'f> {
             let m = lengths.len();
             for s in lo..=last {
                 let here = &self.lines[s..s + m];
-                if here.iter().zip(&lengths).all(|(l, &n)| l.len() == n) && here == &pat.lines[..] {
+                let same_lengths = here.iter().zip(&lengths).take_while(|(l, &n)| l.len() == n);
+                let agree = same_lengths.count();
+                spend(agree + 1)?;
+                if agree == m && here == &pat.lines[..] {
+                    spend(m)?;
                     found.push(s);
                 }
             }
-            return found;
+            return Some(found);
         }
         let first = pat.keys(level)[0];
         for s in lo..=last {
-            if self.key(level, s) == first && self.matches_at(pat, level, s) {
-                found.push(s);
+            if self.key(level, s) == first {
+                spend(pat.len())?;
+                if self.matches_at(pat, level, s) {
+                    found.push(s);
+                }
             }
         }
-        found
+        Some(found)
     }
 
     fn build_index(&mut self, level: Level) -> &[(u64, usize)] {
@@ -314,6 +336,30 @@ mod tests {
             hint,
             eof: false,
             window: 2,
+        }
+    }
+
+    #[test]
+    fn a_scan_that_would_cost_lines_times_hunk_leaves_the_search_to_the_index() {
+        // 2,000 identical lines; a hunk of 99 of them and one line that is not there: every
+        // start agrees on 99 lines before it fails.
+        let lines: Vec<&[u8]> = vec![b"same"; 2000];
+        let mut hunk: Vec<&[u8]> = vec![b"same"; 99];
+        hunk.push(b"not there");
+        for level in [Level::Exact, Level::Whitespace] {
+            let mut view = FileView::new(&lines);
+            let mut pat = Pattern::new(hunk.clone());
+            assert_eq!(view.scan(&mut pat, level, 0), None, "{level:?}");
+            assert!(view.all_matches(&mut pat, level, 0).is_empty());
+            // The same answers as before when the hunk is there (at the end, once).
+            let mut there = lines.clone();
+            there.push(b"not there");
+            let mut view = FileView::new(&there);
+            assert_eq!(
+                view.all_matches(&mut pat, level, 0),
+                vec![1901],
+                "{level:?}"
+            );
         }
     }
 

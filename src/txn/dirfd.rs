@@ -133,6 +133,19 @@ impl Dir {
         })
     }
 
+    /// Opens the child directory `name` only as a place to look things up (`O_PATH`: no read
+    /// permission needed), following a symlink as a path lookup would.
+    pub fn open_child_following(&self, name: &[u8]) -> io::Result<Dir> {
+        let c = cstr(name)?;
+        let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+        // SAFETY: valid dirfd and C string; the returned fd is owned below.
+        let fd = retry(|| unsafe { libc::openat(self.raw(), c.as_ptr(), flags) })?;
+        // SAFETY: `fd` was just returned by openat.
+        Ok(Dir {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
     /// Walks down `components`, stopping at the first missing one. A component that is a
     /// symlink or not a directory is an error (`path_escape` / `io_error` by the caller).
     pub fn walk(self, components: &[&[u8]]) -> io::Result<Walk> {

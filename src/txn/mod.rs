@@ -13,6 +13,7 @@ pub mod audit;
 pub mod dirfd;
 pub mod failpoint;
 pub mod first;
+pub(crate) mod forward;
 pub(crate) mod handles;
 pub mod journal;
 pub mod lock;

@@ -5,7 +5,9 @@
 //! Decisions per journal phase:
 //! - `prepared` (the commit point was not reached): **roll back**. Some renames may have
 //!   happened, none is known to be durable as a whole, and the user asked for all or nothing:
-//!   the old state is the only one known complete.
+//!   the old state is the only one known complete. Except when a target whose rename was
+//!   done holds neither state (another program changed it after our rename): the commit is
+//!   then finished around that later edit ([`forward`]), as the live commit does.
 //! - `committed` (every rename was done, synced and verified before the mark was written):
 //!   **complete**: the new state is wholly in place; only clean-up remains.
 //!
@@ -21,6 +23,7 @@ use std::io::Write;
 
 use super::dirfd::{self, Dir};
 use super::failpoint::Failpoints;
+use super::forward;
 use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
 use super::{audit, TxnWarning};
@@ -62,6 +65,13 @@ impl RecoverReport {
         self.action.is_none()
     }
 
+    /// The crashed transaction was finished because a target was changed after its rename.
+    fn finished_around_later_edit(&self) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| w.code == super::stage::LATER_EDIT)
+    }
+
     /// The report as `recovered` warnings (what `commit` returns in `Committed::recovered`).
     pub fn warnings(&self) -> Vec<TxnWarning> {
         let (Some(id), Some(action)) = (&self.id, self.action) else {
@@ -69,6 +79,9 @@ impl RecoverReport {
         };
         let what = match action {
             RecoverAction::RolledBack => format!("rolled back {} file(s)", self.restored.len()),
+            RecoverAction::Completed if self.finished_around_later_edit() => {
+                "finished its commit around a later edit".to_string()
+            }
             RecoverAction::Completed => "completed its clean-up".to_string(),
         };
         let mut out = vec![TxnWarning {
@@ -81,11 +94,23 @@ impl RecoverReport {
             .as_ref()
             .map(|k| format!("; its backup is kept in {}", k.display()))
             .unwrap_or_default();
-        out.extend(self.conflicts.iter().map(|p| TxnWarning {
-            code: "recovered".into(),
-            message: format!("{p} was changed after the interruption and was left as found{kept}"),
-            path: Some(p.clone()),
-        }));
+        let later_edit = |p: &String| {
+            self.warnings
+                .iter()
+                .any(|w| w.code == super::stage::LATER_EDIT && w.path.as_ref() == Some(p))
+        };
+        out.extend(
+            self.conflicts
+                .iter()
+                .filter(|p| !later_edit(p))
+                .map(|p| TxnWarning {
+                    code: "recovered".into(),
+                    message: format!(
+                        "{p} was changed after the interruption and was left as found{kept}"
+                    ),
+                    path: Some(p.clone()),
+                }),
+        );
         out.extend(self.warnings.iter().cloned());
         out
     }
@@ -133,9 +158,31 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
     let jdir =
         Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
     match journal.phase {
-        Phase::Prepared => recover_roll_back(state, &root, &jdir, &jpath, &journal),
+        Phase::Prepared => match forward::later_edits(&root, &jdir, &journal)? {
+            Some(edited) => recover_forward(state, &root, (&jdir, &jpath), journal, &edited),
+            None => recover_roll_back(state, &root, &jdir, &jpath, &journal),
+        },
         Phase::Committed => recover_complete(state, &root, &jpath, &journal),
     }
+}
+
+/// A crash between the renames and the commit mark, with a target changed by another
+/// program after its rename: the commit is finished around that later edit rather than
+/// rolled back around it (see [`forward`]).
+fn recover_forward(
+    state: &StateDir,
+    root: &Dir,
+    (jdir, jpath): (&Dir, &Path),
+    mut journal: Journal,
+    edited: &[String],
+) -> Result<RecoverReport, Error> {
+    forward::finish_renames(root, &journal)?;
+    journal.phase = Phase::Committed;
+    journal.write(jdir, jpath, &state.secret()?)?;
+    let mut report = recover_complete(state, root, jpath, &journal)?;
+    let later = edited.iter().map(|p| super::stage::later_edit(p));
+    report.warnings.splice(0..0, later);
+    Ok(report)
 }
 
 /// The state place's root, opened.
@@ -567,6 +614,10 @@ pub(crate) fn roll_back_failed_commit(
             let _ = journal.write(jdir, jpath, &secret);
         }
     }
+    // A crash during this rollback must roll back again, not finish the renames.
+    if unlink_marker(jdir) {
+        let _ = jdir.sync();
+    }
     let rb = roll_back(root, Some(jdir), journal, renamed);
     if rb.failures.is_empty() && rb.conflicts.is_empty() {
         // `last` as it was; the index lock is its holder's to drop (a crash leaves it to
@@ -599,6 +650,11 @@ pub(crate) fn roll_back_failed_commit(
             serde_json::json!({ "code": err.code, "message": err.message, "path": err.path });
     }
     failed
+}
+
+/// Removes the [`forward::RENAMING`] marker; true when it was there.
+fn unlink_marker(jdir: &Dir) -> bool {
+    jdir.unlink(forward::RENAMING.as_bytes()).is_ok()
 }
 
 fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {

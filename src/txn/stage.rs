@@ -16,7 +16,9 @@
 //!    content the planner did not hash is taken on another thread meanwhile, and the journal
 //!    is written again with it (until then its `after` hash is empty: no rename has
 //!    happened); hard-link each replaced or deleted file into the journal folder as its
-//!    backup (a copy only across file systems); fsync the journal folder;
+//!    backup (a copy only across file systems); create the marker `renaming` in the journal
+//!    folder (recovery's proof that a missing staged file was renamed); fsync the journal
+//!    folder;
 //! 5. rename every staged file over its target (unlink for a delete), each right after
 //!    checking that the target is still the file step 2 saw; fsync the folders;
 //! 6. check every written path: a file is the very file that was staged (device, inode,
@@ -783,6 +785,14 @@ fn execute(
         if e.backup.is_some() {
             backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
         }
+    }
+    // Every content is staged and backed up: from here a staged file that is gone was
+    // renamed (what a recovery needs to tell a later edit from a stale target).
+    match jdir.create_file(super::forward::RENAMING.as_bytes(), 0o600) {
+        Err(e) if e.raw_os_error() != Some(libc::EEXIST) => {
+            return Err(Error::io(&jshown, "cannot write in the journal folder", &e))
+        }
+        _ => {}
     }
     jdir.sync()
         .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;

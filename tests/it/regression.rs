@@ -931,3 +931,150 @@ fn a_post_check_rollback_never_reverts_another_writers_transaction() {
     );
     assert_eq!(json["verification"]["rolled_back"], false, "{json}");
 }
+
+/// Applies `patch` with the commit crashing (failpoint `abort`) at step `k`, which must be
+/// the step named `step`.
+fn apply_crashing_at(t: &TempTree, patch: &str, (k, step): (usize, &str)) {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .current_dir(t.root())
+        .env("XDG_STATE_HOME", t.outside("state"))
+        .env("HOME", t.outside("state"))
+        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    stdin.write_all(patch.as_bytes()).expect("write the patch");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the binary finishes");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("abort at {step}")), "{stderr}");
+}
+
+#[test]
+fn a_crash_after_a_rename_then_an_edit_by_another_program_is_finished_not_rolled_back() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n\
+                 *** Update File: b.txt\n@@\n-b\n+B\n*** End Patch\n";
+    // Steps: journal, stage a, stage b, backup a, backup b, rename a, rename b: the crash
+    // comes with a.txt renamed and b.txt not; then an editor appends to a.txt.
+    let crashed_and_edited = || {
+        let t = TempTree::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+        apply_crashing_at(&t, patch, (7, "rename b.txt"));
+        assert_eq!(
+            (t.read_str("a.txt"), t.read_str("b.txt")),
+            ("A\n".into(), "b\n".into()),
+            "precondition: half renamed"
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.root().join("a.txt"))
+            .expect("open a.txt");
+        std::io::Write::write_all(&mut f, b"later\n").expect("append");
+        t
+    };
+    let later_edit = |warnings: &serde_json::Value| {
+        warnings.as_array().is_some_and(|w| {
+            w.iter()
+                .any(|w| w["code"] == "later_edit" && w["path"] == "a.txt")
+        })
+    };
+
+    // `recover` finishes the commit around the edit: b.txt new, a.txt as the editor left it.
+    let t = crashed_and_edited();
+    let out = t.run(&["recover", "--json"], "");
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    let json = out.json();
+    assert_eq!(json["action"], "completed", "{json}");
+    assert!(later_edit(&json["warnings"]), "{json}");
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    let again = t.run(&["recover", "--json"], "");
+    assert_eq!(
+        again.json()["action"],
+        serde_json::Value::Null,
+        "{}",
+        again.stdout
+    );
+
+    // So does the next run, which says so in its warnings before applying its own patch.
+    let t = crashed_and_edited();
+    let add = "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch\n";
+    let out = t.run(&["--json"], add);
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert!(later_edit(&out.json()["warnings"]), "{}", out.stdout);
+    assert_eq!(t.read_str("a.txt"), "A\nlater\n");
+    assert_eq!(t.read_str("b.txt"), "B\n");
+    assert_eq!(t.read_str("c.txt"), "c\n");
+}
+
+#[test]
+fn an_mcp_request_over_16_mib_is_answered_with_an_error_and_the_server_goes_on() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    let huge = format!(
+        "*** Begin Patch\n*** Add File: big.txt\n{}*** End Patch\n",
+        "+x\n".repeat(17 * 1024 * 1024 / 3)
+    );
+    let big = tool_call("big", "apply_patch", serde_json::json!({ "patch": huge }));
+    assert!(big.len() > 17 * 1024 * 1024, "precondition: over 16 MiB");
+    // The same without a readable id: answered without one.
+    let anonymous = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+        "y".repeat(17 << 20)
+    );
+    let calls = vec![
+        big,
+        anonymous,
+        tool_call("after", "read", serde_json::json!({"path": "a.txt"})),
+    ];
+    let answers = mcp_session(&t, &calls, 60);
+    let error = &answers.get("big").expect("the big request was answered")["error"];
+    assert_eq!(error["code"], -32600, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limit")),
+        "{error}"
+    );
+    let anonymous = answers
+        .get("null")
+        .expect("the request without an id was answered");
+    assert_eq!(anonymous["error"]["code"], -32600, "{anonymous}");
+    assert_eq!(
+        tool_error(answers.get("after")),
+        "",
+        "{:?}",
+        answers.get("after")
+    );
+    assert!(!t.root().join("big.txt").exists());
+}
+
+#[test]
+fn an_add_1000_folders_deep_with_long_folder_names_is_written() {
+    // A 101 KB path: far past PATH_MAX, so no lookup by the whole path can work.
+    let t = TempTree::with(&[("keep.txt", "k\n")]);
+    let folders: Vec<String> = (0..1000)
+        .map(|i| format!("{i:04}{}", "d".repeat(96)))
+        .collect();
+    let path = format!("{}/f.txt", folders.join("/"));
+    let patch = format!("*** Begin Patch\n*** Add File: {path}\n+deep\n*** End Patch\n");
+    let out = t.run(&["--json"], &patch);
+    assert_eq!(
+        out.status,
+        0,
+        "{}",
+        &out.stdout[..out.stdout.len().min(2000)]
+    );
+    assert!(t.root().join(&folders[0]).join(&folders[1]).is_dir());
+    // Read back through the tool (the whole path is too long for one open).
+    let read = t.run(&["read", &path, "--json"], "");
+    assert_eq!(
+        read.status,
+        0,
+        "{}",
+        &read.stdout[..read.stdout.len().min(2000)]
+    );
+    assert_eq!(read.json()["lines"][0], "deep");
+}

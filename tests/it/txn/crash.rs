@@ -325,32 +325,49 @@ fn the_next_commit_recovers_a_crash_first_and_says_so() {
 
 #[test]
 fn recovery_never_overwrites_a_file_edited_after_the_crash() {
+    // Step 10 is the rename of a.txt (the first): nothing is renamed yet, so an edit of
+    // a.txt now is one our rename would have refused (stale): the rest is rolled back.
     let (_tmp, root) = repo();
-    // Step 15 is the folder sync: every rename is done, the commit point is not reached.
-    assert!(crash_at(&root, 15), "crashed mid-commit");
-    assert_eq!(
-        std::fs::read(root.join("a.txt")).expect("read"),
-        b"one\nTWO\n",
-        "precondition: renamed"
-    );
+    let old = tree(&root);
+    assert!(crash_at(&root, 10), "crashed mid-commit");
     write(&root, "a.txt", b"edited after the crash\n");
     let report = txn::recover(&root).expect("recover");
     assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
     assert_eq!(report.conflicts, vec!["a.txt".to_string()]);
-    assert_eq!(
-        std::fs::read(root.join("a.txt")).expect("read"),
-        b"edited after the crash\n"
-    );
-    assert_eq!(
-        std::fs::read(root.join("gone/d.txt")).expect("restored"),
-        b"dee\n"
-    );
-    assert!(!root.join("added.txt").exists());
-    let kept = report.kept.expect("the backups are kept");
-    assert_eq!(
-        std::fs::read(kept.join("b0")).expect("backup of a.txt"),
-        b"one\ntwo\n"
-    );
+    let mut expected = old;
+    expected.insert("a.txt".into(), "644 edited after the crash\n".into());
+    assert_eq!(tree(&root), expected);
+    assert!(report.kept.is_some(), "the journal and backups are kept");
+}
+
+#[test]
+fn a_file_edited_after_its_rename_is_kept_and_the_crashed_commit_finished_around_it() {
+    let mut expected = expected_new();
+    expected.insert("a.txt".into(), "644 edited after its rename\n".into());
+    // Step 15 is the folder sync (every rename done); step 12 the removal of gone/d.txt
+    // (a.txt and added.txt renamed, the rest to do).
+    for k in [15, 12] {
+        let (_tmp, root) = repo();
+        assert!(crash_at(&root, k), "crashed mid-commit");
+        assert_eq!(
+            std::fs::read(root.join("a.txt")).expect("read"),
+            b"one\nTWO\n",
+            "precondition: renamed"
+        );
+        write(&root, "a.txt", b"edited after its rename\n");
+        let report = txn::recover(&root).expect("recover");
+        assert_eq!(report.action, Some(txn::RecoverAction::Completed), "{k}");
+        assert_eq!(report.conflicts, vec!["a.txt".to_string()], "{k}");
+        let later: Vec<_> = report
+            .warnings
+            .iter()
+            .filter(|w| w.code == "later_edit")
+            .map(|w| w.path.as_deref())
+            .collect();
+        assert_eq!(later, vec![Some("a.txt")], "{k}");
+        assert_eq!(tree(&root), expected, "step {k}: every other file new");
+        assert!(!root.join(".git/apply-patch/journal").exists(), "{k}");
+    }
 }
 
 // ---- formats: the journal and the audit line, snapshotted with volatile fields redacted ----
