@@ -189,6 +189,13 @@ pub fn apply_to_dir(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
         Err(e) => return Report::failure(e, Vec::new(), Vec::new()),
     };
     // git integration: inside a git work tree (or with a git flag) the git flow takes over.
+    #[cfg(not(feature = "git"))]
+    if opts.index || opts.cached || opts.three_way {
+        let error = Error::new(ErrorCode::Usage, "--index, --cached and --3way need git")
+            .with_hint("build apply-patch with its `git` feature");
+        return Report::failure(error, Vec::new(), recovered);
+    }
+    #[cfg(feature = "git")]
     if let Some(mut report) = crate::git::flow::apply_in_repo(&tree, input, opts) {
         report.warnings.splice(0..0, recovered);
         return report;

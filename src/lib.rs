@@ -6,27 +6,64 @@
 //! The pipeline, one module per stage:
 //! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
 
+// `apply_patch::…` paths name this crate from inside it too: the command line (`cli`) was
+// written against the public paths, and keeps them now that it is part of the library.
+extern crate self as apply_patch;
+
+/// Declares a module that is not part of the public API: crate-private in a normal build,
+/// public (and hidden from the docs) with the `internals` feature, which only this crate's own
+/// integration tests, benches and fuzz targets turn on.
+macro_rules! internal_mod {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        $(#[$attr])*
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        $(#[$attr])*
+        pub(crate) mod $name;
+    )*};
+}
+pub(crate) use internal_mod;
+
+#[cfg(feature = "git")]
 pub mod agent;
 pub mod apply;
-pub mod content;
 pub mod error;
-pub mod git;
-pub mod guard;
 pub mod locate;
-pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod plan;
-mod release;
 pub mod render;
 pub mod report;
 pub mod splice;
-pub mod state;
 pub mod structure;
 pub mod text;
-pub mod transform;
 pub mod tree;
 pub mod txn;
+
+internal_mod! {
+    content;
+    #[cfg(feature = "git")]
+    git;
+    guard;
+    #[cfg(feature = "git")]
+    merge;
+    state;
+    transform;
+}
+
+mod release;
+
+#[cfg(feature = "cli")]
+mod cli;
+
+/// The `apply-patch` command as a function: arguments in, an [`Outcome`](command::Outcome)
+/// (standard output, standard error, exit status) out. The binary only prints it.
+#[cfg(feature = "cli")]
+pub mod command {
+    pub use crate::cli::{run, Env, Outcome};
+}
 
 pub use error::{Error, ErrorCode};
 pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};

@@ -1,8 +1,8 @@
 //! The `apply-patch` command: a thin layer over the library. Parsing and validating the
-//! arguments and rendering the outcome live in `cli`; this file only prints.
+//! arguments and rendering the outcome live in the library (`apply_patch::command`, built with
+//! the `cli` feature); this file only prints.
 
-mod cli;
-
+use apply_patch::command as cli;
 use std::io::Write as _;
 use std::process::ExitCode;
 

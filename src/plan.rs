@@ -11,6 +11,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use crate::content::{Content, ContentHash};
 use crate::error::{Error, ErrorCode};
@@ -41,9 +42,26 @@ pub struct PlanOptions {
     /// `--diff`: render the resulting unified diff.
     pub diff: bool,
     /// git integration: inside a git work tree, blob ids are hashed as `git add` would.
-    pub git: Option<crate::git::PlanHooks>,
+    pub git: Option<Rc<dyn RepoBlobIds>>,
     /// `--strict-balance`: an edit that unbalances a file refuses the patch (Issue 7).
     pub strict_balance: bool,
+}
+
+/// What the planner asks of a git repository while it plans against its work tree: the blob
+/// id of a file as `git add` would store it (clean filters, the repository's object format).
+/// The git integration implements it; the planner itself names no git type, so the core builds
+/// without the `git` feature.
+pub trait RepoBlobIds: std::fmt::Debug {
+    /// Compare a diff's `index` blob id `id` (maybe abbreviated) with the file at root-relative
+    /// `path` (`bytes`: its content, or the link target when `link`). None when the id names no
+    /// content (all zeros, not hex); else whether it matches, and the file's full blob id.
+    fn blob_matches(
+        &self,
+        path: &str,
+        id: &str,
+        bytes: &[u8],
+        link: bool,
+    ) -> Result<Option<(bool, String)>, Error>;
 }
 
 impl Default for PlanOptions {

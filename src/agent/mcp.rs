@@ -53,7 +53,6 @@ struct Session {
 #[derive(Debug, Clone)]
 pub struct McpServer {
     session: Arc<Session>,
-    permission: Permission,
     tool_router: ToolRouter<Self>,
 }
 
@@ -193,19 +192,8 @@ impl McpServer {
                 reads: Mutex::new(HashMap::new()),
                 writes: permission != Permission::ReadOnly,
             }),
-            permission,
             tool_router,
         }
-    }
-
-    /// The permission mode the server runs in.
-    pub fn permission(&self) -> Permission {
-        self.permission
-    }
-
-    /// What this session has read (or written) of `path`, if anything.
-    pub fn read_record(&self, path: &str) -> Option<ReadRecord> {
-        self.session.reads().get(path).cloned()
     }
 
     #[tool(name = "read", description = tools::READ)]

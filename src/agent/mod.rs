@@ -17,19 +17,28 @@
 // candidates); it is returned once per request, so its size does not matter here.
 #![allow(clippy::result_large_err)]
 
-pub mod around;
-pub mod chips;
-pub mod cli;
-pub mod mcp;
-pub mod permit;
-pub mod postcheck;
-pub mod preview;
 pub mod read;
-pub mod rebase;
-pub mod risk;
 pub mod run;
-pub mod snapshots;
-pub mod tools;
+
+crate::internal_mod! {
+    // `range --around` of the command line and the MCP server.
+    #[cfg(feature = "mcp")]
+    around;
+    chips;
+    #[cfg(feature = "cli")]
+    cli;
+    #[cfg(feature = "mcp")]
+    mcp;
+    #[cfg(feature = "mcp")]
+    permit;
+    postcheck;
+    preview;
+    rebase;
+    risk;
+    snapshots;
+    #[cfg(feature = "mcp")]
+    tools;
+}
 
 use crate::error::Error;
 use crate::state::StateDir;
@@ -71,6 +80,21 @@ impl AgentState {
             state,
         })
     }
+}
+
+#[cfg(feature = "mcp")]
+pub use mcp::Permission as McpPermission;
+
+/// Serve the MCP tools (`read`, `apply_patch`, `edit`, `preview`, `confirm`, `range`,
+/// `check_balance`, `undo`) for `root` on standard input and output until the client closes
+/// them: what `apply-patch mcp` runs. Blocks the calling thread.
+#[cfg(feature = "mcp")]
+pub fn serve_mcp(root: &std::path::Path, permission: McpPermission) -> Result<(), Error> {
+    check_root(root)?;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
+    let state = AgentState::for_root(&root).ok();
+    mcp::serve_stdio(mcp::McpServer::new(root, permission, state))
 }
 
 /// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;

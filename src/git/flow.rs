@@ -86,7 +86,7 @@ fn worktree(repo: &Rc<Repo>, tree: &DiskTree, input: &[u8], opts: &ApplyOptions)
         Ok(p) => p,
         Err(e) => return failure(e),
     };
-    plan_opts.git = Some(PlanHooks::new(Rc::clone(repo)));
+    plan_opts.git = Some(Rc::new(PlanHooks::new(Rc::clone(repo))));
     // The index is locked before anything is read, so the check and the write see one index.
     let lock = match (opts.index && !opts.check).then(|| repo.lock_index()) {
         Some(Ok(lock)) => Some(lock),
@@ -403,7 +403,7 @@ pub fn plan_on_disk(
     };
     let patch = apply::parse_patch(input, opts).map_err(refusal)?;
     let mut plan_opts = opts.plan_options().map_err(refusal)?;
-    plan_opts.git = Some(PlanHooks::new(Rc::clone(&repo)));
+    plan_opts.git = Some(Rc::new(PlanHooks::new(Rc::clone(&repo))));
     let bases = BTreeMap::new();
     let git_tree = GitTree {
         inner: tree,

@@ -26,15 +26,16 @@ impl PlanHooks {
     }
 
     /// The repository.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn repo(&self) -> &Repo {
         &self.repo
     }
 
-    /// Compare a diff's `index` blob id (maybe abbreviated) with the file at root-relative
-    /// `path` (`bytes`: its content, or the link target when `link`), hashed as `git add`
-    /// would store it with the repository's object format. None when the id names no content
-    /// (all zeros, not hex); else whether it matches, and the file's full blob id.
-    pub fn blob_matches(
+}
+
+impl crate::plan::RepoBlobIds for PlanHooks {
+    /// Hashed as `git add` would store the file, with the repository's object format.
+    fn blob_matches(
         &self,
         path: &str,
         id: &str,

@@ -20,19 +20,30 @@
 #![allow(clippy::result_large_err)]
 
 mod blob;
+// `check-patches` is a command of the command line.
+#[cfg(feature = "cli")]
 mod check;
 mod discover;
 mod fallback;
 pub mod flow;
 mod hooks;
 mod index;
+#[cfg(feature = "cli")]
 pub mod series;
 mod stage;
 mod threeway;
 mod trees;
 
-pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
-pub use check::{check_patches, CheckReport, PatchCheck};
+pub use blob::{id_matches, is_null_id};
+#[cfg(feature = "cli")]
+pub use check::check_patches;
+// Used by the integration tests only.
+#[cfg(feature = "internals")]
+pub use {
+    blob::{blob_id_of_bytes, BaseCheck},
+};
+#[cfg(all(feature = "internals", feature = "cli"))]
+pub use check::{CheckReport, PatchCheck};
 pub use discover::Repo;
 pub use hooks::PlanHooks;
 pub use index::{IndexEntry, IndexRequirement};

@@ -6,13 +6,16 @@
 //! `start` (a line start found by [`detect`]) and counts lines from the beginning of `input`,
 //! so that error positions are those of the user's input.
 
-pub mod agent;
-pub mod binary;
 mod detect;
-pub mod json;
 mod position;
-pub mod quoted;
-pub mod unified;
+
+crate::internal_mod! {
+    agent;
+    binary;
+    json;
+    quoted;
+    unified;
+}
 
 use crate::model::{Format, PatchSet};
 

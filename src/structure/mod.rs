@@ -25,8 +25,11 @@ mod shell;
 mod yaml;
 
 pub use lang::Lang;
-pub use output::{around, Around, BalanceReport, FileBalance, RangeReport};
-pub use range::{range, Kind, Range, RangeError};
+pub use output::{around, BalanceReport, FileBalance, RangeReport};
+pub use range::{range, Kind, Range};
+// Used by the tests only.
+#[cfg(any(test, feature = "internals"))]
+pub use {output::Around, range::RangeError};
 
 use lang::Family;
 use scan::{line_col, line_starts, RawProblem, Scan};
@@ -132,6 +135,7 @@ pub enum Balance {
 
 impl Balance {
     /// True only for `Balanced`.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // tests only
     pub fn is_balanced(&self) -> bool {
         matches!(self, Balance::Balanced)
     }

@@ -9,21 +9,28 @@
 
 #![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
 
-pub mod audit;
-pub mod dirfd;
-pub mod failpoint;
-pub mod first;
 pub(crate) mod handles;
-pub mod journal;
-pub mod lock;
-pub mod recover;
-pub mod stage;
-pub mod undo;
+
+crate::internal_mod! {
+    audit;
+    dirfd;
+    failpoint;
+    first;
+    journal;
+    lock;
+    recover;
+    stage;
+    undo;
+}
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
+// Fault injection is for this crate's own crash tests, not an API.
+#[cfg(not(feature = "internals"))]
+pub(crate) use failpoint::Failpoint;
+#[cfg(feature = "internals")]
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
@@ -98,7 +105,9 @@ pub struct TxnOptions {
     pub root: PathBuf,
     /// The state place; `None` means [`StateDir::for_root`] (tests point it elsewhere).
     pub state: Option<StateDir>,
-    /// A failpoint; `None` reads `APPLY_PATCH_FAILPOINT` from the environment.
+    /// A failpoint (the crash tests'); `None` reads `APPLY_PATCH_FAILPOINT` from the
+    /// environment when the `failpoints` feature is on.
+    #[doc(hidden)]
     pub failpoint: Option<Failpoint>,
     /// How long to wait for another transaction's lock before `busy`.
     pub lock_wait: Duration,
