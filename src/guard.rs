@@ -330,29 +330,11 @@ pub fn blob_matches(id: &str, bytes: &[u8]) -> Option<(bool, String)> {
         return None;
     }
     let full = if id.len() <= 40 {
-        git_blob_sha1(bytes)?
+        crate::hash::git_blob_sha1(bytes)?
     } else {
-        git_blob_sha256(bytes)
+        crate::hash::git_blob_sha256(bytes)
     };
     Some((full.starts_with(&id.to_ascii_lowercase()), full))
-}
-
-/// The SHA-1 blob id of `bytes` as git computes it (`blob <len>\0` then the bytes), with
-/// git's collision detection: None for a known collision attack (no id to compare then).
-fn git_blob_sha1(bytes: &[u8]) -> Option<String> {
-    let mut hasher = sha1dc::Hasher::default();
-    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
-    hasher.update(bytes);
-    Some(crate::report::hex(hasher.finalize().ok()?.as_ref()))
-}
-
-/// The SHA-256 blob id of `bytes` (a repository with the SHA-256 object format).
-fn git_blob_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
-    hasher.update(bytes);
-    crate::report::hex(&hasher.finalize())
 }
 
 #[cfg(test)]
@@ -458,23 +440,4 @@ mod tests {
         assert_eq!(blob_matches("ce01362", b"other").map(|r| r.0), Some(false));
     }
 
-    /// The core's own blob hashing agrees with gix's (the git integration's) in both formats.
-    #[cfg(feature = "git")]
-    #[test]
-    fn blob_ids_agree_with_gix() {
-        for bytes in [&b""[..], b"hello\n", b"\0binary\xff", &[b'x'; 70_000][..]] {
-            for (kind, long) in [(gix::hash::Kind::Sha1, false), (gix::hash::Kind::Sha256, true)] {
-                let want = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes)
-                    .expect("hashes")
-                    .to_hex()
-                    .to_string();
-                let got = if long {
-                    git_blob_sha256(bytes)
-                } else {
-                    git_blob_sha1(bytes).expect("no collision")
-                };
-                assert_eq!(got, want);
-            }
-        }
-    }
 }

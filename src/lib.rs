@@ -40,20 +40,32 @@ pub mod splice;
 pub mod structure;
 pub mod text;
 pub mod tree;
-pub mod txn;
 
 internal_mod! {
     content;
     #[cfg(feature = "git")]
     git;
     guard;
+    hash;
     #[cfg(feature = "git")]
     merge;
     state;
     transform;
+    txn;
 }
 
 mod release;
+
+/// The disk transaction's entry points for a caller: undo the last applied patch, and recover
+/// a transaction that a crash interrupted (SPEC §6). Every apply commits through the same
+/// transaction and recovers first by itself; [`Change`](transaction::Change) is what a
+/// [`Plan`](plan::Plan) would commit.
+pub mod transaction {
+    pub use crate::txn::{
+        recover, undo, Change, NewState, RecoverAction, RecoverReport, Snapshot, TxnWarning,
+        UndoReport,
+    };
+}
 
 #[cfg(feature = "cli")]
 mod cli;

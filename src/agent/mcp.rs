@@ -32,6 +32,7 @@ pub const MAX_READ_LINES: usize = 2000;
 
 /// How much the server lets a client change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Permission {
     /// Only the reading tools: `read`, `range`, `check_balance`.
     ReadOnly,

@@ -1,12 +1,12 @@
 //! Stage: the agent interface around the applier — what an agent pipeline needs besides
 //! "apply this patch":
-//! - [`read`]: numbered lines and the file's version (for `*** Base:`); [`snapshots`] keeps
+//! - [`read`]: numbered lines and the file's version (for `*** Base:`); `snapshots` keeps
 //!   what it served;
-//! - [`run`]: an apply with the agent options — [`rebase`] (three-way merge of a stale Base),
-//!   [`risk`] (`--max-risk`), [`preview`] (`--preview` / `confirm`), [`postcheck`]
-//!   (`--post-check`, `--rollback-on-fail`) and [`chips`] (kept refusals);
-//! - [`mcp`]: the MCP server, with [`permit`] (read before edit) and [`tools`] (the tool
-//!   descriptions); [`cli`]: what the command line prints for all of it.
+//! - [`run`]: an apply with the agent options — `rebase` (three-way merge of a stale Base),
+//!   `risk` (`--max-risk`), `preview` (`--preview` / `confirm`), `postcheck`
+//!   (`--post-check`, `--rollback-on-fail`) and `chips` (kept refusals);
+//! - `mcp`: the MCP server ([`serve_mcp`]), with `permit` (read before edit) and `tools` (the tool
+//!   descriptions); `cli`: what the command line prints for all of it.
 //!
 //! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
 //! planner's job, writing the transaction's. This module reads files, keeps its own records in
@@ -101,7 +101,7 @@ pub fn serve_mcp(root: &std::path::Path, permission: McpPermission) -> Result<()
 /// 16 keeps collisions out of reach while staying short enough to copy).
 pub const VERSION_DIGITS: usize = 16;
 
-pub use crate::report::sha256_hex;
+pub(crate) use crate::hash::sha256_hex;
 
 /// The version of a file's bytes as `read` hands it out and `*** Base:` takes it back: the
 /// first [`VERSION_DIGITS`] hex digits of its SHA-256.

@@ -6,7 +6,7 @@
 //! Reads only, confined to the root; never prints a binary or non-UTF-8 file (it says so, as
 //! `binary_file` / `invalid_utf8`, with the version so the file can still be deleted or
 //! replaced). Keeping the served content for rebases is the caller's choice (a
-//! [`SnapshotStore`]).
+//! snapshot store).
 
 use std::path::{Component, Path};
 
@@ -69,6 +69,7 @@ impl LineRange {
 
 /// What `read` serves: the JSON form of `read --json` and of the MCP `read` tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct ReadOutput {
     /// Root-relative, `/`-separated.
     pub path: String,
@@ -224,7 +225,7 @@ fn endings(text: &Text<'_>) -> &'static str {
 
 /// The bytes of `path` under `root`, read as a commit would write it (SPEC §6, README
 /// "Safety"): the path is normalised and confined ([`resolve`]); a symlink on it is followed
-/// only to a target inside the root and outside `.git/` ([`guard::resolve`]); the file is then
+/// only to a target inside the root and outside `.git/` (`guard::resolve`); the file is then
 /// opened through folder handles taken component by component without following symlinks,
 /// and must be a regular file (a FIFO or device is `unsupported_file`, never opened for a
 /// blocking read). So a symlink swapped in after the check cannot lead the read out of the

@@ -37,6 +37,7 @@ pub struct ParseOptions {
 /// A patch that could not be read: where, what was found, what was expected, what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
+#[non_exhaustive]
 pub struct ParseError {
     /// 1-based line of the patch input.
     pub line: usize,

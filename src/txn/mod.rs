@@ -34,8 +34,11 @@ pub(crate) use failpoint::Failpoint;
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
-pub use stage::{commit, commit_with};
-pub use undo::{undo, undo_with, UndoReport};
+pub use stage::commit;
+pub use undo::{undo, UndoReport};
+// With a companion (the git index) and an explicit state place: the git and agent features'.
+#[cfg(any(feature = "git", feature = "internals"))]
+pub use {stage::commit_with, undo::undo_with};
 
 use crate::content::{Content, ContentHash};
 use crate::state::StateDir;
@@ -107,7 +110,6 @@ pub struct TxnOptions {
     pub state: Option<StateDir>,
     /// A failpoint (the crash tests'); `None` reads `APPLY_PATCH_FAILPOINT` from the
     /// environment when the `failpoints` feature is on.
-    #[doc(hidden)]
     pub failpoint: Option<Failpoint>,
     /// How long to wait for another transaction's lock before `busy`.
     pub lock_wait: Duration,
@@ -152,6 +154,7 @@ pub trait Companion {
 
 /// A warning of the transaction layer (the report turns it into SPEC §8's warning object).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct TxnWarning {
     /// `recovered` for what a recovery did, `cleanup` for a failed step after the commit.
     pub code: String,
@@ -162,6 +165,7 @@ pub struct TxnWarning {
 
 /// A successful commit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Committed {
     /// The transaction id (also the undo record's name); empty when nothing had to change.
     pub id: String,
@@ -217,8 +221,4 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error
     }
 }
 
-/// SHA-256 of bytes.
-pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
-}
+pub use crate::hash::sha256;
