@@ -21,8 +21,7 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// Hex of the SHA-256 of `bytes` (the agent features' file versions).
-#[cfg(any(feature = "git", feature = "internals", test))]
+/// Hex of the SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&sha256(bytes))
 }
