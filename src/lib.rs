@@ -4,7 +4,43 @@
 //! error that teaches; and every file of a patch is committed atomically, or none is.
 //!
 //! The pipeline, one module per stage:
-//! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
+//! [`parse`] → [`model`] → [`locate`] → [`plan`] ([`splice`]) → check → commit / rollback
+//! ([`transaction`]) → [`report`].
+//!
+//! # Entry points
+//!
+//! - [`apply::apply_to_dir`] and [`apply::apply_to_memory`]: parse, plan and commit a patch
+//!   against a directory or a [`tree::MemTree`]; both return a [`report::Report`] (the JSON
+//!   object of the command line). [`apply::plan`] plans without writing.
+//! - [`parse::parse`]: patch bytes to a [`PatchSet`] (any of the three formats;
+//!   [`parse::ParseOptions`] fixes the format or the strip count).
+//! - [`locate::locate_hunks`] / [`locate::locate_edits`]: where hunks go in a [`text::Text`],
+//!   pure (no file system); [`splice::splice`] writes placed hunks into the text.
+//! - [`transaction::undo`] and [`transaction::recover`]: the disk transaction's history.
+//! - [`agent`] (feature `git`): [`agent::read`] (numbered lines and a version for
+//!   `*** Base:`), [`agent::run`] (an apply with the agent options), [`agent::serve_mcp`]
+//!   (feature `mcp`).
+//! - [`structure`]: bracket, tag and indentation balance and enclosing ranges.
+//! - [`command::run`] (feature `cli`): the whole `apply-patch` command as a function.
+//!
+//! ```
+//! use apply_patch::apply::{apply_to_memory, ApplyOptions};
+//! use apply_patch::tree::MemTree;
+//!
+//! let mut tree = MemTree::from_pairs([("hello.txt", "hello\nworld\n")]);
+//! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
+//! let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
+//! assert!(report.ok, "{}", report.to_json());
+//! assert_eq!(tree.to_string(), "=== hello.txt\nhello\nthere\n");
+//! ```
+//!
+//! # Cargo features
+//!
+//! `git` (gix: blob ids through the repository's filters, `--index`, `--cached`, `--3way`,
+//! the agent features), `mcp` (the MCP server; rmcp, tokio) and `cli` (the command line;
+//! clap) are on by default. `default-features = false` leaves the core: parse, locate, plan,
+//! the memory tree and the disk transaction. `failpoints` and `internals` are for this
+//! crate's own tests only.
 
 // `apply_patch::…` paths name this crate from inside it too: the command line (`cli`) was
 // written against the public paths, and keeps them now that it is part of the library.
