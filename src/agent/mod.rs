@@ -44,7 +44,7 @@ use crate::error::Error;
 use crate::state::StateDir;
 
 /// Refuse (`usage`) a root that is not an existing directory, as the applier does.
-pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
+pub(crate) fn check_root(root: &std::path::Path) -> Result<(), Error> {
     if root.is_dir() {
         return Ok(());
     }

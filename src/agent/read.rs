@@ -230,7 +230,7 @@ fn endings(text: &Text<'_>) -> &'static str {
 /// and must be a regular file (a FIFO or device is `unsupported_file`, never opened for a
 /// blocking read). So a symlink swapped in after the check cannot lead the read out of the
 /// root. Returns the root-relative path as asked (not the link's target) and the bytes.
-pub fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
+pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
     let rel = resolve(root, path)?;
     let tree = DiskTree::new(root)?;
     let real = guard::resolve(&tree, &rel, true)?;
@@ -266,7 +266,7 @@ fn not_found(rel: &str) -> Error {
 /// Confine `path` to `root` by its text: normalise `.` and `..`, accept an absolute path
 /// inside the root, refuse `.git/` and anything that leads out. Returns the root-relative
 /// `/` path; symlinks on it are left to [`read_confined`].
-pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
+pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
     let escape = |why: &str| {
         Error::new(ErrorCode::PathEscape, format!("{path}: {why}"))
             .with_path(path)
