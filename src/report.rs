@@ -105,13 +105,13 @@ impl FileReport {
 
     /// The file's old content: its SHA-256 now when it is known, else when the report is
     /// made.
-    pub fn set_old_content(&mut self, content: &Content) {
+    pub(crate) fn set_old_content(&mut self, content: &Content) {
         (self.old_sha256, self.old_content) = pending_hash(content);
     }
 
     /// The file's new content: its SHA-256 now when it is known, else when the report is
     /// made (by then the transaction has taken it while writing the content).
-    pub fn set_new_content(&mut self, content: &Content) {
+    pub(crate) fn set_new_content(&mut self, content: &Content) {
         (self.new_sha256, self.new_content) = pending_hash(content);
     }
 
