@@ -93,7 +93,7 @@ impl Eq for ContentHash {}
 
 impl fmt::Debug for ContentHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256:{}", crate::report::hex(&self.get()))
+        write!(f, "sha256:{}", crate::hash::hex(&self.get()))
     }
 }
 
@@ -446,7 +446,7 @@ impl fmt::Debug for Content {
             f,
             "Content({} bytes, sha256:{})",
             self.len(),
-            crate::report::hex(&self.sha256())
+            crate::hash::hex(&self.sha256())
         )
     }
 }
@@ -484,7 +484,7 @@ mod tests {
         let expected: Vec<u8> = parts.concat();
         assert!(content.is_recipe());
         assert_eq!(content.len(), expected.len());
-        assert_eq!(content.sha256(), crate::txn::sha256(&expected));
+        assert_eq!(content.sha256(), crate::hash::sha256(&expected));
         let mut written = Vec::new();
         content.write_to(&mut written).unwrap();
         assert_eq!(written, expected);
@@ -552,14 +552,14 @@ mod tests {
         let large = Content::from(vec![b'x'; DEBUG_BYTES + 1]);
         let shown = format!("{large:?}");
         assert!(shown.starts_with("Content(257 bytes, sha256:"), "{shown}");
-        assert!(shown.contains(&crate::report::hex(&large.sha256())));
+        assert!(shown.contains(&crate::hash::hex(&large.sha256())));
     }
 
     #[test]
     fn a_known_hash_is_kept() {
         let bytes = b"abc".to_vec();
-        let c = Content::with_sha256(bytes.clone(), crate::txn::sha256(&bytes));
-        assert_eq!(c.known_sha256(), Some(crate::txn::sha256(b"abc")));
+        let c = Content::with_sha256(bytes.clone(), crate::hash::sha256(&bytes));
+        assert_eq!(c.known_sha256(), Some(crate::hash::sha256(b"abc")));
         assert_eq!(Content::from(bytes).known_sha256(), None);
     }
 

@@ -9,6 +9,7 @@ use std::fmt;
 /// Every stable error code of SPEC §6. The string form (`as_str`) is the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCode {
     ParseError,
     Usage,
@@ -123,6 +124,7 @@ impl fmt::Display for ErrorCode {
 
 /// A line of the file shown in an error, with its 1-based number.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct NumberedLine {
     pub line: usize,
     pub text: String,
@@ -131,6 +133,7 @@ pub struct NumberedLine {
 /// The nearest text of the file to what a hunk expected (SPEC §6: "the nearest actual lines
 /// with their line numbers and what differs").
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Nearest {
     /// 1-based first line of the region.
     pub start_line: usize,
@@ -144,6 +147,7 @@ pub struct Nearest {
 
 /// One place a hunk matched when the match was ambiguous.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Candidate {
     /// 1-based first line of the match.
     pub line: usize,
@@ -161,6 +165,7 @@ pub struct Candidate {
 /// The error every stage's error becomes at the boundary; the `error` object of the JSON
 /// report (SPEC §8) is its serialisation.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Error {
     pub code: ErrorCode,
     pub message: String,

@@ -329,13 +329,11 @@ pub fn blob_matches(id: &str, bytes: &[u8]) -> Option<(bool, String)> {
     {
         return None;
     }
-    let kind = if id.len() <= 40 {
-        gix::hash::Kind::Sha1
+    let full = if id.len() <= 40 {
+        crate::hash::git_blob_sha1(bytes)?
     } else {
-        gix::hash::Kind::Sha256
+        crate::hash::git_blob_sha256(bytes)
     };
-    let oid = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes).ok()?;
-    let full = oid.to_hex().to_string();
     Some((full.starts_with(&id.to_ascii_lowercase()), full))
 }
 
@@ -441,4 +439,5 @@ mod tests {
         assert_eq!(blob_matches("0000000", b"x"), None);
         assert_eq!(blob_matches("ce01362", b"other").map(|r| r.0), Some(false));
     }
+
 }

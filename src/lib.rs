@@ -4,43 +4,124 @@
 //! error that teaches; and every file of a patch is committed atomically, or none is.
 //!
 //! The pipeline, one module per stage:
-//! parse → [`model`] → [`locate`] → plan ([`splice`]) → check → commit / rollback → report.
+//! [`parse`] → [`model`] → [`locate`] → [`plan`] ([`splice`]) → check → commit / rollback
+//! ([`transaction`]) → [`report`].
 //!
-//! The command line is part of the library too: [`run_cli`] runs it in-process (the binary
-//! and the Python wheel's `apply-patch` command are that one call).
+//! # Entry points
+//!
+//! - [`pipeline::apply`] / [`pipeline::apply_bytes`]: the typed entry, `Result<Applied,
+//!   Refused>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
+//! - [`apply::apply_to_dir`] and [`apply::apply_to_memory`]: parse, plan and commit a patch
+//!   against a directory or a [`tree::MemTree`]; both return a [`report::Report`] (the JSON
+//!   object of the command line). [`apply::plan`] plans without writing.
+//! - [`parse::parse`]: patch bytes to a [`PatchSet`] (any of the three formats;
+//!   [`parse::ParseOptions`] fixes the format or the strip count).
+//! - [`locate::locate_hunks`] / [`locate::locate_edits`]: where hunks go in a [`text::Text`],
+//!   pure (no file system); [`splice::splice`] writes placed hunks into the text.
+//! - [`transaction::undo`] and [`transaction::recover`]: the disk transaction's history.
+//! - [`agent`] (feature `git`): [`agent::read`] (numbered lines and a version for
+//!   `*** Base:`), [`agent::run`] (an apply with the agent options), [`agent::serve_mcp`]
+//!   (feature `mcp`).
+//! - [`structure`]: bracket, tag and indentation balance and enclosing ranges.
+//! - [`command::run`] (feature `cli`): the whole `apply-patch` command as a function;
+//!   [`run_cli`] runs it and prints (the binary and the Python wheel's command).
+//!
+//! ```
+//! use apply_patch::apply::{apply_to_memory, ApplyOptions};
+//! use apply_patch::tree::MemTree;
+//!
+//! let mut tree = MemTree::from_pairs([("hello.txt", "hello\nworld\n")]);
+//! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
+//! let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
+//! assert!(report.ok, "{}", report.to_json());
+//! assert_eq!(tree.to_string(), "=== hello.txt\nhello\nthere\n");
+//! ```
+//!
+//! # Cargo features
+//!
+//! `git` (gix: blob ids through the repository's filters, `--index`, `--cached`, `--3way`,
+//! the agent features), `mcp` (the MCP server; rmcp, tokio) and `cli` (the command line;
+//! clap) are on by default. `default-features = false` leaves the core: parse, locate, plan,
+//! the memory tree and the disk transaction. `failpoints` and `internals` are for this
+//! crate's own tests only.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// The command line's module names the library by its crate name, as a binary would.
+// `apply_patch::…` paths name this crate from inside it too: the command line (`cli`) was
+// written against the public paths, and keeps them now that it is part of the library.
 extern crate self as apply_patch;
 
+/// Declares a module that is not part of the public API: crate-private in a normal build,
+/// public (and hidden from the docs) with the `internals` feature, which only this crate's own
+/// integration tests, benches and fuzz targets turn on.
+macro_rules! internal_mod {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        $(#[$attr])*
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        $(#[$attr])*
+        pub(crate) mod $name;
+    )*};
+}
+pub(crate) use internal_mod;
+
+#[cfg(feature = "git")]
 pub mod agent;
 pub mod apply;
-// The command line's internals: public for `run_cli`'s callers' sake only, not a stable API.
-#[doc(hidden)]
-pub mod cli;
-pub mod content;
-mod entry;
 pub mod error;
-pub mod git;
-pub mod guard;
 pub mod locate;
-pub mod merge;
 pub mod model;
 pub mod parse;
 pub mod pipeline;
 pub mod plan;
-mod release;
 pub mod render;
 pub mod report;
 pub mod splice;
-pub mod state;
 pub mod structure;
 pub mod text;
-pub mod transform;
 pub mod tree;
-pub mod txn;
 
+internal_mod! {
+    content;
+    #[cfg(feature = "git")]
+    git;
+    guard;
+    hash;
+    #[cfg(feature = "git")]
+    merge;
+    state;
+    transform;
+    txn;
+}
+
+mod release;
+
+/// The disk transaction's entry points for a caller: undo the last applied patch, and recover
+/// a transaction that a crash interrupted (SPEC §6). Every apply commits through the same
+/// transaction and recovers first by itself; [`Change`](transaction::Change) is what a
+/// [`Plan`](plan::Plan) would commit.
+pub mod transaction {
+    pub use crate::txn::{
+        recover, undo, Change, NewState, RecoverAction, RecoverReport, Snapshot, TxnWarning,
+        UndoReport,
+    };
+}
+
+#[cfg(feature = "cli")]
+mod cli;
+#[cfg(feature = "cli")]
+mod entry;
+
+/// The `apply-patch` command as a function: arguments in, an [`Outcome`](command::Outcome)
+/// (standard output, standard error, exit status) out. The binary only prints it.
+#[cfg(feature = "cli")]
+pub mod command {
+    pub use crate::cli::{run, Env, Outcome};
+}
+
+#[cfg(feature = "cli")]
 pub use entry::run_cli;
 pub use error::{Error, ErrorCode};
 pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};

@@ -12,11 +12,13 @@ use std::fmt::Write as _;
 
 use crate::content::Content;
 use crate::error::Error;
+pub(crate) use crate::hash::hex;
 use crate::locate::Level;
 use crate::model::{FileOp, Mode};
 
 /// The result of one run: SPEC §8's JSON object.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// True when the patch applied (or, with `--check`, would apply).
     pub ok: bool,
@@ -35,6 +37,7 @@ pub struct Report {
 
 /// One file of the report.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct FileReport {
     /// Root-relative path after the operation (the new path of a rename or copy).
     pub path: String,
@@ -102,13 +105,13 @@ impl FileReport {
 
     /// The file's old content: its SHA-256 now when it is known, else when the report is
     /// made.
-    pub fn set_old_content(&mut self, content: &Content) {
+    pub(crate) fn set_old_content(&mut self, content: &Content) {
         (self.old_sha256, self.old_content) = pending_hash(content);
     }
 
     /// The file's new content: its SHA-256 now when it is known, else when the report is
     /// made (by then the transaction has taken it while writing the content).
-    pub fn set_new_content(&mut self, content: &Content) {
+    pub(crate) fn set_new_content(&mut self, content: &Content) {
         (self.new_sha256, self.new_content) = pending_hash(content);
     }
 
@@ -138,6 +141,7 @@ fn pending_hash(content: &Content) -> (Option<String>, Option<Content>) {
 
 /// Where one hunk went.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct HunkReport {
     /// 1-based hunk (or edit) number within its file patch.
     pub hunk: usize,
@@ -151,6 +155,7 @@ pub struct HunkReport {
 
 /// Lines of the new file around the edits.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Snippet {
     /// 1-based number (in the new file) of `lines[0]`.
     pub start_line: usize,
@@ -160,6 +165,7 @@ pub struct Snippet {
 /// Stable warning codes (SPEC §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WarningCode {
     FuzzyMatch,
     Offset,
@@ -203,6 +209,7 @@ impl WarningCode {
 
 /// Something the user should know about a run that still succeeded.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Warning {
     pub code: WarningCode,
     pub message: String,
@@ -213,6 +220,12 @@ pub struct Warning {
 }
 
 impl Warning {
+    /// The `unbalanced_edit` warning for `path`, when the edit unbalanced it.
+    pub fn unbalanced_edit(path: &str, balance: &crate::structure::EditBalance) -> Option<Self> {
+        let message = balance.warning_message()?;
+        Some(Warning::new(WarningCode::UnbalancedEdit, message).with_path(path))
+    }
+
     pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
         Warning {
             code,
@@ -549,20 +562,6 @@ fn other_details(e: &Error, s: &mut String) {
             }
         }
     }
-}
-
-/// Hex of a SHA-256 digest of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&crate::txn::sha256(bytes))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 #[cfg(test)]

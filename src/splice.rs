@@ -23,8 +23,8 @@ pub fn splice(text: &Text<'_>, placements: &[Placement]) -> Vec<u8> {
 /// What [`splice`] builds, as a recipe of `base` (the bytes `text` was parsed from):
 /// untouched runs of the file stay references to it, so a large file's new content costs
 /// the inserted bytes, not a second copy of the file (see
-/// [`crate::content::Content::spliced`]).
-pub fn splice_runs(base: &[u8], text: &Text<'_>, placements: &[Placement]) -> Runs {
+/// `Content::spliced`).
+pub(crate) fn splice_runs(base: &[u8], text: &Text<'_>, placements: &[Placement]) -> Runs {
     splice_into(text, placements, Recorder::new(base)).finish()
 }
 
@@ -261,7 +261,7 @@ mod tests {
         let base = text.span(0, text.len());
         let runs = splice_runs(base, text, placements);
         let recipe = Content::spliced(Content::from(base), runs);
-        assert_eq!(recipe.sha256(), crate::txn::sha256(&bytes));
+        assert_eq!(recipe.sha256(), crate::hash::sha256(&bytes));
         assert_eq!(recipe.as_slice(), bytes.as_slice());
         bytes
     }

@@ -242,7 +242,7 @@ fn find_git_dir(start: &Path) -> Result<Option<PathBuf>, Error> {
             // Followed only to a valid git dir, as git and gix (which `Repo::discover` uses)
             // do: a `gitdir:` naming anything else makes no repository here, and the search
             // goes on upwards as gix's does.
-            if gix::discover::is_git(&dot_git).is_err() {
+            if !is_git_dir_file(&dot_git) {
                 continue;
             }
             let shown = dot_git.display().to_string();
@@ -265,6 +265,37 @@ fn find_git_dir(start: &Path) -> Result<Option<PathBuf>, Error> {
         }
     }
     Ok(None)
+}
+
+/// Whether the `.git` file `dot_git` leads to a valid git dir (gix's own test with the `git`
+/// feature, which `Repo::discover` also uses).
+#[cfg(feature = "git")]
+fn is_git_dir_file(dot_git: &Path) -> bool {
+    gix::discover::is_git(dot_git).is_ok()
+}
+
+/// Whether the `.git` file `dot_git` leads to a valid git dir, tested without gix as git tests
+/// a directory: it holds `HEAD`, `objects/` and `refs/` (a linked worktree's git dir names its
+/// `objects/` and `refs/` through `commondir`).
+#[cfg(not(feature = "git"))]
+fn is_git_dir_file(dot_git: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dot_git) else {
+        return false;
+    };
+    let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+        return false;
+    };
+    let target = Path::new(target.trim());
+    let dir = match dot_git.parent() {
+        Some(parent) if target.is_relative() => parent.join(target),
+        _ => target.to_path_buf(),
+    };
+    let common = match std::fs::read_to_string(dir.join("commondir")) {
+        Ok(c) if Path::new(c.trim()).is_absolute() => PathBuf::from(c.trim()),
+        Ok(c) => dir.join(c.trim()),
+        Err(_) => dir.clone(),
+    };
+    dir.join("HEAD").is_file() && common.join("objects").is_dir() && common.join("refs").is_dir()
 }
 
 #[cfg(test)]

@@ -230,6 +230,26 @@ pub enum MemEntry {
 /// assert_eq!(tree.get("src/lib.rs"), Some(&b"fn main() {}\n"[..]));
 /// assert!(tree.is_dir("src"));
 /// ```
+///
+/// Made for snapshot-tested suites: build it from `(path, text)` pairs, apply a patch, and
+/// snapshot its [`Display`](std::fmt::Display) (every path in order, a header per file, the
+/// content as it is; see [`MemTree::fmt`](#impl-Display-for-MemTree)) or its JSON
+/// (`serde_json::to_string(&tree)`), with the report beside it:
+///
+/// ```
+/// use apply_patch::apply::{apply_to_memory, ApplyOptions};
+/// use apply_patch::tree::MemTree;
+///
+/// let mut tree = MemTree::from_pairs([("greet.py", "print('hi')\n"), ("notes", "draft")]);
+/// let patch = b"*** Begin Patch\n*** Update File: greet.py\n@@\n-print('hi')\n+print('hello')\n*** End Patch\n";
+/// let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
+/// assert!(report.ok);
+/// // In a suite: insta::assert_snapshot!(tree);
+/// assert_eq!(
+///     tree.to_string(),
+///     "=== greet.py\nprint('hello')\n=== notes\ndraft\n\\ No newline at end of file\n"
+/// );
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemTree {
     entries: BTreeMap<String, MemEntry>,
@@ -238,6 +258,20 @@ pub struct MemTree {
 impl MemTree {
     pub fn new() -> Self {
         MemTree::default()
+    }
+
+    /// A tree of regular files (mode `0o644`) from `(path, content)` pairs; a later pair
+    /// replaces an earlier one with the same path.
+    pub fn from_pairs<P, C>(pairs: impl IntoIterator<Item = (P, C)>) -> Self
+    where
+        P: AsRef<str>,
+        C: Into<Vec<u8>>,
+    {
+        let mut tree = MemTree::new();
+        for (path, content) in pairs {
+            tree.insert(path.as_ref(), content.into());
+        }
+        tree
     }
 
     /// Add or replace a regular file with mode `0o644`.
@@ -306,6 +340,13 @@ impl MemTree {
     }
 }
 
+impl<P: AsRef<str>, C: Into<Vec<u8>>> FromIterator<(P, C)> for MemTree {
+    /// As [`MemTree::from_pairs`].
+    fn from_iter<I: IntoIterator<Item = (P, C)>>(pairs: I) -> Self {
+        MemTree::from_pairs(pairs)
+    }
+}
+
 impl Tree for MemTree {
     fn root(&self) -> Option<&Path> {
         None
@@ -347,6 +388,8 @@ impl Tree for MemTree {
         })
     }
 }
+
+mod show;
 
 #[cfg(test)]
 mod tests {

@@ -81,6 +81,7 @@ impl PostChecks {
         self.0.is_empty()
     }
 
+    #[cfg(test)]
     pub fn checks(&self) -> &[PostCheck] {
         &self.0
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::run::{self, AgentOptions, AgentReport, ConfirmReport};
-use crate::agent::{mcp, AgentState};
+use crate::agent::{AgentState, McpPermission};
 use crate::apply::ApplyOptions;
 use crate::error::Error;
 use crate::report::{error_text, Report, Style};
@@ -239,28 +239,12 @@ pub fn chip(root: &Path, id: &str, json: bool, style: Style) -> Output {
 /// `apply-patch mcp [--read-only] [--post-check [NAME=]CMD]...`: serve MCP on standard input
 /// and output until closed. The `--post-check` commands are the only ones a tool may run.
 pub fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) -> Output {
-    if let Err(e) = crate::agent::check_root(root) {
-        return Output::error(e, false, Style::Plain);
-    }
-    let checks = match crate::agent::catalog::PostChecks::parse(post_checks) {
-        Ok(c) => c,
-        Err(e) => return Output::error(e, false, Style::Plain),
-    };
     let permission = if read_only {
-        mcp::Permission::ReadOnly
+        McpPermission::ReadOnly
     } else {
-        mcp::Permission::ReadBeforeEdit
+        McpPermission::ReadBeforeEdit
     };
-    let root = match std::fs::canonicalize(root) {
-        Ok(r) => r,
-        Err(e) => {
-            let e = Error::io(&root.display().to_string(), "cannot open the root", &e);
-            return Output::error(e, false, Style::Plain);
-        }
-    };
-    let state = AgentState::for_root(&root).ok();
-    let server = mcp::McpServer::new(root, permission, state, checks);
-    match mcp::serve_stdio(server) {
+    match crate::agent::serve_mcp(root, permission, post_checks) {
         Ok(()) => Output::default(),
         Err(e) => Output::error(e, false, Style::Plain),
     }

@@ -41,6 +41,7 @@ pub const MAX_READ_LINES: usize = 2000;
 
 /// How much the server lets a client change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Permission {
     /// Only the reading tools: `read`, `range`, `check_balance`.
     ReadOnly,
@@ -64,7 +65,6 @@ struct Session {
 #[derive(Debug, Clone)]
 pub struct McpServer {
     session: Arc<Session>,
-    permission: Permission,
     tool_router: ToolRouter<Self>,
     /// Derived from the tools offered ([`catalog::instructions`]).
     instructions: String,
@@ -233,20 +233,9 @@ impl McpServer {
                 writes: permission != Permission::ReadOnly,
                 checks,
             }),
-            permission,
             tool_router,
             instructions,
         }
-    }
-
-    /// The permission mode the server runs in.
-    pub fn permission(&self) -> Permission {
-        self.permission
-    }
-
-    /// What this session has read (or written) of `path`, if anything.
-    pub fn read_record(&self, path: &str) -> Option<ReadRecord> {
-        self.session.reads().get(path).cloned()
     }
 
     #[tool(name = "read", description = tools::READ)]

@@ -1,12 +1,12 @@
 //! Stage: the agent interface around the applier — what an agent pipeline needs besides
 //! "apply this patch":
-//! - [`read`]: numbered lines and the file's version (for `*** Base:`); [`snapshots`] keeps
+//! - [`read`]: numbered lines and the file's version (for `*** Base:`); `snapshots` keeps
 //!   what it served;
-//! - [`run`]: an apply with the agent options — [`rebase`] (three-way merge of a stale Base),
-//!   [`risk`] (`--max-risk`), [`preview`] (`--preview` / `confirm`), [`postcheck`]
-//!   (`--post-check`, `--rollback-on-fail`) and [`chips`] (kept refusals);
-//! - [`mcp`]: the MCP server, with [`permit`] (read before edit) and [`tools`] (the tool
-//!   descriptions); [`cli`]: what the command line prints for all of it.
+//! - [`run`]: an apply with the agent options — `rebase` (three-way merge of a stale Base),
+//!   `risk` (`--max-risk`), `preview` (`--preview` / `confirm`), `postcheck`
+//!   (`--post-check`, `--rollback-on-fail`) and `chips` (kept refusals);
+//! - `mcp`: the MCP server ([`serve_mcp`]), with `permit` (read before edit) and `tools` (the tool
+//!   descriptions); `cli`: what the command line prints for all of it.
 //!
 //! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
 //! planner's job, writing the transaction's. This module reads files, keeps its own records in
@@ -17,27 +17,38 @@
 // candidates); it is returned once per request, so its size does not matter here.
 #![allow(clippy::result_large_err)]
 
-pub mod around;
-pub mod catalog;
-pub mod chips;
-pub mod cli;
-pub mod mcp;
-pub mod oversize;
-pub mod permit;
-pub mod postcheck;
-pub mod preview;
 pub mod read;
-pub mod rebase;
-pub mod risk;
 pub mod run;
-pub mod snapshots;
-pub mod tools;
+
+crate::internal_mod! {
+    // `range --around` of the command line and the MCP server.
+    #[cfg(feature = "mcp")]
+    around;
+    #[cfg(feature = "mcp")]
+    catalog;
+    chips;
+    #[cfg(feature = "cli")]
+    cli;
+    #[cfg(feature = "mcp")]
+    mcp;
+    #[cfg(feature = "mcp")]
+    oversize;
+    #[cfg(feature = "mcp")]
+    permit;
+    postcheck;
+    preview;
+    rebase;
+    risk;
+    snapshots;
+    #[cfg(feature = "mcp")]
+    tools;
+}
 
 use crate::error::Error;
 use crate::state::StateDir;
 
 /// Refuse (`usage`) a root that is not an existing directory, as the applier does.
-pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
+pub(crate) fn check_root(root: &std::path::Path) -> Result<(), Error> {
     if root.is_dir() {
         return Ok(());
     }
@@ -75,11 +86,32 @@ impl AgentState {
     }
 }
 
+#[cfg(feature = "mcp")]
+pub use mcp::Permission as McpPermission;
+
+/// Serve the MCP tools (`read`, `apply_patch`, `edit`, `preview`, `confirm`, `range`,
+/// `check_balance`, `undo`) for `root` on standard input and output until the client closes
+/// them: what `apply-patch mcp` runs. `post_checks` are the operator's `--post-check`
+/// commands (`CMD` or `NAME=CMD`): the only ones a tool may run. Blocks the calling thread.
+#[cfg(feature = "mcp")]
+pub fn serve_mcp(
+    root: &std::path::Path,
+    permission: McpPermission,
+    post_checks: &[String],
+) -> Result<(), Error> {
+    check_root(root)?;
+    let checks = catalog::PostChecks::parse(post_checks)?;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
+    let state = AgentState::for_root(&root).ok();
+    mcp::serve_stdio(mcp::McpServer::new(root, permission, state, checks))
+}
+
 /// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;
 /// 16 keeps collisions out of reach while staying short enough to copy).
 pub const VERSION_DIGITS: usize = 16;
 
-pub use crate::report::sha256_hex;
+pub(crate) use crate::hash::sha256_hex;
 
 /// The version of a file's bytes as `read` hands it out and `*** Base:` takes it back: the
 /// first [`VERSION_DIGITS`] hex digits of its SHA-256.

@@ -6,7 +6,7 @@
 //! Reads only, confined to the root; never prints a binary or non-UTF-8 file (it says so, as
 //! `binary_file` / `invalid_utf8`, with the version so the file can still be deleted or
 //! replaced). Keeping the served content for rebases is the caller's choice (a
-//! [`SnapshotStore`]).
+//! snapshot store).
 
 use std::path::{Component, Path};
 
@@ -69,6 +69,7 @@ impl LineRange {
 
 /// What `read` serves: the JSON form of `read --json` and of the MCP `read` tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct ReadOutput {
     /// Root-relative, `/`-separated.
     pub path: String,
@@ -224,12 +225,12 @@ fn endings(text: &Text<'_>) -> &'static str {
 
 /// The bytes of `path` under `root`, read as a commit would write it (SPEC §6, README
 /// "Safety"): the path is normalised and confined ([`resolve`]); a symlink on it is followed
-/// only to a target inside the root and outside `.git/` ([`guard::resolve`]); the file is then
+/// only to a target inside the root and outside `.git/` (`guard::resolve`); the file is then
 /// opened through folder handles taken component by component without following symlinks,
 /// and must be a regular file (a FIFO or device is `unsupported_file`, never opened for a
 /// blocking read). So a symlink swapped in after the check cannot lead the read out of the
 /// root. Returns the root-relative path as asked (not the link's target) and the bytes.
-pub fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
+pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
     let rel = resolve(root, path)?;
     let tree = DiskTree::new(root)?;
     let real = guard::resolve(&tree, &rel, true)?;
@@ -265,7 +266,7 @@ fn not_found(rel: &str) -> Error {
 /// Confine `path` to `root` by its text: normalise `.` and `..`, accept an absolute path
 /// inside the root, refuse `.git/` and anything that leads out. Returns the root-relative
 /// `/` path; symlinks on it are left to [`read_confined`].
-pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
+pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
     let escape = |why: &str| {
         Error::new(ErrorCode::PathEscape, format!("{path}: {why}"))
             .with_path(path)

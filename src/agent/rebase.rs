@@ -38,6 +38,7 @@ impl BaseSource {
 
 /// A clean rebase: the merged content and where its base came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg(test)]
 pub struct Rebased {
     pub bytes: Vec<u8>,
     pub source: BaseSource,
@@ -101,6 +102,7 @@ fn head_blob(repo: &crate::git::Repo, rel: &str) -> Option<Vec<u8>> {
 /// `place` (the planner's own placement of this file's hunks, run on other bytes), and merge
 /// that change onto `current`. `Ok(None)` when no content with that version is known (the
 /// caller keeps its `stale_file` refusal).
+#[cfg(test)]
 pub fn rebase_file(
     root: &Path,
     rel: &str,

@@ -87,6 +87,7 @@ fn per_started(n: usize, per: usize) -> u32 {
 }
 
 /// Lines inserted and deleted between two contents (a line diff).
+#[cfg(test)]
 pub fn count_lines(old: Option<&[u8]>, new: Option<&[u8]>) -> (usize, usize) {
     let (old, new) = (split_lines(old), split_lines(new));
     let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new);
@@ -107,6 +108,7 @@ pub fn count_lines(old: Option<&[u8]>, new: Option<&[u8]>) -> (usize, usize) {
     (ins, del)
 }
 
+#[cfg(test)]
 fn split_lines(b: Option<&[u8]>) -> Vec<&[u8]> {
     match b {
         Some(b) => b.split_inclusive(|&c| c == b'\n').collect(),

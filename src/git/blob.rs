@@ -32,6 +32,7 @@ pub fn is_null_id(abbrev: &str) -> bool {
 
 /// The outcome of comparing a diff's `index OLD..` id with the current file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
 pub enum BaseCheck {
     /// Nothing to compare: no `index` line, a new file, or no current file.
     Skipped,
@@ -47,6 +48,7 @@ pub enum BaseCheck {
     },
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
 impl BaseCheck {
     /// The message of the `base_mismatch` warning and of the `stale_file` error.
     pub fn message(&self) -> Option<String> {
@@ -126,6 +128,7 @@ impl Repo {
     /// Compare a file patch's `index OLD..` id with the file as it is (`current`: its bytes,
     /// or the link target for a symlink; None when there is no file). Abbreviated ids are
     /// compared as prefixes.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn check_blob_ids(
         &self,
         patch: &FilePatch<'_>,
@@ -146,6 +149,7 @@ impl Repo {
 }
 
 /// The check of `expected` (as written) against `actual`.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
 pub(crate) fn compare(path: &str, expected: &str, actual: &ObjectId) -> BaseCheck {
     if id_matches(expected, actual) {
         BaseCheck::Matches

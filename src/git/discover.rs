@@ -96,6 +96,7 @@ impl Repo {
     }
 
     /// The root relative to the work tree ("" when the root is the top of the work tree).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn root_prefix(&self) -> &str {
         &self.prefix
     }

@@ -21,18 +21,29 @@
 
 mod blob;
 pub(crate) mod changes;
+// `check-patches` is a command of the command line.
+#[cfg(feature = "cli")]
 mod check;
 mod discover;
 pub(crate) mod fallback;
 mod hooks;
 pub(crate) mod index;
+#[cfg(feature = "cli")]
 pub mod series;
 mod stage;
 mod threeway;
 pub(crate) mod trees;
 
-pub use blob::{blob_id_of_bytes, id_matches, is_null_id, BaseCheck};
-pub use check::{check_patches, CheckReport, PatchCheck};
+pub use blob::{id_matches, is_null_id};
+#[cfg(feature = "cli")]
+pub use check::check_patches;
+// Used by the integration tests only.
+#[cfg(feature = "internals")]
+pub use {
+    blob::{blob_id_of_bytes, BaseCheck},
+};
+#[cfg(all(feature = "internals", feature = "cli"))]
+pub use check::{CheckReport, PatchCheck};
 pub use discover::Repo;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};

@@ -155,11 +155,13 @@ impl Repo {
 
 impl LockedIndex {
     /// The entry of root-relative `rel` in the locked index.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn entry(&self, repo: &Repo, rel: &str) -> Result<Option<IndexEntry>, Error> {
         Ok(entry_of(&self.file, &repo.repo_path(rel)?))
     }
 
     /// Does the locked index hold entries below root-relative `rel` (a directory)?
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn is_dir(&self, repo: &Repo, rel: &str) -> Result<bool, Error> {
         let repo_path = repo.repo_path(rel)?;
         Ok(self.file.path_is_directory(Repo::bstr(&repo_path)))
@@ -391,9 +393,13 @@ fn installed() -> Error {
 }
 
 /// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index install after a committed work
-/// tree fail (tests of the rollback; the transaction's own failpoints are `commit:…`).
+/// tree fail (tests of the rollback; the transaction's own failpoints are `commit:…`). Read
+/// only with the `failpoints` feature.
 fn index_failpoint() -> Result<(), Error> {
-    match std::env::var("APPLY_PATCH_FAILPOINT") {
+    if !cfg!(feature = "failpoints") {
+        return Ok(());
+    }
+    match std::env::var(crate::txn::failpoint::ENV) {
         Ok(v) if v.trim() == "git-index:fail" => Err(Error::new(
             ErrorCode::IoError,
             "cannot replace the git index: failpoint git-index:fail",

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 
 /// The result of a three-way fallback for one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
 pub enum ThreeWay {
     /// The patch's change merged cleanly into the current file.
     Clean {
@@ -104,6 +105,7 @@ impl Repo {
     /// work-tree bytes). `patch_base` applies the patch's hunks to the base (exactly: it is
     /// the preimage). `Ok(None)` when the diff names no base blob or the object database
     /// lacks it: the caller keeps its original refusal.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
     pub fn three_way(
         &self,
         patch: &FilePatch<'_>,

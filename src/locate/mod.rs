@@ -167,6 +167,7 @@ pub struct Placement {
 
 /// Why a hunk was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LocateError {
     #[error("hunk {}: {message}", hunk + 1)]
     ContextNotFound {

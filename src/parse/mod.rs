@@ -6,13 +6,16 @@
 //! `start` (a line start found by [`detect`]) and counts lines from the beginning of `input`,
 //! so that error positions are those of the user's input.
 
-pub mod agent;
-pub mod binary;
 mod detect;
-pub mod json;
 mod position;
-pub mod quoted;
-pub mod unified;
+
+crate::internal_mod! {
+    agent;
+    binary;
+    json;
+    quoted;
+    unified;
+}
 
 use crate::model::{Format, PatchSet};
 
@@ -34,6 +37,7 @@ pub struct ParseOptions {
 /// A patch that could not be read: where, what was found, what was expected, what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
+#[non_exhaustive]
 pub struct ParseError {
     /// 1-based line of the patch input.
     pub line: usize,

@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::locate::Placement;
 use crate::model::FilePatch;
-use crate::report::FileReport;
+use crate::report::{FileReport, Warning};
 use crate::structure::{edit_balance, EditBalance};
 
 use super::{Edited, Planner};
@@ -97,7 +97,7 @@ impl Planner<'_> {
                 (None, _) => Ok(()),
             };
         }
-        if let Some(warning) = balance.warning(shown) {
+        if let Some(warning) = Warning::unbalanced_edit(shown, &balance) {
             self.warnings.push(match hunk {
                 Some(h) => warning.with_hunk(h),
                 None => warning,

@@ -25,8 +25,11 @@ mod shell;
 mod yaml;
 
 pub use lang::Lang;
-pub use output::{around, Around, BalanceReport, FileBalance, RangeReport};
-pub use range::{range, Kind, Range, RangeError};
+pub use output::{around, BalanceReport, FileBalance, RangeReport};
+pub use range::{range, Kind, Range};
+// Used by the tests only.
+#[cfg(any(test, feature = "internals"))]
+pub use {output::Around, range::RangeError};
 
 use lang::Family;
 use scan::{line_col, line_starts, RawProblem, Scan};
@@ -132,6 +135,7 @@ pub enum Balance {
 
 impl Balance {
     /// True only for `Balanced`.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // tests only
     pub fn is_balanced(&self) -> bool {
         matches!(self, Balance::Balanced)
     }
@@ -325,24 +329,22 @@ impl EditBalance {
         }
     }
 
-    /// The `unbalanced_edit` warning for `path` (SPEC §8), when the edit unbalanced it.
+    /// The message of the `unbalanced_edit` warning (SPEC §8), when the edit unbalanced the
+    /// file (the report makes the warning: `report::Warning::unbalanced_edit`).
     ///
     /// ```
     /// use apply_patch::structure::edit_balance;
-    /// let w = edit_balance("a.py", b"f(1)\n", b"f(1\n").warning("a.py").unwrap();
-    /// assert_eq!(w.message, "the edit leaves the file unbalanced: `(` opened at line 1, \
+    /// let m = edit_balance("a.py", b"f(1)\n", b"f(1\n").warning_message().unwrap();
+    /// assert_eq!(m, "the edit leaves the file unbalanced: `(` opened at line 1, \
     ///     column 2 is not closed at the end of file (line 2, column 1)");
     /// ```
-    pub fn warning(&self, path: &str) -> Option<crate::report::Warning> {
+    pub fn warning_message(&self) -> Option<String> {
         let problem = self.new_problem()?;
         let mut message = format!("the edit leaves the file unbalanced: {problem}");
         if let Some(hint) = &problem.hint {
             message.push_str(&format!(" ({hint})"));
         }
-        Some(
-            crate::report::Warning::new(crate::report::WarningCode::UnbalancedEdit, message)
-                .with_path(path),
-        )
+        Some(message)
     }
 
     /// The `unbalanced_edit` error for `--strict-balance`, when the edit unbalanced `path`;

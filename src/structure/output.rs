@@ -126,6 +126,7 @@ pub fn around(text: &str, line: usize, lang: Lang) -> Result<Around, RangeError>
 
 impl Around {
     /// Lines as `     N\ttext` (the number right-aligned in six columns, then a tab).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // tests only
     pub fn render(&self) -> String {
         self.lines
             .iter()

@@ -243,13 +243,14 @@ fn edit_balance_blames_only_new_problems() {
         .to_error("a.rs")
         .expect("a new problem is an error under --strict-balance");
     assert_eq!(err.code, crate::ErrorCode::UnbalancedEdit);
-    let warning = got.warning("a.rs").expect("a new problem is a warning");
+    let warning =
+        crate::report::Warning::unbalanced_edit("a.rs", &got).expect("a new problem is a warning");
     assert_eq!(warning.path.as_deref(), Some("a.rs"));
     assert_eq!(
         warning.message,
         "the edit leaves the file unbalanced: `}` at line 1, column 15 does not close `(` opened at line 1, column 11"
     );
-    assert!(EditBalance::StillBalanced.warning("a.rs").is_none());
+    assert!(EditBalance::StillBalanced.warning_message().is_none());
 }
 
 fn lines(text: &str, line: usize, kind: Option<Kind>, lang: Lang) -> (usize, usize, Kind) {

@@ -97,6 +97,7 @@ pub enum Walk {
     /// Every component exists and is a real directory.
     Found(Dir),
     /// `existing` components exist (the last opened is `dir`); the rest are missing.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     Partial { dir: Dir, existing: usize },
 }
 

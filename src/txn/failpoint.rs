@@ -2,8 +2,9 @@
 //! commit (journal write, each directory created, each staged file, each backup, each
 //! rename, the directory sync, each verification, the commit mark, and the clean-up steps
 //! after it) calls [`Failpoints::step`]; `APPLY_PATCH_FAILPOINT=commit:<k>:<action>` makes
-//! step `k` (1-based) fail with an I/O error, abort the process, or pause 30 s. Always
-//! compiled: a release binary can be tested the same way. Must not do anything else.
+//! step `k` (1-based) fail with an I/O error, abort the process, or pause 30 s. The
+//! environment is read only with the `failpoints` cargo feature (the crash tests turn it on):
+//! a normal build never reads it. Must not do anything else.
 
 use std::io;
 
@@ -51,8 +52,12 @@ impl Failpoint {
         Some(Failpoint { step, action })
     }
 
-    /// The failpoint of the environment, if any (an invalid value is ignored).
+    /// The failpoint of the environment, if any (an invalid value is ignored); always None
+    /// without the `failpoints` feature.
     pub fn from_env() -> Option<Failpoint> {
+        if !cfg!(feature = "failpoints") {
+            return None;
+        }
         std::env::var(ENV)
             .ok()
             .as_deref()
@@ -73,6 +78,7 @@ impl Failpoints {
     }
 
     /// Steps counted so far.
+    #[cfg(test)]
     pub fn count(&self) -> usize {
         self.count
     }

@@ -112,7 +112,7 @@ pub struct IndexLock {
     pub sha256: String,
 }
 
-pub use crate::report::hex;
+pub use crate::hash::hex;
 
 impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder,

@@ -9,26 +9,37 @@
 
 #![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
 
-pub mod audit;
-pub mod dirfd;
-pub mod failpoint;
-pub mod first;
 pub(crate) mod forward;
 pub(crate) mod handles;
-pub mod journal;
-pub mod lock;
-pub mod recover;
-pub mod stage;
-pub mod undo;
+
+crate::internal_mod! {
+    audit;
+    dirfd;
+    failpoint;
+    first;
+    journal;
+    lock;
+    recover;
+    stage;
+    undo;
+}
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
+// Fault injection is for this crate's own crash tests, not an API.
+#[cfg(not(feature = "internals"))]
+pub(crate) use failpoint::Failpoint;
+#[cfg(feature = "internals")]
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
-pub use stage::{commit, commit_with, prepare, Prepared};
+pub use stage::prepare;
+// The one-call forms of prepare-then-commit: the crash and property tests drive the
+// transaction with them; the pipeline prepares and commits in two steps.
+#[cfg(feature = "internals")]
+pub use stage::{commit, commit_with};
 pub use undo::{revert, undo, undo_with, UndoReport};
 
 use crate::content::{Content, ContentHash};
@@ -99,7 +110,8 @@ pub struct TxnOptions {
     pub root: PathBuf,
     /// The state place; `None` means [`StateDir::for_root`] (tests point it elsewhere).
     pub state: Option<StateDir>,
-    /// A failpoint; `None` reads `APPLY_PATCH_FAILPOINT` from the environment.
+    /// A failpoint (the crash tests'); `None` reads `APPLY_PATCH_FAILPOINT` from the
+    /// environment when the `failpoints` feature is on.
     pub failpoint: Option<Failpoint>,
     /// How long to wait for another transaction's lock before `busy`.
     pub lock_wait: Duration,
@@ -144,6 +156,7 @@ pub trait Companion {
 
 /// A warning of the transaction layer (the report turns it into SPEC §8's warning object).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct TxnWarning {
     /// `recovered` for what a recovery did, `cleanup` for a failed step after the commit.
     pub code: String,
@@ -154,6 +167,7 @@ pub struct TxnWarning {
 
 /// A successful commit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Committed {
     /// The transaction id (also the undo record's name); empty when nothing had to change.
     pub id: String,
@@ -209,8 +223,4 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error
     }
 }
 
-/// SHA-256 of bytes.
-pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).into()
-}
+pub use crate::hash::sha256;

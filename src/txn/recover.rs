@@ -36,6 +36,7 @@ pub const UNDO_HISTORY: usize = 20;
 /// What a recovery did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RecoverAction {
     /// The crashed transaction had not reached its commit point: the old state is back.
     RolledBack,
@@ -45,6 +46,7 @@ pub enum RecoverAction {
 
 /// The result of [`recover`]; empty (`action: None`) when there was nothing to recover.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct RecoverReport {
     /// The recovered transaction's id.
     pub id: Option<String>,

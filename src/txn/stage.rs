@@ -51,6 +51,7 @@ use crate::state::{StateDir, ROOT_JOURNAL_DIR};
 use crate::{Error, ErrorCode};
 
 /// Commits `changes` atomically under `opts.root` (see the module docs for the protocol).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' one-call form
 pub fn commit(
     opts: &TxnOptions,
     changes: Vec<Change>,
@@ -62,6 +63,7 @@ pub fn commit(
 /// [`commit`], with a file that changes together with the work tree (the git index of
 /// `--index`): written before the commit mark, installed after it, and installed or
 /// removed by a recovery with the work tree.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' one-call form
 pub fn commit_with(
     opts: &TxnOptions,
     changes: Vec<Change>,

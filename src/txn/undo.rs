@@ -19,6 +19,7 @@ use crate::{Error, ErrorCode};
 
 /// The result of [`undo`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct UndoReport {
     /// The id of the transaction reverted; `None` when the history was empty.
     pub undone: Option<String>,

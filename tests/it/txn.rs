@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use apply_patch::content::ContentHash;
-use apply_patch::report::sha256_hex as hex;
+use apply_patch::hash::sha256_hex as hex;
 use apply_patch::state::StateDir;
 use apply_patch::txn::{
     self, Action, AuditRecord, Change, Failpoint, Found, NewState, Snapshot, TxnOptions,

@@ -127,7 +127,7 @@ fn preview_with_conflict_markers_is_a_usage_error() {
 /// A repository whose a.txt changed (and was staged) since the version an agent patch names.
 fn rebased(mode: &[&str]) -> (Scratch, super::cli::Run) {
     let s = repo();
-    let base = apply_patch::agent::sha256_hex(OLD.as_bytes());
+    let base = apply_patch::hash::sha256_hex(OLD.as_bytes());
     s.write("a.txt", &format!("zero\n{OLD}"));
     s.git(&["add", "a.txt"]);
     let patch = format!(

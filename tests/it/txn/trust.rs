@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use apply_patch::report::sha256_hex as hex;
+use apply_patch::hash::sha256_hex as hex;
 use apply_patch::txn::journal::VERSION;
 
 use crate::util::TempTree;
