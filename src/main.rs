@@ -7,6 +7,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
     raise_open_file_limit();
     let outcome = cli::run(std::env::args_os().collect(), &cli::Env::current());
     let mut status = outcome.status;
@@ -37,6 +38,8 @@ fn main() -> ExitCode {
 
 /// A patch touching thousands of folders opens a handle per folder while it commits: the
 /// soft limit on open files (often 1,024) is raised to the hard one, as far as it allows.
+/// (Windows has no such per-process limit on handles.)
+#[cfg(unix)]
 fn raise_open_file_limit() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

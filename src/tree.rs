@@ -108,7 +108,7 @@ impl Tree for DiskTree {
         match std::fs::symlink_metadata(&full) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Kind::Missing),
             // A component that is a file makes everything below it missing.
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(Kind::Missing),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(Kind::Missing),
             Err(e) => Err(Error::io(path, "cannot inspect", &e)),
             Ok(md) if md.file_type().is_symlink() => {
                 let target = std::fs::read_link(&full)
