@@ -39,5 +39,34 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="${CARGO_TARGET_X86_64_PC_WINDO
 mkdir -p "$WINEPREFIX"
 wineboot --init >/dev/null 2>&1 || true
 
+# Rust's standard library (1.78 on) takes its random seeds from ProcessPrng in
+# bcryptprimitives.dll, which Wine added in Wine 9: for an older Wine, a stand-in that asks
+# bcrypt's system generator goes into this prefix.
+system32="$WINEPREFIX/drive_c/windows/system32"
+if ! ls "$(dirname "$(command -v wine)")"/../lib/*/wine/x86_64-windows/bcryptprimitives.dll \
+  >/dev/null 2>&1 && [ ! -f "$system32/bcryptprimitives.dll" ]; then
+  work="$(mktemp -d)"
+  cat >"$work/prng.c" <<'C'
+#include <windows.h>
+#include <bcrypt.h>
+
+BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T len)
+{
+    while (len > 0) {
+        ULONG chunk = len > 0x40000000 ? 0x40000000 : (ULONG)len;
+        if (BCryptGenRandom(NULL, data, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG) != 0)
+            return FALSE;
+        data += chunk;
+        len -= chunk;
+    }
+    return TRUE;
+}
+C
+  printf 'LIBRARY bcryptprimitives\nEXPORTS\n    ProcessPrng\n' >"$work/prng.def"
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$system32/bcryptprimitives.dll" \
+    "$work/prng.c" "$work/prng.def" -lbcrypt
+  rm -rf "$work"
+fi
+
 cargo test --target "$target" --lib "$@"
 cargo test --target "$target" --test it txn "$@"

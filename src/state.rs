@@ -222,9 +222,14 @@ fn root_key(root: &Path) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `$XDG_STATE_HOME`, else `$HOME/.local/state`.
+/// `$XDG_STATE_HOME`, else `$HOME/.local/state`; on Windows, where `HOME` is rarely set,
+/// `%LOCALAPPDATA%` (the same kind of place) comes before `HOME`.
 fn user_state_dir() -> Result<PathBuf, Error> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| Path::new(d).is_absolute()) {
+        return Ok(PathBuf::from(dir));
+    }
+    #[cfg(windows)]
+    if let Some(dir) = std::env::var_os("LOCALAPPDATA").filter(|d| Path::new(d).is_absolute()) {
         return Ok(PathBuf::from(dir));
     }
     match std::env::var_os("HOME").filter(|d| !d.is_empty()) {

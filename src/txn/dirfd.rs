@@ -693,8 +693,13 @@ mod tests {
         for piece in bytes.chunks(1 << 20) {
             out.write_all(piece).expect("write");
         }
-        let n = out.write_vectored(&[io::IoSlice::new(b"ta"), io::IoSlice::new(b"il")]);
-        assert_eq!(n.expect("write"), 4);
+        let pieces = [io::IoSlice::new(b"ta"), io::IoSlice::new(b"il")];
+        let mut n = out.write_vectored(&pieces).expect("write");
+        // Windows has no vectored write for files: there the call takes the first piece only.
+        if cfg!(windows) && n == 2 {
+            n += out.write(b"il").expect("write");
+        }
+        assert_eq!(n, 4);
         drop(file);
         let mut expected = bytes;
         expected.extend_from_slice(b"tail");

@@ -200,6 +200,8 @@ impl Txn<'_> {
         });
         match executed {
             Ok(later) => {
+                // Windows cannot move or remove a folder while a handle holds it open.
+                drop(jdir);
                 let mut warnings = later;
                 warnings.extend(recover::finish(
                     self.state,
