@@ -12,6 +12,7 @@ use std::io::Write as _;
 /// failed). Output that cannot be written is reported on standard error and turns a success
 /// into status 1 (the outcome itself, a commit, stands); a closed pipe is not reported.
 pub fn run_cli(args: Vec<OsString>) -> u8 {
+    #[cfg(unix)]
     raise_open_file_limit();
     let outcome = crate::cli::run(args, &crate::cli::Env::current());
     let mut status = outcome.status;
@@ -42,6 +43,8 @@ pub fn run_cli(args: Vec<OsString>) -> u8 {
 
 /// A patch touching thousands of folders opens a handle per folder while it commits: the
 /// soft limit on open files (often 1,024) is raised to the hard one, as far as it allows.
+/// (Windows has no such per-process limit on handles.)
+#[cfg(unix)]
 fn raise_open_file_limit() {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

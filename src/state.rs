@@ -166,22 +166,19 @@ fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
 /// Writes a new secret beside `path` and links it in place; when another run linked one
 /// first, that one is the secret.
 fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], Error> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::io::Write;
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot create the state secret", &e);
     let mut secret = [0u8; SECRET_LEN];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut secret))
-        .map_err(io)?;
+    random_fill(&mut secret).map_err(io)?;
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(io)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    // Readable by its owner only; Windows gives a new file the folder's access list.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&tmp).map_err(io)?;
     let written = file.write_all(&secret).and_then(|()| file.sync_all());
     let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
     let _ = std::fs::remove_file(&tmp);
@@ -192,6 +189,19 @@ fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], Error> {
         }
         Err(e) => Err(io(e)),
     }
+}
+
+/// Fills `buf` with random bytes from the kernel.
+#[cfg(unix)]
+fn random_fill(buf: &mut [u8]) -> std::io::Result<()> {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf))
+}
+
+/// Fills `buf` with random bytes from the system's generator.
+#[cfg(windows)]
+fn random_fill(buf: &mut [u8]) -> std::io::Result<()> {
+    getrandom::fill(buf).map_err(std::io::Error::other)
 }
 
 /// `create_dir_all` with the error naming the folder.
@@ -207,14 +217,19 @@ pub fn create_dir_all(dir: &Path) -> Result<(), Error> {
 
 /// 16 hex digits of the SHA-256 of the canonical root.
 fn root_key(root: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
+    // The bytes of the path as the OS gives them (on Unix exactly its bytes).
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `$XDG_STATE_HOME`, else `$HOME/.local/state`.
+/// `$XDG_STATE_HOME`, else `$HOME/.local/state`; on Windows, where `HOME` is rarely set,
+/// `%LOCALAPPDATA%` (the same kind of place) comes before `HOME`.
 fn user_state_dir() -> Result<PathBuf, Error> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| Path::new(d).is_absolute()) {
+        return Ok(PathBuf::from(dir));
+    }
+    #[cfg(windows)]
+    if let Some(dir) = std::env::var_os("LOCALAPPDATA").filter(|d| Path::new(d).is_absolute()) {
         return Ok(PathBuf::from(dir));
     }
     match std::env::var_os("HOME").filter(|d| !d.is_empty()) {

@@ -176,7 +176,12 @@ impl Tree for DiskTree {
             // A missing folder, or a component that is a file, makes everything below it
             // missing.
             Ok(None) => return Ok(Kind::Missing),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 return Ok(Kind::Missing)
             }
             Err(e) => return Err(Error::io(path, "cannot inspect", &e)),

@@ -153,6 +153,10 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "runs sh, which Windows has only with Git Bash or MSYS"
+    )]
     fn passing_and_failing_commands_are_reported() {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("marker"), b"here").expect("write");
@@ -168,6 +172,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "runs sh, which Windows has only with Git Bash or MSYS"
+    )]
     fn long_output_keeps_its_tail() {
         let dir = tempfile::tempdir().expect("temp dir");
         let v = run(dir.path(), "seq 1 20000", DEFAULT_TIMEOUT).expect("runs");
@@ -176,6 +184,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "runs sh, which Windows has only with Git Bash or MSYS"
+    )]
     fn a_hanging_command_times_out() {
         let dir = tempfile::tempdir().expect("temp dir");
         let v = run(dir.path(), "sleep 5", Duration::from_millis(200)).expect("runs");

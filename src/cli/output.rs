@@ -57,7 +57,6 @@ pub(crate) fn read_text(
     file: &std::path::Path,
 ) -> Result<Option<String>, Error> {
     use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
     let shown = file.display().to_string();
     let io = |e: std::io::Error| {
         let mut err = Error::io(&shown, "cannot read", &e);
@@ -67,11 +66,12 @@ pub(crate) fn read_text(
         }
         err
     };
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(root.join(file))
-        .map_err(io)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Windows has no FIFO to block on.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut f = options.open(root.join(file)).map_err(io)?;
     let kind = f.metadata().map_err(io)?.file_type();
     if kind.is_dir() {
         return Err(
@@ -79,11 +79,11 @@ pub(crate) fn read_text(
         );
     }
     if !kind.is_file() {
-        let what = if kind.is_fifo() {
-            "a fifo"
-        } else {
-            "not a regular file"
-        };
+        #[cfg(unix)]
+        let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&kind);
+        #[cfg(not(unix))]
+        let fifo = false;
+        let what = if fifo { "a fifo" } else { "not a regular file" };
         return Err(Error::new(
             ErrorCode::UnsupportedFile,
             format!("{shown} is {what}: only regular files are read"),

@@ -2,13 +2,30 @@
 //! file descriptor opened component by component with `O_NOFOLLOW | O_DIRECTORY`, so a
 //! symlink swapped into a directory of the path after planning cannot redirect a write out of
 //! the root (`path_escape`). Thin, safe wrappers over the `*at` system calls; no policy here.
+//!
+//! On Windows the same `Dir` is a `cap-std` directory handle (`dirfd/windows.rs`): names are
+//! opened relative to the handle (`NtCreateFile` with a root directory), a symlink is never
+//! followed, and an open folder cannot be renamed or removed while it is held, so the walk
+//! keeps the same guarantee there. Modes, owners and folder syncs have no Windows meaning and
+//! are ignored (README "Platforms").
 
+#[cfg(unix)]
 use std::ffi::{CString, OsStr};
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
+#[cfg(unix)]
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+#[cfg(unix)]
+use std::time::{Duration, UNIX_EPOCH};
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::{fchmod, fchown_if_permitted, file_stat, is_not_a_real_dir, path_identity};
 
 use crate::{Error, ErrorCode};
 
@@ -35,6 +52,7 @@ pub struct Stat {
     pub ino: u64,
 }
 
+#[cfg(unix)]
 impl Stat {
     // The casts are no-ops on Linux but not on every Unix (`st_mode` is 16 bits on macOS).
     #[allow(clippy::unnecessary_cast)]
@@ -67,13 +85,18 @@ impl Stat {
 /// An open directory.
 #[derive(Debug)]
 pub struct Dir {
+    #[cfg(unix)]
     fd: OwnedFd,
+    #[cfg(windows)]
+    dir: cap_std::fs::Dir,
 }
 
+#[cfg(unix)]
 fn cstr(name: &[u8]) -> io::Result<CString> {
     CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte in name"))
 }
 
+#[cfg(unix)]
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())
@@ -83,6 +106,7 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
 }
 
 /// Runs a system call again while it is interrupted by a signal.
+#[cfg(unix)]
 fn retry<F: FnMut() -> libc::c_int>(mut f: F) -> io::Result<libc::c_int> {
     loop {
         match check(f()) {
@@ -102,6 +126,7 @@ pub enum Walk {
 }
 
 impl Dir {
+    #[cfg(unix)]
     /// Opens an absolute (trusted) directory; symlinks in it are followed.
     pub fn open(path: &Path) -> io::Result<Dir> {
         let c = cstr(path.as_os_str().as_bytes())?;
@@ -118,10 +143,12 @@ impl Dir {
         })
     }
 
+    #[cfg(unix)]
     fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 
+    #[cfg(unix)]
     /// Opens the child directory `name`, refusing a symlink (`ELOOP`/`ENOTDIR`).
     pub fn open_child(&self, name: &[u8]) -> io::Result<Dir> {
         let c = cstr(name)?;
@@ -154,7 +181,7 @@ impl Dir {
         for (i, comp) in components.iter().enumerate() {
             match dir.open_child(comp) {
                 Ok(child) => dir = child,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Ok(Walk::Partial { dir, existing: i });
                 }
                 Err(e) => return Err(e),
@@ -163,6 +190,7 @@ impl Dir {
         Ok(Walk::Found(dir))
     }
 
+    #[cfg(unix)]
     /// `lstat` of `name`; `None` when it does not exist.
     pub fn stat(&self, name: &[u8]) -> io::Result<Option<Stat>> {
         let c = cstr(name)?;
@@ -179,11 +207,12 @@ impl Dir {
         match r {
             // SAFETY: fstatat succeeded, so it filled `st`.
             Ok(_) => Ok(Some(Stat::from_raw(unsafe { &st.assume_init() }))),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
     }
 
+    #[cfg(unix)]
     /// Opens the regular file `name` for reading without following a symlink.
     pub fn open_file(&self, name: &[u8]) -> io::Result<std::fs::File> {
         let c = cstr(name)?;
@@ -197,7 +226,7 @@ impl Dir {
     /// Opens the regular file `name` (anything else is refused) with its `fstat`.
     fn open_regular(&self, name: &[u8]) -> io::Result<(std::fs::File, Stat)> {
         let f = self.open_file(name)?;
-        let st = fstat(f.as_raw_fd())?;
+        let st = file_stat(&f)?;
         if st.kind != Kind::File {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -331,6 +360,7 @@ impl Dir {
         }
     }
 
+    #[cfg(unix)]
     /// The target of the symlink `name`.
     pub fn read_link(&self, name: &[u8]) -> io::Result<Vec<u8>> {
         let c = cstr(name)?;
@@ -352,6 +382,7 @@ impl Dir {
         }
     }
 
+    #[cfg(unix)]
     /// Creates `name` exclusively (`O_EXCL`, never through a symlink) with `mode`.
     pub fn create_file(&self, name: &[u8], mode: u32) -> io::Result<std::fs::File> {
         let c = cstr(name)?;
@@ -364,6 +395,7 @@ impl Dir {
         Ok(unsafe { std::fs::File::from_raw_fd(fd) })
     }
 
+    #[cfg(unix)]
     /// Creates the directory `name`.
     pub fn mkdir(&self, name: &[u8]) -> io::Result<()> {
         let c = cstr(name)?;
@@ -371,6 +403,7 @@ impl Dir {
         retry(|| unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o777) }).map(|_| ())
     }
 
+    #[cfg(unix)]
     /// Creates a symlink `name` pointing at `target`.
     pub fn symlink(&self, target: &[u8], name: &[u8]) -> io::Result<()> {
         let t = cstr(target)?;
@@ -379,6 +412,7 @@ impl Dir {
         retry(|| unsafe { libc::symlinkat(t.as_ptr(), self.raw(), c.as_ptr()) }).map(|_| ())
     }
 
+    #[cfg(unix)]
     /// Renames `from` (in this directory) to `to` in `dest` (atomic replace).
     pub fn rename(&self, from: &[u8], dest: &Dir, to: &[u8]) -> io::Result<()> {
         let f = cstr(from)?;
@@ -388,6 +422,7 @@ impl Dir {
             .map(|_| ())
     }
 
+    #[cfg(unix)]
     /// Hard-links `from` (in this directory, the link itself when a symlink) to `to` in `dest`.
     pub fn link(&self, from: &[u8], dest: &Dir, to: &[u8]) -> io::Result<()> {
         let f = cstr(from)?;
@@ -397,6 +432,7 @@ impl Dir {
             .map(|_| ())
     }
 
+    #[cfg(unix)]
     /// Removes the file or symlink `name`.
     pub fn unlink(&self, name: &[u8]) -> io::Result<()> {
         let c = cstr(name)?;
@@ -404,6 +440,7 @@ impl Dir {
         retry(|| unsafe { libc::unlinkat(self.raw(), c.as_ptr(), 0) }).map(|_| ())
     }
 
+    #[cfg(unix)]
     /// Removes the empty directory `name`.
     pub fn rmdir(&self, name: &[u8]) -> io::Result<()> {
         let c = cstr(name)?;
@@ -411,15 +448,34 @@ impl Dir {
         retry(|| unsafe { libc::unlinkat(self.raw(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(|_| ())
     }
 
+    #[cfg(unix)]
     /// `fstat` of the directory itself.
     pub fn identity(&self) -> io::Result<(u64, u64)> {
         fstat(self.raw()).map(|st| (st.dev, st.ino))
     }
 
     /// Flushes the directory's entries (a rename is durable only after this).
+    #[cfg(all(unix, not(target_vendor = "apple")))]
     pub fn sync(&self) -> io::Result<()> {
         // SAFETY: valid fd.
         retry(|| unsafe { libc::fsync(self.raw()) }).map(|_| ())
+    }
+
+    /// Flushes the directory's entries to the disk itself: on macOS a plain `fsync` only
+    /// hands them to the drive, whose cache may lose them on power loss; `F_FULLFSYNC` asks
+    /// the drive to flush (what `File::sync_all` does for files there). A file system
+    /// without it (some network ones) gets the plain `fsync`.
+    #[cfg(target_vendor = "apple")]
+    pub fn sync(&self) -> io::Result<()> {
+        // SAFETY: valid fd; F_FULLFSYNC takes no argument.
+        match retry(|| unsafe { libc::fcntl(self.raw(), libc::F_FULLFSYNC) }) {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EINVAL)) => {
+                // SAFETY: valid fd.
+                retry(|| unsafe { libc::fsync(self.raw()) }).map(|_| ())
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -457,7 +513,14 @@ fn zeroed(len: usize) -> Option<Vec<u8>> {
 /// stay in the cache while it is hashed.
 const HASH_CHUNK: usize = 256 * 1024;
 
+/// `fstat` of an open file.
+#[cfg(unix)]
+pub fn file_stat(file: &std::fs::File) -> io::Result<Stat> {
+    fstat(file.as_raw_fd())
+}
+
 /// `fstat` of an open descriptor.
+#[cfg(unix)]
 pub fn fstat(fd: RawFd) -> io::Result<Stat> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: valid fd and out-pointer.
@@ -525,6 +588,7 @@ impl io::Write for WritingBack<'_> {
 }
 
 /// Sets the permission bits of an open file (not subject to the umask, unlike `open`).
+#[cfg(unix)]
 pub fn fchmod(file: &std::fs::File, mode: u32) -> io::Result<()> {
     // SAFETY: valid fd.
     retry(|| unsafe { libc::fchmod(file.as_raw_fd(), mode as libc::mode_t) }).map(|_| ())
@@ -532,6 +596,7 @@ pub fn fchmod(file: &std::fs::File, mode: u32) -> io::Result<()> {
 
 /// Gives an open file the owner and group of the file it replaces; only root or the owner
 /// may, so a refusal (`EPERM`) is ignored as SPEC §6 says "where permitted".
+#[cfg(unix)]
 pub fn fchown_if_permitted(file: &std::fs::File, uid: u32, gid: u32) -> io::Result<()> {
     // SAFETY: valid fd.
     match retry(|| unsafe { libc::fchown(file.as_raw_fd(), uid, gid) }) {
@@ -559,11 +624,32 @@ pub fn components(path: &str) -> Result<Vec<&[u8]>, Error> {
 }
 
 /// The display form of a name for messages.
+#[cfg(unix)]
 pub fn show(name: &[u8]) -> String {
     Path::new(OsStr::from_bytes(name)).display().to_string()
 }
 
+/// The display form of a name for messages (names are UTF-8 on Windows).
+#[cfg(windows)]
+pub fn show(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+/// Device and inode of `path` itself (a symlink is not followed).
+#[cfg(unix)]
+pub fn path_identity(path: &Path) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).map(|m| (m.dev(), m.ino()))
+}
+
+/// Do two permission modes agree? Always on Windows, which has no permission bits to compare
+/// (git's `core.filemode=false`): the mode a patch sets is recorded, not applied there.
+pub fn same_mode(a: u32, b: u32) -> bool {
+    cfg!(windows) || a == b
+}
+
 /// Is this I/O error what `O_NOFOLLOW | O_DIRECTORY` returns for a symlink or a non-directory?
+#[cfg(unix)]
 pub fn is_not_a_real_dir(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR))
 }
@@ -621,8 +707,13 @@ mod tests {
         for piece in bytes.chunks(1 << 20) {
             out.write_all(piece).expect("write");
         }
-        let n = out.write_vectored(&[io::IoSlice::new(b"ta"), io::IoSlice::new(b"il")]);
-        assert_eq!(n.expect("write"), 4);
+        let pieces = [io::IoSlice::new(b"ta"), io::IoSlice::new(b"il")];
+        let mut n = out.write_vectored(&pieces).expect("write");
+        // Windows has no vectored write for files: there the call takes the first piece only.
+        if cfg!(windows) && n == 2 {
+            n += out.write(b"il").expect("write");
+        }
+        assert_eq!(n, 4);
         drop(file);
         let mut expected = bytes;
         expected.extend_from_slice(b"tail");

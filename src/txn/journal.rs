@@ -31,7 +31,8 @@ pub enum Phase {
 }
 
 /// A path's state as the journal records and compares it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(unix, derive(PartialEq))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum State {
     Missing,
@@ -47,6 +48,22 @@ pub enum State {
     },
     Directory,
     Other,
+}
+
+/// Two states are the same with any modes on Windows, which has none ([`super::dirfd::same_mode`]):
+/// a mode a patch set there is recorded, never found on the disk.
+#[cfg(windows)]
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (State::File { sha256: a, .. }, State::File { sha256: b, .. }) => a == b,
+            (State::Symlink { target: a }, State::Symlink { target: b }) => a == b,
+            (State::Missing, State::Missing)
+            | (State::Directory, State::Directory)
+            | (State::Other, State::Other) => true,
+            _ => false,
+        }
+    }
 }
 
 /// One path of the transaction.
@@ -124,7 +141,7 @@ impl Journal {
         let json = serde_json::to_vec_pretty(self).map_err(encode_error)?;
         let tmp = b"journal.json.tmp";
         match dir.unlink(tmp) {
-            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => return Err(io(e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
             _ => {}
         }
         let mut file = dir.create_file(tmp, 0o600).map_err(io)?;
@@ -432,7 +449,7 @@ pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Resul
     for comp in parents {
         dir = match dir.open_child(comp) {
             Ok(d) => d,
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 dir.mkdir(comp)
                     .map_err(|e| Error::io(path, "cannot create a folder for", &e))?;
                 dir.open_child(comp)

@@ -1,11 +1,10 @@
-//! Stage: commit. One transaction at a time per root: an exclusive `flock` on a lock file in
-//! the state place. The kernel drops the lock when the holder dies (even by SIGKILL), so a
-//! crash never leaves a stale lock; the crash's journal is what the next run recovers. A
-//! second run waits about 2 s with backoff, then fails with `busy`. Must not touch the work
-//! tree.
+//! Stage: commit. One transaction at a time per root: an exclusive lock on a lock file in
+//! the state place (`File::try_lock`: `flock` on Unix, `LockFileEx` on Windows). The kernel
+//! drops the lock when the holder dies (even by SIGKILL), so a crash never leaves a stale
+//! lock; the crash's journal is what the next run recovers. A second run waits about 2 s
+//! with backoff, then fails with `busy`. Must not touch the work tree.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -33,18 +32,11 @@ impl Lock {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
-            // SAFETY: valid fd of an open file.
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if r == 0 {
-                return Ok(Lock { _file: file });
-            }
-            let err = std::io::Error::last_os_error();
-            let contended = matches!(
-                err.raw_os_error(),
-                Some(libc::EWOULDBLOCK) | Some(libc::EINTR)
-            );
-            if !contended {
-                return Err(Error::io(&shown, "cannot lock", &err));
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(TryLockError::Error(e)) => return Err(Error::io(&shown, "cannot lock", &e)),
             }
             let waited = start.elapsed();
             if waited >= wait {

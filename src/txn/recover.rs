@@ -236,10 +236,7 @@ fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result
 
 /// Device and inode of `path` (not followed), when it exists.
 fn identity_of(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(path)
-        .ok()
-        .map(|m| (m.dev(), m.ino()))
+    dirfd::path_identity(path).ok()
 }
 
 /// A rolled-back transaction's index lock file goes, when it is still ours (another git
@@ -489,7 +486,7 @@ fn remove_staged(root: &Dir, entry: &Entry, tmp: &str) -> Result<journal::Locate
 fn unlink_if_there(dir: &Dir, name: &[u8]) -> std::io::Result<()> {
     match dir.unlink(name) {
         Ok(()) => Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => match dir.stat(name) {
             Ok(None) => Ok(()),
             _ => Err(e),
@@ -587,7 +584,7 @@ fn restore_backup(
         .with_path(path));
     }
     match jdir.rename(backup.as_bytes(), dir, name) {
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
             let mut file = dir.create_file(tmp.as_bytes(), 0o600).map_err(io)?;
             file.write_all(&bytes).map_err(io)?;
             dirfd::fchmod(&file, st.mode).map_err(io)?;
@@ -733,8 +730,10 @@ fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
                 Ok(()) => {}
                 Err(e)
                     if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENOTEMPTY) | Some(libc::EEXIST) | Some(libc::ENOENT)
+                        e.kind(),
+                        std::io::ErrorKind::DirectoryNotEmpty
+                            | std::io::ErrorKind::AlreadyExists
+                            | std::io::ErrorKind::NotFound
                     ) =>
                 {
                     break
@@ -796,7 +795,7 @@ fn move_dir(from: &Path, to: &Path) -> Result<(), Error> {
     let shown = to.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot move the journal folder to", &e);
     match std::fs::rename(from, to) {
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
             std::fs::create_dir(to).map_err(io)?;
             for item in std::fs::read_dir(from).map_err(io)? {
                 let item = item.map_err(io)?;

@@ -272,6 +272,8 @@ impl Txn<'_> {
         });
         match executed {
             Ok(later) => {
+                // Windows cannot move or remove a folder while a handle holds it open.
+                drop(jdir);
                 let mut warnings = later;
                 warnings.extend(recover::finish(
                     self.state,
@@ -526,7 +528,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
             if st.len != *len {
                 return Err(found(&format!("its size is {} bytes, was {len}", st.len)));
             }
-            if st.mode != *mode {
+            if !dirfd::same_mode(st.mode, *mode) {
                 return Err(found(&format!("its mode is {:o}, was {mode:o}", st.mode)));
             }
             if st.mtime != *mtime {
@@ -660,7 +662,7 @@ fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Erro
         return Ok((dir, path));
     }
     match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
-        Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(io(e)),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(e)),
         _ => {}
     }
     let dir = root.open_child(ROOT_JOURNAL_DIR.as_bytes()).map_err(io)?;
@@ -829,14 +831,13 @@ fn execute(
 
 /// The journal's record of the companion's lock file, before anything is written to it.
 fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
-    use std::os::unix::fs::MetadataExt;
     let lock = companion.lock_path();
-    let meta = std::fs::symlink_metadata(&lock)
+    let (dev, ino) = dirfd::path_identity(&lock)
         .map_err(|e| Error::io(&lock.display().to_string(), "cannot inspect", &e))?;
     Ok(journal::IndexLock {
         lock,
-        dev: meta.dev(),
-        ino: meta.ino(),
+        dev,
+        ino,
         sha256: String::new(),
     })
 }
@@ -861,7 +862,7 @@ fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), E
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
         let parent = handles
             .parent(root, dir)?
-            .ok_or_else(|| io(std::io::Error::from_raw_os_error(libc::ENOENT)))?;
+            .ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
         let name = dir.rsplit('/').next().unwrap_or(dir);
         parent.mkdir(name.as_bytes()).map_err(io)?;
     }
@@ -900,7 +901,7 @@ fn stage_one(
                 dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
             }
             dirfd::fchmod(&file, *mode).map_err(io)?;
-            let st = dirfd::fstat(std::os::fd::AsRawFd::as_raw_fd(&file)).map_err(io)?;
+            let st = dirfd::file_stat(&file).map_err(io)?;
             Ok(Some((file, st)))
         }
         NewState::Symlink { target } => dir
@@ -950,7 +951,7 @@ fn backup_one(
     let io = |e: std::io::Error| Error::io(path, "cannot back up", &e);
     fp.step(&format!("backup {path}")).map_err(io)?;
     match dir.link(&p.located.name, jdir, backup.as_bytes()) {
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
             let (bytes, st) = dir.read_file(&p.located.name).map_err(io)?;
             let mut file = jdir.create_file(backup.as_bytes(), 0o600).map_err(io)?;
             file.write_all(&bytes).map_err(io)?;
@@ -1046,7 +1047,7 @@ fn verify_one(
         matches!(now, Some(st)
             if st.kind == Kind::File
                 && (st.dev, st.ino, st.len) == (staged.dev, staged.ino, staged.len)
-                && st.mode == *mode)
+                && dirfd::same_mode(st.mode, *mode))
     } else {
         current_state(Some(dir), &p.located.name).map_err(io)? == entry.after
     };

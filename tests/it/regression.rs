@@ -182,7 +182,9 @@ fn unidiff_zero_hunk_past_the_end_of_the_file_is_refused_not_appended() {
     assert_eq!(t.read_str("f.txt"), "1\n2\n3\n4\n");
 }
 
+// Unix only: the git fixtures need the git CLI (absent under Wine).
 #[test]
+#[cfg(unix)]
 fn three_way_rename_keeps_the_local_edit_of_the_old_path() {
     // The hunk (line 6) does not fit because of a local edit in its context (line 4): the
     // fallback must merge into a.txt as it is, not write the patched base blob to b.txt.
@@ -340,6 +342,7 @@ fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
 
 /// Runs the binary in the root with `args`, killed after `secs`: `None` when it had to be
 /// (a read that blocks forever), else the exit status, stdout and stderr.
+#[cfg(unix)]
 fn run_bounded(t: &TempTree, args: &[&str], secs: u64) -> Option<(i32, String, String)> {
     use std::io::Read as _;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
@@ -490,7 +493,9 @@ fn read_of_an_in_root_symlink_to_git_config_is_refused_like_a_read_of_git_config
     assert_eq!(out.json()["lines"][0], "inside");
 }
 
+// Unix only: Windows has no FIFO.
 #[test]
+#[cfg(unix)]
 fn read_range_and_check_balance_refuse_a_fifo_instead_of_blocking() {
     let t = TempTree::new();
     let fifo = std::ffi::CString::new(t.root().join("p.rs").to_string_lossy().as_bytes())

@@ -3,7 +3,6 @@
 //! symlink races.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use apply_patch::content::ContentHash;
 use apply_patch::hash::sha256_hex as hex;
 use apply_patch::state::StateDir;
 use apply_patch::txn::{
-    self, Action, AuditRecord, Change, Failpoint, Found, NewState, Snapshot, TxnOptions,
+    self, Action, AuditRecord, Change, Failpoint, NewState, Snapshot, TxnOptions,
 };
 use apply_patch::ErrorCode;
 
@@ -42,7 +41,7 @@ fn write(root: &Path, path: &str, bytes: &[u8]) {
     std::fs::create_dir_all(full.parent().expect("has a parent")).expect("mkdir");
     std::fs::write(&full, bytes).expect("write");
     // Fixed bits, whatever the umask, so that trees and snapshots are reproducible.
-    std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    crate::util::set_mode(&full, 0o644);
 }
 
 fn snap(root: &Path, path: &str) -> Snapshot {
@@ -117,7 +116,7 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
             walk(root, &path, out);
         } else {
             let bytes = std::fs::read(&path).expect("read");
-            let mode = meta.permissions().mode() & 0o7777;
+            let mode = crate::util::mode_of(&meta);
             out.insert(rel, format!("{mode:o} {}", String::from_utf8_lossy(&bytes)));
         }
     }
@@ -180,7 +179,9 @@ fn multi_file_commit_writes_everything_and_prunes_emptied_folders() {
 }
 
 #[test]
+#[cfg(unix)]
 fn read_snapshot_reports_files_links_folders_and_missing_paths() {
+    use apply_patch::txn::Found;
     let (_tmp, root) = repo();
     std::os::unix::fs::symlink("a.txt", root.join("link")).expect("symlink");
     let (s, c) = txn::read_snapshot(&root, "a.txt").expect("file");
@@ -209,6 +210,7 @@ fn read_snapshot_reports_files_links_folders_and_missing_paths() {
 }
 
 #[test]
+#[cfg(unix)]
 fn unchanged_content_and_mode_is_not_rewritten() {
     let (_tmp, root) = repo();
     let before = snap(&root, "a.txt");
@@ -230,10 +232,14 @@ fn unchanged_content_and_mode_is_not_rewritten() {
 }
 
 #[test]
+#[cfg(unix)]
 fn permission_bits_are_kept_and_set_regardless_of_umask() {
     let (_tmp, root) = repo();
-    std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o751))
-        .expect("chmod");
+    std::fs::set_permissions(
+        root.join("a.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o751),
+    )
+    .expect("chmod");
     let changes = vec![
         Change {
             path: "a.txt".into(),
@@ -259,6 +265,7 @@ fn permission_bits_are_kept_and_set_regardless_of_umask() {
 }
 
 #[test]
+#[cfg(unix)]
 fn symlinks_are_created_as_links_and_deleted_as_links() {
     let (_tmp, root) = repo();
     std::os::unix::fs::symlink("keep/k.txt", root.join("old-link")).expect("symlink");
@@ -427,6 +434,7 @@ fn an_add_over_a_file_created_meanwhile_is_stale() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_symlink_swapped_into_a_folder_after_planning_is_refused() {
     let (_tmp, root) = repo();
     let outside = tempfile::tempdir().expect("outside dir");
@@ -679,6 +687,7 @@ fn other_hard_links_keep_the_old_content() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
     use std::os::unix::fs::MetadataExt;
     let shm = Path::new("/dev/shm");
@@ -726,6 +735,7 @@ fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
 }
 
 #[test]
+#[cfg(unix)]
 fn owner_and_group_are_kept_where_permitted() {
     use std::os::unix::fs::MetadataExt;
     let (_tmp, root) = repo();
@@ -744,6 +754,7 @@ fn owner_and_group_are_kept_where_permitted() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_symlink_swapped_in_for_the_file_itself_is_stale_and_not_followed() {
     let (_tmp, root) = repo();
     let outside = tempfile::tempdir().expect("outside dir");

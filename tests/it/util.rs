@@ -63,17 +63,12 @@ impl TempTree {
     }
 
     pub fn write_mode(&self, path: &str, bytes: &[u8], mode: u32) {
-        use std::os::unix::fs::PermissionsExt;
         self.write(path, bytes);
-        std::fs::set_permissions(
-            self.root().join(path),
-            std::fs::Permissions::from_mode(mode),
-        )
-        .expect("chmod in a temp tree");
+        set_mode(&self.root().join(path), mode);
     }
 
     pub fn symlink(&self, path: &str, target: &str) {
-        std::os::unix::fs::symlink(target, self.root().join(path)).expect("symlink in a temp tree");
+        symlink(target, &self.root().join(path));
     }
 
     pub fn mkdir(&self, path: &str) {
@@ -102,10 +97,17 @@ impl TempTree {
 
     /// Run the binary under the name `apply_patch` (the Codex drop-in).
     pub fn run_as_codex(&self, args: &[&OsStr], stdin: &str) -> Output {
-        let link = self.dir.path().join("apply_patch");
+        let link = self
+            .dir
+            .path()
+            .join(format!("apply_patch{}", std::env::consts::EXE_SUFFIX));
         if !link.exists() {
+            // A copy on Windows, where a symlink needs a privilege.
+            #[cfg(unix)]
             std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_apply-patch"), &link)
                 .expect("symlink to the binary");
+            #[cfg(windows)]
+            std::fs::copy(env!("CARGO_BIN_EXE_apply-patch"), &link).expect("copy of the binary");
         }
         let mut cmd = Command::new(&link);
         cmd.args(args);
@@ -143,6 +145,54 @@ impl TempTree {
     }
 }
 
+/// Sets the permission bits of `path`; nothing on Windows, which has none (the writer ignores
+/// modes there as git's `core.filemode=false` does).
+pub fn set_mode(path: &Path, mode: u32) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .expect("chmod in a temp tree");
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+}
+
+/// The permission bits of a file; on Windows the constant the writer reports there.
+pub fn mode_of(md: &std::fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        md.permissions().mode() & 0o7777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = md;
+        0o644
+    }
+}
+
+/// Creates the symlink `link` pointing at `target` (on Windows a file symlink, with `\`
+/// between components as Windows resolves them).
+pub fn symlink(target: &str, link: &Path) {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(target, link).expect("symlink in a temp tree");
+    #[cfg(windows)]
+    std::os::windows::fs::symlink_file(target.replace('/', "\\"), link)
+        .expect("symlink in a temp tree");
+}
+
+/// A symlink's target as the bytes git records (`/` between components on every OS).
+pub fn link_bytes(target: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        target.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    target.to_string_lossy().replace('\\', "/").into_bytes()
+}
+
 /// Snapshot any directory (used for the work tree and for `expected/` folders).
 pub fn snapshot_dir(root: &Path) -> TreeSnapshot {
     let mut out = BTreeMap::new();
@@ -151,8 +201,6 @@ pub fn snapshot_dir(root: &Path) -> TreeSnapshot {
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut TreeSnapshot) {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::PermissionsExt;
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -163,10 +211,12 @@ fn walk(root: &Path, dir: &Path, out: &mut TreeSnapshot) {
             .expect("below root")
             .to_string_lossy()
             .into_owned();
+        #[cfg(windows)]
+        let rel = rel.replace('\\', "/");
         let md = std::fs::symlink_metadata(&path).expect("metadata of a listed entry");
         if md.file_type().is_symlink() {
             let target = std::fs::read_link(&path).expect("read link");
-            out.insert(rel, Entry::Symlink(target.as_os_str().as_bytes().to_vec()));
+            out.insert(rel, Entry::Symlink(link_bytes(&target)));
         } else if md.is_dir() {
             out.insert(rel, Entry::Dir);
             walk(root, &path, out);
@@ -176,7 +226,7 @@ fn walk(root: &Path, dir: &Path, out: &mut TreeSnapshot) {
                 rel,
                 Entry::File {
                     bytes,
-                    mode: md.permissions().mode() & 0o777,
+                    mode: mode_of(&md) & 0o777,
                 },
             );
         }
@@ -195,7 +245,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
         let md = std::fs::symlink_metadata(&src).expect("metadata");
         if md.file_type().is_symlink() {
             let target = std::fs::read_link(&src).expect("read link");
-            std::os::unix::fs::symlink(target, &dst).expect("copy symlink");
+            symlink(&target.to_string_lossy(), &dst);
         } else if md.is_dir() {
             copy_dir(&src, &dst);
         } else {

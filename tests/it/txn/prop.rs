@@ -3,7 +3,6 @@
 //! a failure injected at any step leaves exactly the old tree (or, after the commit point,
 //! the new one).
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use apply_patch::txn::{self, Action, AuditRecord, Change, Failpoint, NewState};
@@ -36,8 +35,7 @@ fn build(root: &Path, slots: &[Slot]) {
         if let Some((bytes, exec)) = slot {
             write(root, path, bytes);
             let mode = if *exec { 0o755 } else { 0o644 };
-            std::fs::set_permissions(root.join(path), std::fs::Permissions::from_mode(mode))
-                .expect("chmod");
+            crate::util::set_mode(&root.join(path), mode);
         }
     }
 }
