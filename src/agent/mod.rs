@@ -6,7 +6,7 @@
 //!   [`risk`] (`--max-risk`), [`preview`] (`--preview` / `confirm`), [`postcheck`]
 //!   (`--post-check`, `--rollback-on-fail`) and [`chips`] (kept refusals);
 //! - [`mcp`]: the MCP server, with [`permit`] (read before edit) and [`tools`] (the tool
-//!   descriptions); [`cli`]: what the command line prints for all of it.
+//!   descriptions). What the command line prints for all of it is the `cli` module's.
 //!
 //! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
 //! planner's job, writing the transaction's. This module reads files, keeps its own records in
@@ -20,7 +20,6 @@
 pub mod around;
 pub mod catalog;
 pub mod chips;
-pub mod cli;
 pub mod mcp;
 pub mod oversize;
 pub mod permit;
