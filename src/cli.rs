@@ -22,6 +22,7 @@ use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 mod agent;
 mod applied;
 mod args;
+mod check;
 mod elsewhere;
 mod manual;
 mod options;

@@ -177,7 +177,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()
                 } else {
-                    report.render_human().into_bytes()
+                    check::check_text(&report, style).into_bytes()
                 },
                 stderr: String::new(),
                 status: report.exit_status(),
