@@ -9,7 +9,6 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::PathBuf;
 
-use apply_patch::agent::cli as agent_cli; // agent (issue 6)
 use apply_patch::agent::run::AgentOptions; // agent (issue 6)
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
@@ -20,7 +19,10 @@ use apply_patch::txn;
 use apply_patch::{Error, ErrorCode};
 use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 
+mod agent;
+mod applied;
 mod args;
+mod check;
 mod elsewhere;
 mod manual;
 mod options;
@@ -28,6 +30,7 @@ mod output;
 mod run;
 mod stat;
 
+pub(crate) use applied::apply_outcome;
 pub use args::*;
 pub use options::*;
 pub use output::*;

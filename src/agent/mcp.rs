@@ -452,6 +452,9 @@ impl Session {
             Ok(())
         };
         let mut report = run::apply_gated(&self.root, &input, &opts, &agent, &mut permit);
+        if let Some(e) = report.report.error.as_mut() {
+            crate::agent::rebase::reword_for_mcp(e);
+        }
         for n in notices {
             report
                 .report

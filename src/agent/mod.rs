@@ -6,7 +6,7 @@
 //!   `risk` (`--max-risk`), `preview` (`--preview` / `confirm`), `postcheck`
 //!   (`--post-check`, `--rollback-on-fail`) and `chips` (kept refusals);
 //! - `mcp`: the MCP server ([`serve_mcp`]), with `permit` (read before edit) and `tools` (the tool
-//!   descriptions); `cli`: what the command line prints for all of it.
+//!   descriptions). What the command line prints for all of it is the `cli` module's.
 //!
 //! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
 //! planner's job, writing the transaction's. This module reads files, keeps its own records in
@@ -27,8 +27,6 @@ crate::internal_mod! {
     #[cfg(feature = "mcp")]
     catalog;
     chips;
-    #[cfg(feature = "cli")]
-    cli;
     #[cfg(feature = "mcp")]
     mcp;
     #[cfg(feature = "mcp")]

@@ -135,6 +135,74 @@ pub fn rebase_file(
     }))
 }
 
+/// The `error.details.rebase` value of a `stale_file` refusal whose base content is known:
+/// the same patch with `--rebase` (MCP: `rebase: true`) would be merged.
+pub const REBASE_POSSIBLE: &str = "possible";
+/// The `error.details.rebase` value when `--rebase` was given but no content of the Base's
+/// version is known.
+pub const REBASE_NO_BASE: &str = "no_base";
+
+/// A `stale_file` refusal of a file whose base content is known (`source`): the hint names
+/// `--rebase`, and `details.rebase` says so for the MCP's wording ([`reword_for_mcp`]).
+pub fn advise_rebase(error: &mut Error, source: BaseSource) {
+    error.hint = Some(format!(
+        "the content of that version is known ({}): run again with --rebase to merge the \
+         patch onto the current file, or re-read the file and write the patch against it",
+        source.as_str()
+    ));
+    set_detail(error, REBASE_POSSIBLE);
+}
+
+/// A `stale_file` refusal under `--rebase` when no content of version `version` is known: the
+/// message says why nothing was merged, the hint how to have a base next time.
+pub fn explain_no_base(error: &mut Error, version: &str) {
+    error.message = format!(
+        "{}; --rebase had nothing to merge from: no snapshot of the content of version \
+         {version} was kept, and neither the git index nor HEAD holds it",
+        error.message
+    );
+    error.hint = Some(
+        "read the file with `apply-patch read` first (it keeps a snapshot of what it shows, \
+         for --rebase); now re-read it and write the patch against its current content"
+            .into(),
+    );
+    set_detail(error, REBASE_NO_BASE);
+}
+
+/// The MCP tools' wording of the hints above: `rebase: true` and the `read` tool instead of
+/// the command line's flags.
+pub fn reword_for_mcp(error: &mut Error) {
+    let advice = error
+        .details
+        .as_ref()
+        .and_then(|d| d.get("rebase"))
+        .and_then(|v| v.as_str());
+    let hint = match advice {
+        Some(REBASE_POSSIBLE) => {
+            "the content of the version you read was kept: send the same \
+             change again with rebase: true to merge it onto the current file, or read the file \
+             again and redo the change"
+        }
+        Some(REBASE_NO_BASE) => {
+            "read the file with the read tool before writing a change to it \
+             (it keeps a snapshot of what it shows, for rebase: true); now read it again and \
+             redo the change on its current content"
+        }
+        _ => return,
+    };
+    error.message = error.message.replace("--rebase", "rebase: true");
+    error.hint = Some(hint.into());
+}
+
+fn set_detail(error: &mut Error, advice: &str) {
+    match error.details.as_mut() {
+        Some(serde_json::Value::Object(map)) => {
+            map.insert("rebase".into(), advice.into());
+        }
+        _ => error.details = Some(serde_json::json!({ "rebase": advice })),
+    }
+}
+
 /// Merge the change `base → patched` onto `current`; overlapping changes are
 /// `merge_conflict`, naming the conflicting lines.
 pub fn merge(rel: &str, base: &[u8], current: &[u8], patched: &[u8]) -> Result<Vec<u8>, Error> {

@@ -92,9 +92,20 @@ pub fn apply_to_dir(
     opts: &ApplyOptions,
     agent: &AgentOptions,
 ) -> AgentReport {
+    AgentReport::of(&apply_result(root, input, opts, agent))
+}
+
+/// [`apply_to_dir`]'s typed result: the pipeline's [`Applied`] or [`Refused`], for a caller
+/// that renders it (the command line).
+pub fn apply_result(
+    root: &Path,
+    input: &[u8],
+    opts: &ApplyOptions,
+    agent: &AgentOptions,
+) -> Result<Applied, Refused> {
     // A plain `--check` keeps no chip; every other run on disk does.
     let keep_chips = !opts.check || any(agent);
-    AgentReport::of(&run(root, input, opts, agent, keep_chips, &mut |_| Ok(())))
+    run(root, input, opts, agent, keep_chips, &mut |_| Ok(()))
 }
 
 /// [`apply_to_dir`] with a check of the parsed patch after the recovery, before the plan

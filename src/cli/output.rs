@@ -15,22 +15,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub(crate) fn report(report: &Report, opts: &Options) -> Self {
-        if opts.json {
-            return Outcome {
-                stdout: report.to_json().into_bytes(),
-                stderr: String::new(),
-                status: report.exit_status(),
-            };
-        }
-        let (out, err) = report.render_human(opts.style);
-        Outcome {
-            stdout: out.into_bytes(),
-            stderr: err,
-            status: report.exit_status(),
-        }
-    }
-
     pub(crate) fn error(error: Error, json: bool, style: Style) -> Self {
         let status = error.exit_status();
         if json {
@@ -254,80 +238,4 @@ pub(crate) fn warnings_text(warnings: &[txn::TxnWarning]) -> String {
         .iter()
         .map(|w| format!("warning[{}]: {}\n", w.code, w.message))
         .collect()
-}
-
-/// A plain apply (no agent option): the report, worded for `-R`, with `-v`'s hunk lines;
-/// or `--stat` / `--numstat` / `--summary`, counted from the patch, in its place.
-pub(crate) fn apply_outcome(
-    opts: &Options,
-    bytes: &[u8],
-    apply: &ApplyOptions,
-    show: Show,
-) -> Outcome {
-    let wants_stat = show.stat || show.numstat || show.summary;
-    if wants_stat && !opts.json {
-        let stat = match apply::parse_patch(bytes, apply) {
-            Ok(patch) => stat::render(&patch, bytes, &opts.root, show),
-            Err(e) => return Outcome::error(e, false, opts.style),
-        };
-        if show.report_only {
-            return Outcome {
-                stdout: stat.into_bytes(),
-                ..Outcome::default()
-            };
-        }
-        let mut report = apply_patch::agent::run::apply_plain(&opts.root, bytes, apply);
-        word_for_reverse(&mut report, apply.reverse);
-        let (_, err) = report.render_human(opts.style);
-        return Outcome {
-            stdout: if report.ok {
-                stat.into_bytes()
-            } else {
-                Vec::new()
-            },
-            stderr: err,
-            status: report.exit_status(),
-        };
-    }
-    let mut report = apply_patch::agent::run::apply_plain(&opts.root, bytes, apply);
-    word_for_reverse(&mut report, apply.reverse);
-    if let Some(e) = report.error.as_mut() {
-        super::elsewhere::suggest(e, &opts.root);
-    }
-    if show.verbose && !opts.json {
-        let (out, err) = report.render_human_verbose(opts.style);
-        return Outcome {
-            stdout: out.into_bytes(),
-            stderr: err,
-            status: report.exit_status(),
-        };
-    }
-    Outcome::report(&report, opts)
-}
-
-/// With `-R`, a patch whose changes are not there is already reverted, not "already
-/// applied": the planner only sees the inverted patch.
-fn word_for_reverse(report: &mut Report, reverse: bool) {
-    if !reverse {
-        return;
-    }
-    for w in &mut report.warnings {
-        if w.code == WarningCode::AlreadyApplied {
-            w.message = "the patch is already reverted (none of its changes are in the files); \
-                         nothing to do"
-                .into();
-        }
-    }
-    if let Some(e) = report.error.as_mut() {
-        if e.code == ErrorCode::AlreadyApplied {
-            e.message = e
-                .message
-                .replace("partly applied already", "partly reverted already");
-            e.hint = Some(
-                "some of the patch's changes are already gone: drop those files or hunks from \
-                 the patch, or re-read the files"
-                    .into(),
-            );
-        }
-    }
 }

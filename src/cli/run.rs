@@ -130,44 +130,30 @@ pub(crate) fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
 pub(crate) fn execute(opts: Options) -> Outcome {
     let (json, style) = (opts.json, opts.style);
     match &opts.action {
-        // agent (issue 6): applies with agent options go through the agent layer (risk,
-        // preview, rebase, post-check); the others through the plain and git flows, with a
-        // refused patch kept as a chip.
+        // Every apply, with agent options or without, is one pipeline and one rendering.
         Action::Apply {
             input,
             apply,
             agent,
-            ..
-        } if agent_cli::any(agent) => match read_input(input) {
-            Ok(bytes) => agent_outcome(agent_cli::apply(
-                &opts.root, &bytes, apply, agent, json, style,
-            )),
-            Err(e) => Outcome::error(e, json, style),
-        },
-        Action::Apply {
-            input, apply, show, ..
+            show,
         } => match read_input(input) {
-            Ok(bytes) => apply_outcome(&opts, &bytes, apply, *show),
+            Ok(bytes) => apply_outcome(&opts, &bytes, apply, agent, *show),
             Err(e) => Outcome::error(e, json, style),
         },
         Action::Read {
             path,
             around: Some(line),
             ..
-        } => agent_outcome(agent_cli::read_around(&opts.root, path, *line, json, style)),
-        Action::Read { path, lines, .. } => agent_outcome(agent_cli::read(
-            &opts.root,
-            path,
-            lines.as_deref(),
-            json,
-            style,
-        )),
-        Action::Confirm(id) => agent_outcome(agent_cli::confirm(&opts.root, id, json, style)),
-        Action::Chip(id) => agent_outcome(agent_cli::chip(&opts.root, id, json, style)),
+        } => agent::read_around(&opts.root, path, *line, json, style),
+        Action::Read { path, lines, .. } => {
+            agent::read(&opts.root, path, lines.as_deref(), json, style)
+        }
+        Action::Confirm(id) => agent::confirm(&opts.root, id, json, style),
+        Action::Chip(id) => agent::chip(&opts.root, id, json, style),
         Action::Mcp {
             read_only,
             post_check,
-        } => agent_outcome(agent_cli::serve_mcp(&opts.root, *read_only, post_check)),
+        } => agent::serve_mcp(&opts.root, *read_only, post_check),
         Action::Convert { input, to, parse } => {
             match read_input(input).and_then(|b| convert(&b, parse, *to)) {
                 Ok(out) => Outcome {
@@ -191,7 +177,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()
                 } else {
-                    report.render_human().into_bytes()
+                    check::check_text(&report, style).into_bytes()
                 },
                 stderr: String::new(),
                 status: report.exit_status(),
@@ -209,15 +195,6 @@ pub(crate) fn execute(opts: Options) -> Outcome {
             },
             Err(e) => Outcome::error(e, json, style),
         },
-    }
-}
-
-// agent (issue 6)
-pub(crate) fn agent_outcome(o: agent_cli::Output) -> Outcome {
-    Outcome {
-        stdout: o.stdout,
-        stderr: o.stderr,
-        status: o.status,
     }
 }
 

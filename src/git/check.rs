@@ -11,7 +11,8 @@ use crate::tree::{MemEntry, MemTree};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// The outcome for one patch file.
+/// The outcome for one patch file (the command line renders it, a `FAIL` line with the
+/// error's nearest text and hint).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PatchCheck {
     /// The patch file, as found (relative to where the command runs when given so).
@@ -47,58 +48,6 @@ impl CheckReport {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         text.push('\n');
         text
-    }
-
-    /// One line per patch, then a summary line.
-    pub fn render_human(&self) -> String {
-        let mut out = String::new();
-        if let Some(e) = &self.error {
-            out.push_str(&format!("error[{}]: {}\n", e.code, e.message));
-            if let Some(hint) = &e.hint {
-                out.push_str(&format!("  hint: {hint}\n"));
-            }
-            return out;
-        }
-        for p in &self.patches {
-            match (&p.error, p.skipped) {
-                (None, _) => out.push_str(&format!("ok    {}\n", p.patch)),
-                (Some(e), true) => out.push_str(&format!("skip  {}: {}\n", p.patch, e.message)),
-                (Some(e), false) => {
-                    // One line per patch: the message's first line (details are in --json).
-                    let first = e.message.lines().next().unwrap_or("");
-                    out.push_str(&format!("FAIL  {}: {}: {first}\n", p.patch, e.code))
-                }
-            }
-            for w in &p.warnings {
-                out.push_str(&format!(
-                    "      warning[{}]: {}\n",
-                    w.code.as_str(),
-                    w.message
-                ));
-            }
-        }
-        let failing = self.patches.iter().filter(|p| !p.ok && !p.skipped).count();
-        let skipped = self.patches.iter().filter(|p| p.skipped).count();
-        out.push_str(&format!(
-            "{} patch{} checked against the staged tree: {} appl{}, {} do{} not",
-            self.patches.len(),
-            if self.patches.len() == 1 { "" } else { "es" },
-            self.patches.len() - failing - skipped,
-            if self.patches.len() - failing - skipped == 1 {
-                "ies"
-            } else {
-                "y"
-            },
-            failing,
-            if failing == 1 { "es" } else { "" }
-        ));
-        if skipped > 0 {
-            out.push_str(&format!(
-                ", {skipped} not checked after a failure in their series"
-            ));
-        }
-        out.push('\n');
-        out
     }
 
     /// 0 when every patch applies, 1 when one does not, the error's status otherwise.

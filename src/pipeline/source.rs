@@ -10,8 +10,8 @@ use std::path::Path;
 
 use super::options::Options;
 use crate::agent::rebase;
+use crate::agent::sha256_hex;
 use crate::agent::snapshots::SnapshotStore;
-use crate::agent::{sha256_hex, AgentState};
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::git::fallback::{plan_with_fallback, Fallback, Planned};
@@ -144,19 +144,21 @@ impl Tree for BaseOverlay<'_> {
     }
 }
 
-/// One file being rebased: where it is read, where its result goes, and the three contents.
+/// One file whose `*** Base:` is stale: where it is read, where its result goes, its current
+/// content, and its base content with where that came from when it is known.
 struct Rebasing {
     old: String,
     new: String,
-    base: Vec<u8>,
     current: Vec<u8>,
-    source: rebase::BaseSource,
+    found: Option<(Vec<u8>, rebase::BaseSource)>,
     version: String,
 }
 
 /// Plan against the source; with `--rebase` on a disk source, a `stale_file` refusal caused
 /// by `*** Base:` versions whose content is known is planned again on those bases (an
-/// overlay of the source's tree) and merged onto the current files.
+/// overlay of the source's tree) and merged onto the current files. A `stale_file` refusal
+/// that stays says what a rebase would do ([`rebase::advise_rebase`],
+/// [`rebase::explain_no_base`]).
 pub(crate) fn plan(
     source: &Source<'_>,
     patch: &PatchSet<'_>,
@@ -165,26 +167,36 @@ pub(crate) fn plan(
 ) -> Result<Planned, Refusal> {
     let first = source.plan_over(None, patch, opts, plan_opts);
     let (refusal, tree) = match (first, source.disk()) {
-        (Err(r), Some(tree)) if opts.rebase && r.error.code == ErrorCode::StaleFile => (r, tree),
+        (Err(r), Some(tree)) if r.error.code == ErrorCode::StaleFile => (r, tree),
         (other, _) => return other,
     };
-    let state = match &opts.state {
-        Some(s) => AgentState::in_state_dir(s.clone()),
-        None => AgentState::for_root(tree.path()),
+    let store = snapshot_store(opts, tree);
+    let Ok(stale) = stale_bases(tree, patch, store.as_ref()) else {
+        return Err(refusal);
     };
-    let store = state.ok().map(|s| s.snapshots);
-    let rebasing = match stale_bases(tree, patch, store.as_ref()) {
-        Ok(list) if !list.is_empty() => list,
-        _ => return Err(refusal),
+    let advised = |mut r: Refusal| {
+        if r.error.code == ErrorCode::StaleFile {
+            advise(&mut r.error, &stale, opts.rebase);
+        }
+        r
     };
+    if !opts.rebase {
+        return Err(advised(refusal));
+    }
+    let rebasing: Vec<&Rebasing> = stale.iter().filter(|r| r.found.is_some()).collect();
+    if rebasing.is_empty() {
+        return Err(advised(refusal));
+    }
     let overlay = BaseOverlay {
         disk: tree,
         bases: rebasing
             .iter()
-            .map(|r| (r.old.clone(), r.base.clone()))
+            .filter_map(|r| Some((r.old.clone(), r.found.as_ref()?.0.clone())))
             .collect(),
     };
-    let mut planned = source.plan_over(Some(&overlay), patch, opts, plan_opts)?;
+    let mut planned = source
+        .plan_over(Some(&overlay), patch, opts, plan_opts)
+        .map_err(advised)?;
     for r in &rebasing {
         merge_one(&mut planned.plan, r).map_err(|error| Refusal {
             error,
@@ -198,8 +210,35 @@ pub(crate) fn plan(
     Ok(planned)
 }
 
-/// The file patches whose `*** Base:` no longer matches the file and whose base content is
-/// known (Update and Move only: a stale Delete stays refused).
+/// The snapshots `read` kept for this root, looked up without creating the state place (a
+/// `--check` run writes nothing, there either).
+fn snapshot_store(opts: &Options, tree: &DiskTree) -> Option<SnapshotStore> {
+    let state = match &opts.state {
+        Some(s) => s.clone(),
+        None => crate::state::StateDir::for_root(tree.path()).ok()?,
+    };
+    Some(SnapshotStore::new(state.base().join("snapshots")))
+}
+
+/// Word a `stale_file` refusal of a file whose `*** Base:` no longer matches for what a
+/// rebase would do: its base content is known (`--rebase` would merge), or `--rebase` was
+/// given and nothing of that version was kept.
+fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool) {
+    let Some(r) = stale
+        .iter()
+        .find(|r| error.path.as_deref() == Some(r.old.as_str()))
+    else {
+        return;
+    };
+    match (&r.found, rebase) {
+        (Some((_, source)), false) => rebase::advise_rebase(error, *source),
+        (None, true) => rebase::explain_no_base(error, &r.version),
+        _ => {}
+    }
+}
+
+/// The file patches whose `*** Base:` no longer matches the file, each with its base content
+/// when it is known (Update and Move only: a stale Delete stays refused).
 fn stale_bases(
     tree: &DiskTree,
     patch: &PatchSet<'_>,
@@ -225,15 +264,11 @@ fn stale_bases(
         if sha256_hex(&current).starts_with(&version.to_ascii_lowercase()) {
             continue;
         }
-        let Some((base, source)) = rebase::find_base(root, &old, version, store) else {
-            continue;
-        };
         out.push(Rebasing {
+            found: rebase::find_base(root, &old, version, store),
             old,
             new,
-            base,
             current: current.into_vec(),
-            source,
             version: version.clone(),
         });
     }
@@ -243,6 +278,9 @@ fn stale_bases(
 /// Replace a rebased file's planned content (the patch applied to its base) by the merge of
 /// that change onto the current content, and say so.
 fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
+    let Some((base, source)) = &r.found else {
+        return Ok(());
+    };
     let change = plan
         .changes
         .iter_mut()
@@ -252,7 +290,7 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
             let NewState::File { bytes, .. } = &mut c.after else {
                 return Ok(());
             };
-            let merged = Content::from(rebase::merge(&r.new, &r.base, &r.current, bytes)?);
+            let merged = Content::from(rebase::merge(&r.new, base, &r.current, bytes)?);
             *bytes = merged.clone();
             merged
         }
@@ -272,7 +310,7 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
                 "changed since version {}: the patch was placed on that version ({}) and its \
                  change merged onto the current file",
                 r.version,
-                r.source.as_str()
+                source.as_str()
             ),
         )
         .with_path(&r.new),

@@ -331,6 +331,34 @@ fn rebase_without_a_known_base_stays_stale() {
     );
 }
 
+/// A stale Base whose content `read` kept: the refusal names `--rebase` (which then
+/// merges); without a kept snapshot it does not.
+#[test]
+fn a_stale_base_with_a_kept_snapshot_names_rebase() {
+    let t = TempTree::with(&[("app.py", PY)]);
+    let patch = greet_patch(&base_of(&t, "app.py"));
+    t.write("app.py", PY.replace("import os\n", "").as_bytes());
+    let out = t.run(&[&patch], "");
+    assert_eq!(out.status, 1);
+    assert_agent_snapshot!("stale_with_snapshot", out.normalized());
+    let json = t.run(&["--json", &patch], "").json();
+    assert_eq!(json["error"]["details"]["rebase"], "possible");
+    let unread = greet_patch("00112233445566aa");
+    let out = t.run(&[&unread], "");
+    assert_eq!(out.status, 1);
+    assert!(!out.stderr.contains("--rebase"), "{}", out.stderr);
+    assert_eq!(t.run(&["--rebase", &patch], "").status, 0);
+}
+
+/// `--rebase` with no content of the Base's version known says why nothing was merged.
+#[test]
+fn rebase_without_a_snapshot_says_why() {
+    let t = TempTree::with(&[("app.py", PY)]);
+    let out = t.run(&["--rebase", &greet_patch("00112233445566aa")], "");
+    assert_eq!(out.status, 1);
+    assert_agent_snapshot!("rebase_without_snapshot", out.normalized());
+}
+
 /// Inside a git work tree, the HEAD version is a base even without a read.
 #[test]
 fn rebase_uses_the_head_version_in_a_git_work_tree() {

@@ -292,3 +292,48 @@ fn file_not_found_names_a_file_of_that_name_elsewhere() {
     );
     assert_cli_snapshot!("front_file_not_found_elsewhere", out);
 }
+
+/// An agent option takes the same rendering path as a plain apply: `-v`'s hunk lines and the
+/// "already reverted" wording of `-R` are there with `--max-risk`, and the risk line too.
+#[test]
+fn verbose_and_reverse_wording_with_an_agent_option() {
+    let t = TempTree::with(&[("a.txt", "zero\none\ntwo\nthree\n")]);
+    let out = t.run(&["-v", "--max-risk", "1000", DIFF], "");
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(out.stdout.contains("hunk 1 at line"), "{}", out.stdout);
+    assert!(out.stderr.contains("risk: "), "{}", out.stderr);
+    assert_cli_snapshot!("front_verbose_max_risk", out);
+
+    let t = tree();
+    let out = t.run(&["-R", "--max-risk", "1000", DIFF], "");
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(out.stderr.contains("already reverted"), "{}", out.stderr);
+    assert!(!out.stderr.contains("already applied"), "{}", out.stderr);
+    assert_cli_snapshot!("front_reverse_noop_max_risk", out);
+    assert_eq!(t.read_str("a.txt"), "one\ntwo\nthree\n");
+}
+
+/// "Did you mean" with `--preview`, and `--stat --apply` with `--max-risk`.
+#[test]
+fn did_you_mean_and_stat_with_agent_options() {
+    let t = TempTree::with(&[("src/app/config.py", "a = 1\n")]);
+    let patch = "*** Begin Patch\n*** Update File: config.py\n@@\n-a = 1\n+a = 2\n*** End Patch\n";
+    let out = t.run(&["--preview", patch], "");
+    assert_eq!(out.status, 1);
+    assert!(
+        out.stderr.contains("did you mean `src/app/config.py`?"),
+        "{}",
+        out.stderr
+    );
+    assert_cli_snapshot!("front_file_not_found_elsewhere_preview", out);
+
+    let t = tree();
+    let out = t.run(&["--stat", "--apply", "--max-risk", "1000", DIFF], "");
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert_eq!(
+        out.stdout,
+        " a.txt |    2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n"
+    );
+    assert!(out.stderr.starts_with("risk: "), "{}", out.stderr);
+    assert_eq!(t.read_str("a.txt"), "one\n2\nthree\n");
+}

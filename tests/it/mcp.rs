@@ -297,6 +297,48 @@ async fn rebase_merges_a_stale_base_over_mcp() {
     client.cancel().await.expect("the session closes");
 }
 
+/// The `stale_file` hint over MCP names `rebase: true` when the Base's content was kept, and
+/// says why nothing was merged when `rebase: true` found no such content.
+#[tokio::test]
+async fn stale_file_hints_name_rebase_true_over_mcp() {
+    let t = TempTree::with(&[("app.py", APP)]);
+    let client = start(&t, &[]).await;
+    let r = call(&client, "read", json!({"path": "app.py"})).await;
+    let base = r.structured_content.expect("data")["base"]
+        .as_str()
+        .expect("base")
+        .to_string();
+    t.write("app.py", format!("{APP}# edited\n").as_bytes());
+    let p = patch(&base, "message = 'hello ' + name", "message = 'hi ' + name");
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(failed, "{value}");
+    let e = &value["error"];
+    assert_eq!(e["code"], "stale_file");
+    let hint = e["hint"].as_str().expect("a hint");
+    assert!(hint.contains("rebase: true"), "{hint}");
+    assert!(
+        !hint.contains("--rebase"),
+        "the CLI's flag is not the tool's: {hint}"
+    );
+
+    let unknown = patch("00112233445566aa", "message = 'hello ' + name", "x = 1");
+    let (value, failed) = data(
+        &client,
+        "apply_patch",
+        json!({"patch": unknown, "rebase": true}),
+    )
+    .await;
+    assert!(failed, "{value}");
+    let e = &value["error"];
+    assert_eq!(e["code"], "stale_file");
+    let message = e["message"].as_str().expect("a message");
+    assert!(message.contains("no snapshot"), "{message}");
+    assert!(!message.contains("--rebase"), "{message}");
+    let hint = e["hint"].as_str().expect("a hint");
+    assert!(hint.contains("read tool"), "{hint}");
+    client.cancel().await.expect("the session closes");
+}
+
 #[tokio::test]
 async fn read_only_mode_offers_only_the_reading_tools() {
     let t = TempTree::with(&[("app.py", APP)]);

@@ -617,6 +617,31 @@ fn human_output_of_git_refusals_and_check_patches() {
     });
 }
 
+/// A patch whose hunk does not fit the staged file: its `FAIL` line is followed by the
+/// nearest text of the file, with line numbers and what differs, and the hint.
+#[test]
+fn check_patches_fail_shows_the_nearest_text_and_the_hint() {
+    let s = Scratch::new(&[]);
+    s.write(
+        "greet.py",
+        "def greet(name):\n    print('hello ' + name)\n    return name\n",
+    );
+    s.commit_all("init");
+    let patch = "--- a/greet.py\n+++ b/greet.py\n@@ -1,3 +1,3 @@\n def greet(name):\n-    print(\"hello \" + name)\n+    print(\"hi \" + name)\n     return name\n";
+    s.write("p/0001-hi.patch", patch);
+    let checked = s.apply_patch(&["check-patches", "p"], "");
+    assert_eq!(checked.status, 1);
+    assert!(checked.stdout.contains("hint: "), "{}", checked.stdout);
+    assert!(
+        checked.stdout.contains("print('hello ' + name)"),
+        "{}",
+        checked.stdout
+    );
+    insta::with_settings!({snapshot_path => "../../../snapshots/git", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("check_patches_fail_nearest", shown(&checked));
+    });
+}
+
 #[test]
 fn cached_conflicts_with_markers_write_only_the_stages() {
     let diff = {

@@ -1,0 +1,181 @@
+//! Stage: command line (agent commands). What `read`, `confirm`, `chip` and `mcp` print, as
+//! an [`Outcome`]. An apply with agent options is not here: every apply is rendered by
+//! [`super::apply`]. Never writes the work tree itself.
+
+// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use std::path::Path;
+
+use super::*;
+use apply_patch::agent::read::{read_file, LineRange};
+use apply_patch::agent::run::{self as agent_run, ConfirmReport};
+use apply_patch::agent::{mcp, AgentState};
+
+/// A JSON answer of a subcommand.
+fn json_outcome(value: &impl serde::Serialize, status: u8) -> Outcome {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    Outcome {
+        stdout: text.into_bytes(),
+        stderr: String::new(),
+        status,
+    }
+}
+
+/// `apply-patch read PATH [--lines A:B] [--json]`.
+pub(crate) fn read(
+    root: &Path,
+    path: &str,
+    lines: Option<&str>,
+    json: bool,
+    style: Style,
+) -> Outcome {
+    if let Err(e) = apply_patch::agent::check_root(root) {
+        return Outcome::error(e, json, style);
+    }
+    let range = match lines.map(LineRange::parse).transpose() {
+        Ok(r) => r.unwrap_or_default(),
+        Err(e) => return Outcome::error(e, json, style),
+    };
+    // The snapshot is a convenience for later rebases: a state place that cannot be made
+    // must not stop a read.
+    let state = AgentState::for_root(root).ok();
+    let read = read_file(root, path, range, state.as_ref().map(|s| &s.snapshots));
+    read_output(
+        read.map(|out| (serde_json::to_value(&out), out.render())),
+        json,
+        style,
+    )
+}
+
+/// `apply-patch read PATH --around N [--json]`: the function (else block, else element)
+/// enclosing line N, with `read`'s header and version.
+pub(crate) fn read_around(
+    root: &Path,
+    path: &str,
+    line: usize,
+    json: bool,
+    style: Style,
+) -> Outcome {
+    if let Err(e) = apply_patch::agent::check_root(root) {
+        return Outcome::error(e, json, style);
+    }
+    let state = AgentState::for_root(root).ok();
+    let read = apply_patch::agent::around::read_around(
+        root,
+        path,
+        line,
+        state.as_ref().map(|s| &s.snapshots),
+    );
+    read_output(
+        read.map(|out| (serde_json::to_value(&out), out.render())),
+        json,
+        style,
+    )
+}
+
+/// A read's output: its data with `ok` and `error` (JSON), or its rendering.
+fn read_output(
+    read: Result<(serde_json::Result<serde_json::Value>, String), Error>,
+    json: bool,
+    style: Style,
+) -> Outcome {
+    match read {
+        Ok((value, _)) if json => Outcome {
+            stdout: json_object(value.unwrap_or_default(), true),
+            ..Outcome::default()
+        },
+        Ok((_, text)) => Outcome {
+            stdout: text.into_bytes(),
+            ..Outcome::default()
+        },
+        Err(e) => Outcome::error(e, json, style),
+    }
+}
+
+/// `apply-patch confirm ID`.
+pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
+    if let Err(e) = apply_patch::agent::check_root(root) {
+        return Outcome::error(e, json, style);
+    }
+    let r: ConfirmReport = agent_run::confirm(root, id, None);
+    let status = r.exit_status();
+    if json {
+        return json_outcome(&r, status);
+    }
+    match &r.error {
+        Some(e) => Outcome {
+            stdout: Vec::new(),
+            stderr: error_text(e, style),
+            status,
+        },
+        None => {
+            let mut out = format!("confirmed preview {}\n", r.preview);
+            for f in r.files.as_array().into_iter().flatten() {
+                let op = f["op"].as_str().unwrap_or("modify");
+                let path = f["path"].as_str().unwrap_or("");
+                out.push_str(&format!("{op} {path}\n"));
+            }
+            Outcome {
+                stdout: out.into_bytes(),
+                stderr: String::new(),
+                status,
+            }
+        }
+    }
+}
+
+/// `apply-patch chip ID`: print a kept refused patch.
+pub(crate) fn chip(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
+    if let Err(e) = apply_patch::agent::check_root(root) {
+        return Outcome::error(e, json, style);
+    }
+    match AgentState::for_root(root).and_then(|s| s.chips.load(id)) {
+        Ok(bytes) if json => json_outcome(
+            &serde_json::json!({
+                "ok": true, "chip": id, "patch": String::from_utf8_lossy(&bytes), "error": null
+            }),
+            0,
+        ),
+        Ok(bytes) => Outcome {
+            stdout: bytes,
+            ..Outcome::default()
+        },
+        Err(e) => Outcome::error(e, json, style),
+    }
+}
+
+/// `apply-patch mcp [--read-only] [--post-check [NAME=]CMD]...`: serve MCP on standard input
+/// and output until closed. The `--post-check` commands are the only ones a tool may run.
+pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) -> Outcome {
+    let plain = |e: Error| Outcome::error(e, false, Style::Plain);
+    if let Err(e) = apply_patch::agent::check_root(root) {
+        return plain(e);
+    }
+    let checks = match apply_patch::agent::catalog::PostChecks::parse(post_checks) {
+        Ok(c) => c,
+        Err(e) => return plain(e),
+    };
+    let permission = if read_only {
+        mcp::Permission::ReadOnly
+    } else {
+        mcp::Permission::ReadBeforeEdit
+    };
+    let root = match std::fs::canonicalize(root) {
+        Ok(r) => r,
+        Err(e) => {
+            return plain(Error::io(
+                &root.display().to_string(),
+                "cannot open the root",
+                &e,
+            ))
+        }
+    };
+    let state = AgentState::for_root(&root).ok();
+    let server = mcp::McpServer::new(root, permission, state, checks);
+    match mcp::serve_stdio(server) {
+        Ok(()) => Outcome::default(),
+        Err(e) => plain(e),
+    }
+}
