@@ -36,14 +36,14 @@ pub(crate) mod trees;
 
 pub use blob::{id_matches, is_null_id};
 #[cfg(feature = "cli")]
-pub use check::check_patches;
+pub use check::{check_patches, CheckReport};
 // Used by the integration tests only.
 #[cfg(feature = "internals")]
 pub use {
     blob::{blob_id_of_bytes, BaseCheck},
 };
 #[cfg(all(feature = "internals", feature = "cli"))]
-pub use check::{CheckReport, PatchCheck};
+pub use check::PatchCheck;
 pub use discover::Repo;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
