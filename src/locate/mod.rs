@@ -165,11 +165,29 @@ pub struct Placement {
     pub final_newline: Option<bool>,
 }
 
+/// What the user calls the refused piece of a patch: a hunk of a diff, or an edit of a JSON
+/// request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchPart {
+    Hunk,
+    Edit,
+}
+
+impl std::fmt::Display for PatchPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PatchPart::Hunk => "hunk",
+            PatchPart::Edit => "edit",
+        })
+    }
+}
+
 /// Why a hunk was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LocateError {
-    #[error("hunk {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}", hunk + 1)]
     ContextNotFound {
+        unit: PatchPart,
         hunk: usize,
         message: String,
         /// The lines the hunk (or its anchor) expected.
@@ -177,8 +195,9 @@ pub enum LocateError {
         nearest: Option<Nearest>,
         hint: String,
     },
-    #[error("hunk {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}", hunk + 1)]
     AmbiguousMatch {
+        unit: PatchPart,
         hunk: usize,
         message: String,
         expected: Vec<String>,
@@ -207,6 +226,16 @@ impl LocateError {
         }
     }
 
+    /// What the user calls the refused piece: JSON edits are "edits".
+    pub fn unit(&self) -> PatchPart {
+        match self {
+            LocateError::ContextNotFound { unit, .. }
+            | LocateError::AmbiguousMatch { unit, .. } => *unit,
+            LocateError::OverlappingHunks { .. } => PatchPart::Hunk,
+            LocateError::ExpectedMismatch { .. } => PatchPart::Edit,
+        }
+    }
+
     /// 0-based index of the refused hunk (or edit).
     pub fn hunk(&self) -> usize {
         match self {
@@ -222,17 +251,7 @@ impl LocateError {
     pub fn into_error(self, path: &str) -> Error {
         let code = self.code();
         let n = self.hunk() + 1;
-        // JSON edits are "edits" to the user; their replace refusals start with "`old` ".
-        let unit = match &self {
-            LocateError::ExpectedMismatch { .. } => "edit",
-            LocateError::ContextNotFound { message, .. }
-            | LocateError::AmbiguousMatch { message, .. }
-                if message.starts_with("`old` ") =>
-            {
-                "edit"
-            }
-            _ => "hunk",
-        };
+        let unit = self.unit();
         let head = |message: &str| format!("{unit} {n} of {path}: {message}");
         let base = |message: &str| Error::new(code, head(message)).with_path(path).with_hunk(n);
         match self {

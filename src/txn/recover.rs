@@ -26,7 +26,7 @@ use super::failpoint::Failpoints;
 use super::forward;
 use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
-use super::{audit, TxnWarning};
+use super::{audit, TxnWarning, TxnWarningCode};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -69,7 +69,7 @@ impl RecoverReport {
     fn finished_around_later_edit(&self) -> bool {
         self.warnings
             .iter()
-            .any(|w| w.code == super::stage::LATER_EDIT)
+            .any(|w| w.code == TxnWarningCode::LaterEdit)
     }
 
     /// The report as `recovered` warnings (what `commit` returns in `Committed::recovered`).
@@ -85,7 +85,7 @@ impl RecoverReport {
             RecoverAction::Completed => "completed its clean-up".to_string(),
         };
         let mut out = vec![TxnWarning {
-            code: "recovered".into(),
+            code: TxnWarningCode::Recovered,
             message: format!("an interrupted transaction ({id}) was recovered first: {what}"),
             path: None,
         }];
@@ -97,14 +97,14 @@ impl RecoverReport {
         let later_edit = |p: &String| {
             self.warnings
                 .iter()
-                .any(|w| w.code == super::stage::LATER_EDIT && w.path.as_ref() == Some(p))
+                .any(|w| w.code == TxnWarningCode::LaterEdit && w.path.as_ref() == Some(p))
         };
         out.extend(
             self.conflicts
                 .iter()
                 .filter(|p| !later_edit(p))
                 .map(|p| TxnWarning {
-                    code: "recovered".into(),
+                    code: TxnWarningCode::Recovered,
                     message: format!(
                         "{p} was changed after the interruption and was left as found{kept}"
                     ),
@@ -681,7 +681,7 @@ fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {
 
 pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
     TxnWarning {
-        code: "cleanup".into(),
+        code: TxnWarningCode::Cleanup,
         message: e.message,
         path: e.path,
     }
