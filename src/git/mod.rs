@@ -36,7 +36,7 @@ pub use check::{check_patches, CheckReport, PatchCheck};
 pub use discover::Repo;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
-pub use threeway::ThreeWay;
+pub use threeway::{Conflicted, ThreeWay};
 
 use crate::error::{Error, ErrorCode};
 

@@ -11,6 +11,7 @@
 
 pub mod audit;
 pub mod dirfd;
+mod error;
 pub mod failpoint;
 pub mod first;
 pub(crate) mod forward;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
+pub use error::TxnError;
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
 pub use recover::{recover, recover_with, RecoverAction, RecoverReport};

@@ -602,7 +602,7 @@ pub(crate) fn roll_back_failed_commit(
     root: &Dir,
     journal: &mut Journal,
     (jdir, jpath): (&Dir, &Path),
-    (mut err, renamed): (Error, usize),
+    (err, renamed): (Error, usize),
 ) -> Error {
     let was_committed = journal.phase == Phase::Committed;
     if was_committed {
@@ -631,10 +631,14 @@ pub(crate) fn roll_back_failed_commit(
         );
         // Left behind, the journal would only be rolled back again (every path is old).
         let _ = remove_dir(jpath);
-        if was_committed {
-            err.message = format!("{}; the work-tree changes were rolled back", err.message);
-        }
-        return err;
+        return if was_committed {
+            super::TxnError::RolledBack {
+                cause: Box::new(err),
+            }
+            .into()
+        } else {
+            err
+        };
     }
     let _ = audit::append(
         &state.audit_log(),
