@@ -33,7 +33,7 @@ use crate::agent::{oversize, sha256_hex, tools, AgentState};
 use crate::apply::ApplyOptions;
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
-use crate::report::{Warning, WarningCode};
+use crate::report::Warning;
 use crate::text::Text;
 
 /// The most lines `read` serves when no `end_line` is given.
@@ -459,7 +459,7 @@ impl Session {
             report
                 .report
                 .warnings
-                .push(Warning::new(WarningCode::ChangedSinceRead, n.message).with_path(n.path));
+                .push(Warning::new(n.code, n.message).with_path(n.path));
         }
         if report.report.ok && !opts.check && !preview {
             let paths: Vec<(String, Option<String>)> = report

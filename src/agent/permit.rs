@@ -25,7 +25,7 @@ pub struct ReadRecord {
 /// A note for the report: the edit went ahead, but something differs from what was read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Notice {
-    pub code: &'static str,
+    pub code: crate::report::WarningCode,
     pub message: String,
     pub path: String,
 }
@@ -80,7 +80,7 @@ pub fn check(
             }
             if sha256_hex(&bytes) != record.sha256 {
                 notices.push(Notice {
-                    code: "changed_since_read",
+                    code: crate::report::WarningCode::ChangedSinceRead,
                     message: format!(
                         "{rel} changed since it was read (same line count): check the result"
                     ),
@@ -174,7 +174,10 @@ mod tests {
         let changed = HashMap::from([("a.txt".to_string(), record(b"a\nB\nc\n"))]);
         let notices = check(dir.path(), &patch, &changed).expect("same count");
         assert_eq!(notices.len(), 1);
-        assert_eq!(notices[0].code, "changed_since_read");
+        assert_eq!(
+            notices[0].code,
+            crate::report::WarningCode::ChangedSinceRead
+        );
         let same = HashMap::from([("a.txt".to_string(), record(b"a\nb\nc\n"))]);
         assert!(check(dir.path(), &patch, &same)
             .expect("unchanged")

@@ -272,7 +272,13 @@ impl Merge<'_> {
                     theirs: patched.into_vec(),
                 })
             }
-            Err(found) => return Err(super::ThreeWay::conflict_error(path, &found)),
+            Err(found) => {
+                return Err(super::ThreeWay::conflict_error(
+                    path,
+                    &found,
+                    super::Conflicted::Refused,
+                ))
+            }
         };
         // The report shows the hashes of what is there and what is written: the source as
         // it is and the merge, not the base and the patched base.

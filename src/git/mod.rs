@@ -47,7 +47,7 @@ pub use check::PatchCheck;
 pub use discover::Repo;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
-pub use threeway::ThreeWay;
+pub use threeway::{Conflicted, ThreeWay};
 
 use crate::error::{Error, ErrorCode};
 

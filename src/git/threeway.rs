@@ -30,21 +30,48 @@ pub enum ThreeWay {
     },
 }
 
+/// What became of a conflicted file, which its refusal says (and so the next step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conflicted<'a> {
+    /// Nothing written: the patch is refused.
+    Refused,
+    /// `--conflict-markers --check`: the markers would be written, nothing was.
+    Checked,
+    /// `--conflict-markers`: markers were written into these files.
+    MarkersWritten(&'a [&'a str]),
+}
+
 impl ThreeWay {
     /// The `merge_conflict` refusal of a conflicted merge, showing the regions.
-    pub fn conflict_error(path: &str, conflicts: &Conflicts) -> Error {
-        Error::new(
-            ErrorCode::MergeConflict,
-            format!(
-                "{path}: the patch's change conflicts with changes made since it was written: {}",
-                conflicts.summary()
+    pub fn conflict_error(path: &str, conflicts: &Conflicts, fate: Conflicted<'_>) -> Error {
+        let what = format!(
+            "{path}: the patch's change conflicts with changes made since it was written: {}",
+            conflicts.summary()
+        );
+        let (message, hint) = match fate {
+            Conflicted::Refused => (
+                what,
+                "resolve by hand, or pass --conflict-markers to write git-style conflict \
+                 markers into the file",
             ),
-        )
-        .with_path(path)
-        .with_hint("resolve by hand, or pass --conflict-markers to write git-style conflict markers into the file")
-        .with_details(conflicts.to_details())
+            Conflicted::Checked => (format!("{what} (--check: nothing written)"), MARKERS_HINT),
+            Conflicted::MarkersWritten(paths) => (
+                format!(
+                    "{what}; conflict markers were written into {}",
+                    paths.join(", ")
+                ),
+                MARKERS_HINT,
+            ),
+        };
+        Error::new(ErrorCode::MergeConflict, message)
+            .with_path(path)
+            .with_hint(hint)
+            .with_details(conflicts.to_details())
     }
 }
+
+/// The next step once conflict markers are in the files.
+const MARKERS_HINT: &str = "resolve the conflict markers, then stage the files (git add)";
 
 impl Repo {
     /// The one blob whose id starts with `hex` (the repository's object format decides how
@@ -166,5 +193,43 @@ impl Repo {
                 .with_path(rel))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::ConflictRegion;
+
+    #[test]
+    fn a_conflict_refusal_says_what_became_of_the_files() {
+        let conflicts = Conflicts {
+            regions: vec![ConflictRegion {
+                line: 3,
+                ours: vec!["A".into()],
+                theirs: vec!["a".into()],
+            }],
+            marked: Vec::new(),
+        };
+        let head = "a.txt: the patch's change conflicts with changes made since it was \
+                    written: 1 conflicting region (at line 3 of the merged text)";
+        let refused = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Refused);
+        assert_eq!(refused.message, head);
+        assert!(refused
+            .hint
+            .is_some_and(|h| h.contains("--conflict-markers")));
+        let checked = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Checked);
+        assert_eq!(
+            checked.message,
+            format!("{head} (--check: nothing written)")
+        );
+        assert_eq!(checked.hint.as_deref(), Some(MARKERS_HINT));
+        let written = Conflicted::MarkersWritten(&["a.txt", "b.txt"]);
+        let written = ThreeWay::conflict_error("a.txt", &conflicts, written);
+        assert_eq!(
+            written.message,
+            format!("{head}; conflict markers were written into a.txt, b.txt")
+        );
+        assert_eq!(written.details, Some(conflicts.to_details()));
     }
 }

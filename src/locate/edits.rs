@@ -13,7 +13,7 @@ use super::hunks::ambiguous_error;
 use super::ladder::{fold_quotes, trim};
 use super::reindent::{self, Rebase, Unit};
 use super::search::{FileView, Pattern};
-use super::{Level, LocateError, LocateOptions, Piece, Placement};
+use super::{Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
 
 /// The ways out of an ambiguous `replace`.
 const REPLACE_WAYS_OUT: &str = "say which one: send instead the `line_range` edit its candidate \
@@ -186,7 +186,7 @@ fn replace(
                     one.first().and_then(|p| line_range_edit(view.lines, p))
                 };
                 return Err(ambiguous_error(
-                    index,
+                    (PatchPart::Edit, index),
                     what,
                     &first,
                     view.lines,
@@ -303,7 +303,7 @@ fn replace_lines(
                             .and_then(|p| line_range_edit(view.lines, p))
                     };
                     return Err(ambiguous_error(
-                        index,
+                        (PatchPart::Edit, index),
                         "`old`",
                         &expected,
                         view.lines,
@@ -333,6 +333,7 @@ fn replace_lines(
         message.push_str(&diagnose::comparison(&expected, near));
     }
     Err(LocateError::ContextNotFound {
+        unit: PatchPart::Edit,
         hunk: index,
         message,
         expected: old_lines.iter().map(|l| l.to_string()).collect(),
@@ -389,7 +390,7 @@ fn line_placement(
             None => Ok(l.to_vec()),
         })
         .collect::<Result<Vec<Vec<u8>>, _>>()
-        .map_err(|e| e.into_error(index, true, s, old))?;
+        .map_err(|e| e.into_error((PatchPart::Edit, index), s, old))?;
     let mut p = placement(
         index,
         s,

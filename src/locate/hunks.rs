@@ -12,7 +12,7 @@ use super::diagnose::{self, lossy};
 use super::ladder;
 use super::reindent::{self, Rebase, TooShallow, Unit};
 use super::search::{self, FileView, Found, Outcome, Pattern, Scope};
-use super::{Level, LocateError, LocateOptions, Piece, Placement};
+use super::{Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
 
 /// Place every hunk of one file. See [`super::locate_hunks`].
 pub(crate) fn locate_hunks(
@@ -216,7 +216,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                 Outcome::Ambiguous(all, level) => {
                     let selects = |k: usize| Some(self.header_for(None, all[k]));
                     return Err(ambiguous_error(
-                        index,
+                        (PatchPart::Hunk, index),
                         &what,
                         &pat.lines,
                         self.view.lines,
@@ -228,7 +228,13 @@ impl<'f, 'o> Locator<'f, 'o> {
                 }
                 Outcome::NotFound => {
                     let looked = diagnose::where_looked(scope.hint, scope.window, found, false);
-                    return Err(self.not_found(index, &what, &pat.lines, &scope, looked));
+                    return Err(self.not_found(
+                        index,
+                        Missing::anchor(&what),
+                        &pat.lines,
+                        &scope,
+                        looked,
+                    ));
                 }
             }
         }
@@ -282,7 +288,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                     };
                     let selects = |k: usize| Some(self.header_for(Some(hunk), all[k]));
                     return Err(ambiguous_error(
-                        index,
+                        (PatchPart::Hunk, index),
                         "context",
                         &pat.lines,
                         self.view.lines,
@@ -304,20 +310,24 @@ impl<'f, 'o> Locator<'f, 'o> {
             return Err(err);
         }
         let looked = diagnose::where_looked(scope.hint, scope.window, aim.anchor, scope.eof);
-        let mut err = self.not_found(index, "context", &pat.lines, &scope, looked);
         // A hunk that starts with its own anchor line cannot be found after that line.
         let repeats = match (hunk.anchors.last(), pat.lines.first()) {
             (Some(anchor), Some(first)) => ladder::line_eq(anchor, first, Level::Unicode),
             _ => false,
         };
-        if let (true, LocateError::ContextNotFound { message, hint, .. }) = (repeats, &mut err) {
-            message.push_str(
-                "\nthe hunk's first line repeats its @@ anchor, and a hunk is searched only \
-                 after its anchor line",
-            );
-            *hint = "drop the @@ anchor or the repeated first line of the hunk".to_string();
-        }
-        Err(err)
+        let missing = if repeats {
+            Missing {
+                what: "context",
+                hint: "drop the @@ anchor or the repeated first line of the hunk",
+                note: Some(
+                    "the hunk's first line repeats its @@ anchor, and a hunk is searched only \
+                     after its anchor line",
+                ),
+            }
+        } else {
+            Missing::lines("context")
+        };
+        Err(self.not_found(index, missing, &pat.lines, &scope, looked))
     }
 
     /// A match starting exactly at the explicit hint, at the strictest level that has one
@@ -376,6 +386,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             message.push_str(&diagnose::comparison(&pat.lines, near));
         }
         Some(LocateError::ContextNotFound {
+            unit: PatchPart::Hunk,
             hunk: index,
             message,
             expected: pat.lines.iter().map(|l| lossy(l)).collect(),
@@ -432,6 +443,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                     None => "at its line number".to_string(),
                 };
                 Err(LocateError::ContextNotFound {
+                    unit: PatchPart::Hunk,
                     hunk: index,
                     message: format!(
                         "the hunk inserts before line {} ({place}), above hunk {}, whose match \
@@ -521,7 +533,13 @@ impl<'f, 'o> Locator<'f, 'o> {
             window: 0,
         };
         let looked = format!("exactly at line {} (--unidiff-zero)", s + 1);
-        Err(self.not_found(index, "deleted lines", &pat.lines, &scope, looked))
+        Err(self.not_found(
+            index,
+            Missing::lines("deleted lines"),
+            &pat.lines,
+            &scope,
+            looked,
+        ))
     }
 
     /// The placement of a hunk whose old side matched at `s` at `level`; refused when an
@@ -546,8 +564,8 @@ impl<'f, 'o> Locator<'f, 'o> {
         } else {
             None
         };
-        let pieces =
-            pieces(hunk, s, rebase.as_ref()).map_err(|e| e.into_error(index, false, s, &old))?;
+        let pieces = pieces(hunk, s, rebase.as_ref())
+            .map_err(|e| e.into_error((PatchPart::Hunk, index), s, &old))?;
         Ok(Placement {
             hunk: index,
             start: s,
@@ -563,7 +581,7 @@ impl<'f, 'o> Locator<'f, 'o> {
     fn not_found(
         &mut self,
         index: usize,
-        what: &str,
+        missing: Missing<'_>,
         expected: &[&[u8]],
         scope: &Scope,
         looked: String,
@@ -583,27 +601,61 @@ impl<'f, 'o> Locator<'f, 'o> {
         } else {
             ""
         };
-        let mut message = format!("{what} not found {looked}{only_exact}");
+        let mut message = format!("{} not found {looked}{only_exact}", missing.what);
         if let Some(near) = &nearest {
             message.push('\n');
             message.push_str(&diagnose::comparison(expected, near));
         }
-        let hint = if what.starts_with("anchor") {
-            "the @@ line must name one line of the file above the change (e.g. the enclosing \
-             function's first line); check it against the file"
-        } else {
-            "copy the context and deleted lines exactly as the file has them (see the nearest \
-             text), or re-read the file and make the patch again"
-        };
+        if let Some(note) = missing.note {
+            message.push('\n');
+            message.push_str(note);
+        }
         LocateError::ContextNotFound {
+            unit: PatchPart::Hunk,
             hunk: index,
             message,
             expected: expected.iter().map(|l| lossy(l)).collect(),
             nearest,
-            hint: hint.to_string(),
+            hint: missing.hint.to_string(),
         }
     }
 }
+
+/// What a hunk looked for and did not find, with the next step to take and an extra line of
+/// explanation: all known before the refusal's message is written, which is written once.
+struct Missing<'a> {
+    what: &'a str,
+    hint: &'a str,
+    note: Option<&'a str>,
+}
+
+impl<'a> Missing<'a> {
+    /// An `@@` anchor line (`what` quotes it).
+    fn anchor(what: &'a str) -> Self {
+        Missing {
+            what,
+            hint: ANCHOR_NOT_FOUND,
+            note: None,
+        }
+    }
+
+    /// Context or deleted lines.
+    fn lines(what: &'a str) -> Self {
+        Missing {
+            what,
+            hint: LINES_NOT_FOUND,
+            note: None,
+        }
+    }
+}
+
+/// The next step when an `@@` anchor line is not in the file.
+const ANCHOR_NOT_FOUND: &str = "the @@ line must name one line of the file above the change \
+    (e.g. the enclosing function's first line); check it against the file";
+
+/// The next step when a hunk's context or deleted lines are not in the file.
+const LINES_NOT_FOUND: &str = "copy the context and deleted lines exactly as the file has them \
+    (see the nearest text), or re-read the file and make the patch again";
 
 /// The ways out of an ambiguous agent hunk.
 const HUNK_WAYS_OUT: &str = "say which one: send the hunk again with the `@@` line its \
@@ -632,7 +684,7 @@ fn order_hint(prev: usize) -> String {
 /// the candidate at `starts[k]`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ambiguous_error(
-    index: usize,
+    (unit, index): (PatchPart, usize),
     what: &str,
     expected: &[&[u8]],
     lines: &[&[u8]],
@@ -655,6 +707,7 @@ pub(crate) fn ambiguous_error(
         diagnose::candidate_block(&candidates)
     );
     LocateError::AmbiguousMatch {
+        unit,
         hunk: index,
         message,
         expected: expected.iter().map(|l| lossy(l)).collect(),
@@ -737,6 +790,7 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Result<Vec<Piec
 fn past_the_end(index: usize, what: &str, n: usize, expected: Vec<String>) -> LocateError {
     let lines = if n == 1 { "line" } else { "lines" };
     LocateError::ContextNotFound {
+        unit: PatchPart::Hunk,
         hunk: index,
         message: format!("{what} (--unidiff-zero), but the file has only {n} {lines}"),
         expected,

@@ -165,12 +165,30 @@ pub struct Placement {
     pub final_newline: Option<bool>,
 }
 
+/// What the user calls the refused piece of a patch: a hunk of a diff, or an edit of a JSON
+/// request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchPart {
+    Hunk,
+    Edit,
+}
+
+impl std::fmt::Display for PatchPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PatchPart::Hunk => "hunk",
+            PatchPart::Edit => "edit",
+        })
+    }
+}
+
 /// Why a hunk was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LocateError {
-    #[error("hunk {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}", hunk + 1)]
     ContextNotFound {
+        unit: PatchPart,
         hunk: usize,
         message: String,
         /// The lines the hunk (or its anchor) expected.
@@ -178,8 +196,9 @@ pub enum LocateError {
         nearest: Option<Nearest>,
         hint: String,
     },
-    #[error("hunk {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}", hunk + 1)]
     AmbiguousMatch {
+        unit: PatchPart,
         hunk: usize,
         message: String,
         expected: Vec<String>,
@@ -208,6 +227,16 @@ impl LocateError {
         }
     }
 
+    /// What the user calls the refused piece: JSON edits are "edits".
+    pub fn unit(&self) -> PatchPart {
+        match self {
+            LocateError::ContextNotFound { unit, .. }
+            | LocateError::AmbiguousMatch { unit, .. } => *unit,
+            LocateError::OverlappingHunks { .. } => PatchPart::Hunk,
+            LocateError::ExpectedMismatch { .. } => PatchPart::Edit,
+        }
+    }
+
     /// 0-based index of the refused hunk (or edit).
     pub fn hunk(&self) -> usize {
         match self {
@@ -223,17 +252,7 @@ impl LocateError {
     pub fn into_error(self, path: &str) -> Error {
         let code = self.code();
         let n = self.hunk() + 1;
-        // JSON edits are "edits" to the user; their replace refusals start with "`old` ".
-        let unit = match &self {
-            LocateError::ExpectedMismatch { .. } => "edit",
-            LocateError::ContextNotFound { message, .. }
-            | LocateError::AmbiguousMatch { message, .. }
-                if message.starts_with("`old` ") =>
-            {
-                "edit"
-            }
-            _ => "hunk",
-        };
+        let unit = self.unit();
         let head = |message: &str| format!("{unit} {n} of {path}: {message}");
         let base = |message: &str| Error::new(code, head(message)).with_path(path).with_hunk(n);
         match self {

@@ -8,7 +8,7 @@
 //! line the shift would move left of column 0 is refused, never guessed.
 
 use super::diagnose::{lossy, ws_words};
-use super::LocateError;
+use super::{LocateError, PatchPart};
 
 /// One level of indentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,20 +225,17 @@ impl Rebase {
 }
 
 impl TooShallow {
-    /// The refusal (`context_not_found`, SPEC §5): `edit` for a JSON `replace` (whose
-    /// messages start with "`old` "), `at` the 0-based first matched line, `expected` the
-    /// lines matched.
+    /// The refusal (`context_not_found`, SPEC §5) of the hunk or JSON `replace` edit
+    /// `index`: `at` the 0-based first matched line, `expected` the lines matched.
     pub fn into_error(
         self,
-        index: usize,
-        edit: bool,
+        (unit, index): (PatchPart, usize),
         at: usize,
         expected: &[&[u8]],
     ) -> LocateError {
-        let (what, line) = if edit {
-            ("`old`", format!("line `{}` of `new`", lossy(&self.line)))
-        } else {
-            ("context", format!("inserted line `{}`", lossy(&self.line)))
+        let (what, line) = match unit {
+            PatchPart::Edit => ("`old`", format!("line `{}` of `new`", lossy(&self.line))),
+            PatchPart::Hunk => ("context", format!("inserted line `{}`", lossy(&self.line))),
         };
         let file = match self.file_base.is_empty() {
             true => "no indentation".to_string(),
@@ -252,6 +249,7 @@ impl TooShallow {
             ws_words(&self.removed),
         );
         LocateError::ContextNotFound {
+            unit,
             hunk: index,
             message,
             expected: expected.iter().map(|l| lossy(l)).collect(),

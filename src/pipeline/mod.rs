@@ -282,13 +282,14 @@ pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>,
 /// failed step after the commit point).
 pub fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
     use crate::report::WarningCode;
+    use crate::txn::TxnWarningCode;
     warnings
         .into_iter()
         .map(|w| {
-            let code = match w.code.as_str() {
-                "recovered" => WarningCode::Recovered,
-                crate::txn::stage::LATER_EDIT => WarningCode::LaterEdit,
-                _ => WarningCode::Cleanup,
+            let code = match w.code {
+                TxnWarningCode::Recovered => WarningCode::Recovered,
+                TxnWarningCode::LaterEdit => WarningCode::LaterEdit,
+                TxnWarningCode::Cleanup => WarningCode::Cleanup,
             };
             let mut out = Warning::new(code, w.message);
             out.path = w.path;

@@ -14,7 +14,7 @@ use crate::agent::AgentState;
 use crate::error::Error;
 use crate::git::changes::{cached_changes, index_changes};
 use crate::git::fallback::Planned;
-use crate::git::{LockedIndex, Repo, SavedEntries, ThreeWay};
+use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
 use crate::report::Warning;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::{AuditRecord, Committed, TxnOptions};
@@ -332,21 +332,13 @@ pub(crate) fn conclude(
             mode,
         });
     };
-    let mut error = ThreeWay::conflict_error(&first.path, &first.conflicts);
-    error.message = if mode == Mode::Check {
-        format!("{} (--check: nothing written)", error.message)
+    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+    let fate = if mode == Mode::Check {
+        Conflicted::Checked
     } else {
-        format!(
-            "{}; conflict markers were written into {}",
-            error.message,
-            conflicts
-                .iter()
-                .map(|c| c.path.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        Conflicted::MarkersWritten(&paths)
     };
-    error.hint = Some("resolve the conflict markers, then stage the files (git add)".into());
+    let error = ThreeWay::conflict_error(&first.path, &first.conflicts, fate);
     let mut refused = Refused::of(error, plan.files, warnings);
     refused.diff = plan.diff;
     Err(refused)

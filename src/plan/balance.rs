@@ -82,20 +82,10 @@ impl Planner<'_> {
         let balance = edit_balance(shown, before, &edited.bytes);
         let hunk = blame(&balance, &edited.regions);
         if self.opts.strict_balance {
-            let refused = balance.to_error(shown);
+            // Name the hunk in the message too, as the warning's human form does.
+            let refused = balance.to_error(shown, hunk);
             report.balance = Some(balance);
-            return match (refused, hunk) {
-                (Some(mut error), Some(h)) => {
-                    // Name the hunk in the message too, as the warning's human form does.
-                    let rest = error.message.strip_prefix(&format!("{shown}: "));
-                    if let Some(rest) = rest {
-                        error.message = format!("{shown}: hunk {h}: {rest}");
-                    }
-                    Err(error.with_hunk(h))
-                }
-                (Some(error), None) => Err(error),
-                (None, _) => Ok(()),
-            };
+            return refused.map_or(Ok(()), Err);
         }
         if let Some(warning) = Warning::unbalanced_edit(shown, &balance) {
             self.warnings.push(match hunk {

@@ -348,10 +348,12 @@ impl EditBalance {
     }
 
     /// The `unbalanced_edit` error for `--strict-balance`, when the edit unbalanced `path`;
-    /// `details` holds the problem (`kind`, `line`, `column`, `found`, `open`).
-    pub fn to_error(&self, path: &str) -> Option<crate::Error> {
+    /// `details` holds the problem (`kind`, `line`, `column`, `found`, `open`); `hunk` is the
+    /// 1-based hunk to blame, when one is.
+    pub fn to_error(&self, path: &str, hunk: Option<usize>) -> Option<crate::Error> {
         let problem = self.new_problem()?;
-        let message = format!("{path}: the edit leaves the file unbalanced: {problem}");
+        let at = hunk.map(|h| format!("hunk {h}: ")).unwrap_or_default();
+        let message = format!("{path}: {at}the edit leaves the file unbalanced: {problem}");
         let details = serde_json::to_value(problem).ok();
         let hint = problem.hint.clone().unwrap_or_else(|| {
             "fix the patch so that every bracket, tag and quote it opens is closed, or apply \
@@ -361,6 +363,7 @@ impl EditBalance {
         let mut err = crate::Error::new(crate::ErrorCode::UnbalancedEdit, message)
             .with_path(path)
             .with_hint(hint);
+        err.hunk = hunk;
         err.details = details;
         Some(err)
     }

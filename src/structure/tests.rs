@@ -240,9 +240,16 @@ fn edit_balance_blames_only_new_problems() {
     };
     assert_eq!((problem.line, problem.column), (1, 15));
     let err = got
-        .to_error("a.rs")
+        .to_error("a.rs", None)
         .expect("a new problem is an error under --strict-balance");
     assert_eq!(err.code, crate::ErrorCode::UnbalancedEdit);
+    let blamed = got.to_error("a.rs", Some(2)).expect("the same problem");
+    assert_eq!(blamed.hunk, Some(2));
+    assert_eq!(
+        blamed.message,
+        err.message.replacen("a.rs: ", "a.rs: hunk 2: ", 1),
+        "the blamed hunk is named after the path"
+    );
     let warning =
         crate::report::Warning::unbalanced_edit("a.rs", &got).expect("a new problem is a warning");
     assert_eq!(warning.path.as_deref(), Some("a.rs"));

@@ -13,7 +13,7 @@
 //! apply, a preview's confirm, the MCP tools), so the future unified pipeline takes it as is.
 
 use super::lock::Lock;
-use super::{recover_with, TxnOptions, TxnWarning};
+use super::{recover_with, TxnError, TxnOptions, TxnWarning};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -79,21 +79,11 @@ fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarnin
 
 /// Recovery was needed and failed (no permission, a read-only mount, a file that would not
 /// come back): the run is refused, naming `apply-patch recover`.
-fn cannot_recover(mut e: Error) -> Error {
+fn cannot_recover(e: Error) -> Error {
     if matches!(e.code, ErrorCode::Busy | ErrorCode::RollbackFailed) {
         return e; // their own messages already say what to do
     }
-    e.message = format!(
-        "an interrupted transaction of this root must be recovered before this run, and \
-         recovering it failed: {}",
-        e.message
-    );
-    e.hint = Some(
-        "run `apply-patch recover` as a user who can write the root and its state place, then \
-         run this command again"
-            .into(),
-    );
-    e
+    TxnError::RecoveryFailed { cause: Box::new(e) }.into()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 #![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
 
+mod error;
 pub(crate) mod forward;
 pub(crate) mod handles;
 
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
+pub use error::TxnError;
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]
 pub(crate) use failpoint::Failpoint;
@@ -154,12 +156,40 @@ pub trait Companion {
     fn install(&mut self) -> Result<(), Error>;
 }
 
+/// What a [`TxnWarning`] is about; the report maps each to its SPEC §8 warning code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnWarningCode {
+    /// What the recovery of a crashed transaction did.
+    Recovered,
+    /// A step after the commit point failed (the change itself is in place).
+    Cleanup,
+    /// Another program changed a path right after the commit wrote it; its edit was kept.
+    LaterEdit,
+}
+
+impl TxnWarningCode {
+    /// The stable string code (the same as the report's warning code).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxnWarningCode::Recovered => "recovered",
+            TxnWarningCode::Cleanup => "cleanup",
+            TxnWarningCode::LaterEdit => "later_edit",
+        }
+    }
+}
+
+impl std::fmt::Display for TxnWarningCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A warning of the transaction layer (the report turns it into SPEC §8's warning object).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct TxnWarning {
-    /// `recovered` for what a recovery did, `cleanup` for a failed step after the commit.
-    pub code: String,
+    pub code: TxnWarningCode,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,

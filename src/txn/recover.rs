@@ -26,7 +26,7 @@ use super::failpoint::Failpoints;
 use super::forward;
 use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
-use super::{audit, TxnWarning};
+use super::{audit, TxnWarning, TxnWarningCode};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -71,7 +71,7 @@ impl RecoverReport {
     fn finished_around_later_edit(&self) -> bool {
         self.warnings
             .iter()
-            .any(|w| w.code == super::stage::LATER_EDIT)
+            .any(|w| w.code == TxnWarningCode::LaterEdit)
     }
 
     /// The report as `recovered` warnings (what `commit` returns in `Committed::recovered`).
@@ -87,7 +87,7 @@ impl RecoverReport {
             RecoverAction::Completed => "completed its clean-up".to_string(),
         };
         let mut out = vec![TxnWarning {
-            code: "recovered".into(),
+            code: TxnWarningCode::Recovered,
             message: format!("an interrupted transaction ({id}) was recovered first: {what}"),
             path: None,
         }];
@@ -99,14 +99,14 @@ impl RecoverReport {
         let later_edit = |p: &String| {
             self.warnings
                 .iter()
-                .any(|w| w.code == super::stage::LATER_EDIT && w.path.as_ref() == Some(p))
+                .any(|w| w.code == TxnWarningCode::LaterEdit && w.path.as_ref() == Some(p))
         };
         out.extend(
             self.conflicts
                 .iter()
                 .filter(|p| !later_edit(p))
                 .map(|p| TxnWarning {
-                    code: "recovered".into(),
+                    code: TxnWarningCode::Recovered,
                     message: format!(
                         "{p} was changed after the interruption and was left as found{kept}"
                     ),
@@ -601,7 +601,7 @@ pub(crate) fn roll_back_failed_commit(
     root: &Dir,
     journal: &mut Journal,
     (jdir, jpath): (&Dir, &Path),
-    (mut err, renamed): (Error, usize),
+    (err, renamed): (Error, usize),
 ) -> Error {
     let was_committed = journal.phase == Phase::Committed;
     if was_committed {
@@ -630,10 +630,14 @@ pub(crate) fn roll_back_failed_commit(
         );
         // Left behind, the journal would only be rolled back again (every path is old).
         let _ = remove_dir(jpath);
-        if was_committed {
-            err.message = format!("{}; the work-tree changes were rolled back", err.message);
-        }
-        return err;
+        return if was_committed {
+            super::TxnError::RolledBack {
+                cause: Box::new(err),
+            }
+            .into()
+        } else {
+            err
+        };
     }
     let _ = audit::append(
         &state.audit_log(),
@@ -680,7 +684,7 @@ fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {
 
 pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
     TxnWarning {
-        code: "cleanup".into(),
+        code: TxnWarningCode::Cleanup,
         message: e.message,
         path: e.path,
     }

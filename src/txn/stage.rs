@@ -1057,7 +1057,7 @@ fn verify_one(
 /// The warning for a path another program changed after this commit wrote it.
 pub(crate) fn later_edit(path: &str) -> TxnWarning {
     TxnWarning {
-        code: LATER_EDIT.into(),
+        code: super::TxnWarningCode::LaterEdit,
         message: format!(
             "{path} was changed by another program right after the patch wrote it; that later \
              edit was kept (the rest of the patch is applied): check {path}"
@@ -1065,6 +1065,3 @@ pub(crate) fn later_edit(path: &str) -> TxnWarning {
         path: Some(path.to_string()),
     }
 }
-
-/// The warning code of [`later_edit`].
-pub const LATER_EDIT: &str = "later_edit";

@@ -4,7 +4,7 @@
 
 #![allow(clippy::result_large_err)]
 
-use apply_patch::git::{IndexChange, IndexRequirement, Repo, ThreeWay};
+use apply_patch::git::{Conflicted, IndexChange, IndexRequirement, Repo, ThreeWay};
 use apply_patch::model::{BlobIds, Body, FileOp, FilePatch, Mode};
 use apply_patch::ErrorCode;
 use std::path::{Path, PathBuf};
@@ -702,7 +702,7 @@ fn three_way_merges_from_the_base_blob() {
             assert_eq!(conflicts.regions[0].theirs, vec!["seven".to_string()]);
             assert_eq!(base, b"1\n2\n3\n4\n5\n6\n7\n");
             assert_eq!(theirs, b"1\n2\n3\n4\n5\n6\nseven\n");
-            let err = ThreeWay::conflict_error("a.txt", &conflicts);
+            let err = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Refused);
             assert_eq!(err.code, ErrorCode::MergeConflict);
         }
         other => panic!("expected a conflict, got {other:?}"),

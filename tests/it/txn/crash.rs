@@ -361,7 +361,7 @@ fn a_file_edited_after_its_rename_is_kept_and_the_crashed_commit_finished_around
         let later: Vec<_> = report
             .warnings
             .iter()
-            .filter(|w| w.code == "later_edit")
+            .filter(|w| w.code == txn::TxnWarningCode::LaterEdit)
             .map(|w| w.path.as_deref())
             .collect();
         assert_eq!(later, vec![Some("a.txt")], "{k}");
