@@ -33,6 +33,7 @@ pub mod plan;
 mod release;
 pub mod render;
 pub mod report;
+mod root;
 pub mod splice;
 pub mod state;
 pub mod structure;
