@@ -21,17 +21,16 @@ const MAX_LINKS: usize = 40;
 /// strips an absolute root prefix, folds `.` and `..`, and refuses anything that leaves the
 /// root or enters `.git/`.
 pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, Error> {
-    let shown = match cd {
-        Some(dir) if !dir.is_empty() && !path.starts_with('/') => {
-            format!("{path} (after `cd {dir}`)")
-        }
-        _ => path.to_string(),
-    };
-    let escape = |why: &str| {
-        Error::new(ErrorCode::PathEscape, format!("path {shown} {why}"))
-            .with_path(path)
-            .with_hint("patch paths must stay inside the root (--root) and outside .git/")
-    };
+    match confine(path, cd, root)? {
+        Some(rel) => Ok(rel),
+        None => Err(escape_error(path, cd, "names the root itself, not a file")),
+    }
+}
+
+/// The confinement itself (one policy for patches and for `read`): [`normalize`], except that
+/// a path naming the root itself is `Ok(None)` (the caller says what that means to it).
+pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Option<String>, Error> {
+    let escape = |why: &str| escape_error(path, cd, why);
     // Every front end's paths pass here: what no file name can be is a patch error.
     if path.contains('\0') || path.ends_with('/') {
         let why = if path.contains('\0') {
@@ -69,12 +68,25 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
         }
     }
     if parts.is_empty() {
-        return Err(escape("names the root itself, not a file"));
+        return Ok(None);
     }
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Err(escape("is inside .git/"));
     }
-    Ok(parts.join("/"))
+    Ok(Some(parts.join("/")))
+}
+
+/// The `path_escape` refusal of a path (shown with the heredoc's `cd` when there is one).
+fn escape_error(path: &str, cd: Option<&str>, why: &str) -> Error {
+    let shown = match cd {
+        Some(dir) if !dir.is_empty() && !path.starts_with('/') => {
+            format!("{path} (after `cd {dir}`)")
+        }
+        _ => path.to_string(),
+    };
+    Error::new(ErrorCode::PathEscape, format!("path {shown} {why}"))
+        .with_path(path)
+        .with_hint("patch paths must stay inside the root (--root) and outside .git/")
 }
 
 /// A patch path as the shell would see it after the heredoc's `cd DIR`: an absolute path

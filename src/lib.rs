@@ -78,6 +78,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod render;
 pub mod report;
+mod root;
 pub mod splice;
 pub mod structure;
 pub mod text;

@@ -3,8 +3,10 @@
 //!
 //! Stage: infrastructure for the commit. It never touches the user's files; it only decides
 //! paths and creates its own folders. Inside a git work tree the state is `.git/apply-patch/`
-//! (a linked worktree's or submodule's `.git` file is followed to its git dir, but only when
-//! that is a valid git dir: a `gitdir:` naming anything else makes no repository); elsewhere it is
+//! (the git dir as the one discovery, `root::git_dir_of`, finds it: `GIT_DIR`/`GIT_WORK_TREE`
+//! honoured; a linked worktree's or submodule's `.git` file is followed to its git dir, but only
+//! when that is a valid git dir: a `gitdir:` naming anything else makes no repository); elsewhere
+//! it is
 //! `$XDG_STATE_HOME/apply-patch/<16 hex of sha256(canonical root)>/` (default
 //! `~/.local/state`), and the journal is a hidden folder at the root, `.apply-patch-txn/`, that
 //! exists only while a transaction runs (backups must stay on the root's file system).
@@ -31,18 +33,8 @@ pub struct StateDir {
 impl StateDir {
     /// The state place of `root` (which must exist). See the module docs for where it is.
     pub fn for_root(root: &Path) -> Result<StateDir, Error> {
-        let shown = root.display().to_string();
-        let root = root
-            .canonicalize()
-            .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
-        if !root.is_dir() {
-            return Err(Error::new(
-                ErrorCode::IoError,
-                format!("the root {shown} is not a directory"),
-            )
-            .with_path(shown));
-        }
-        let git_dir = find_git_dir(&root)?;
+        let root = crate::root::check_root(root)?;
+        let git_dir = crate::root::git_dir_of(&root)?;
         let base = match &git_dir {
             Some(git) => git.join("apply-patch"),
             None => user_state_dir()?.join("apply-patch").join(root_key(&root)),
@@ -242,77 +234,6 @@ fn user_state_dir() -> Result<PathBuf, Error> {
     }
 }
 
-/// Walks up from `start` for `.git`: a directory is the git dir; a file `gitdir: PATH` (linked
-/// worktree, submodule) points at it, relative to the file's folder.
-fn find_git_dir(start: &Path) -> Result<Option<PathBuf>, Error> {
-    for dir in start.ancestors() {
-        let dot_git = dir.join(".git");
-        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
-            continue;
-        };
-        if meta.is_dir() {
-            return Ok(Some(dot_git));
-        }
-        if meta.is_file() {
-            // Followed only to a valid git dir, as git and gix (which `Repo::discover` uses)
-            // do: a `gitdir:` naming anything else makes no repository here, and the search
-            // goes on upwards as gix's does.
-            if !is_git_dir_file(&dot_git) {
-                continue;
-            }
-            let shown = dot_git.display().to_string();
-            let text = std::fs::read_to_string(&dot_git)
-                .map_err(|e| Error::io(&shown, "cannot read", &e))?;
-            let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
-                return Err(Error::new(
-                    ErrorCode::IoError,
-                    format!("{shown} is a file but does not start with `gitdir:`"),
-                )
-                .with_path(shown));
-            };
-            let target = Path::new(target.trim());
-            let git = if target.is_absolute() {
-                target.to_path_buf()
-            } else {
-                dir.join(target)
-            };
-            return Ok(Some(git.canonicalize().unwrap_or(git)));
-        }
-    }
-    Ok(None)
-}
-
-/// Whether the `.git` file `dot_git` leads to a valid git dir (gix's own test with the `git`
-/// feature, which `Repo::discover` also uses).
-#[cfg(feature = "git")]
-fn is_git_dir_file(dot_git: &Path) -> bool {
-    gix::discover::is_git(dot_git).is_ok()
-}
-
-/// Whether the `.git` file `dot_git` leads to a valid git dir, tested without gix as git tests
-/// a directory: it holds `HEAD`, `objects/` and `refs/` (a linked worktree's git dir names its
-/// `objects/` and `refs/` through `commondir`).
-#[cfg(not(feature = "git"))]
-fn is_git_dir_file(dot_git: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(dot_git) else {
-        return false;
-    };
-    let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
-        return false;
-    };
-    let target = Path::new(target.trim());
-    let dir = match dot_git.parent() {
-        Some(parent) if target.is_relative() => parent.join(target),
-        _ => target.to_path_buf(),
-    };
-    let common = match std::fs::read_to_string(dir.join("commondir")) {
-        Ok(c) if Path::new(c.trim()).is_absolute() => PathBuf::from(c.trim()),
-        Ok(c) => dir.join(c.trim()),
-        Err(_) => dir.clone(),
-    };
-    dir.join("HEAD").is_file() && common.join("objects").is_dir() && common.join("refs").is_dir()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,7 +241,7 @@ mod tests {
     #[test]
     fn plain_git_dir_is_found_from_a_subfolder() {
         let tmp = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(tmp.path().join(".git")).expect("mkdir");
+        git_dir_layout(&tmp.path().join(".git"));
         std::fs::create_dir_all(tmp.path().join("a/b")).expect("mkdir");
         let state = StateDir::for_root(&tmp.path().join("a/b")).expect("state");
         let git = tmp.path().canonicalize().expect("canon").join(".git");
@@ -393,7 +314,7 @@ mod tests {
     #[test]
     fn sub_refuses_names_with_slashes() {
         let tmp = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(tmp.path().join(".git")).expect("mkdir");
+        git_dir_layout(&tmp.path().join(".git"));
         let state = StateDir::for_root(tmp.path()).expect("state");
         assert!(state.sub("../x").is_err());
         let dir = state.sub("previews").expect("sub");

@@ -101,16 +101,10 @@ impl std::fmt::Debug for LastFolder {
 impl DiskTree {
     /// A tree rooted at `root` (made absolute; it must be a directory).
     pub fn new(root: &Path) -> Result<Self, Error> {
-        let shown = root.display().to_string();
-        let root = std::fs::canonicalize(root)
-            .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
-        if !root.is_dir() {
-            return Err(Error::new(
-                crate::ErrorCode::Usage,
-                format!("the root {shown} is not a directory"),
-            ));
-        }
-        let in_repository = root.ancestors().any(|dir| dir.join(".git").exists());
+        let root = crate::root::check_root(root)?;
+        // The one discovery (`root::git_dir_of`); a repository that cannot be opened keeps the
+        // nested-repository guard on, the safe side.
+        let in_repository = crate::root::git_dir_of(&root).map_or(true, |dir| dir.is_some());
         Ok(DiskTree {
             root,
             in_repository,

@@ -45,16 +45,10 @@ crate::internal_mod! {
 use crate::error::Error;
 use crate::state::StateDir;
 
-/// Refuse (`usage`) a root that is not an existing directory, as the applier does.
-pub(crate) fn check_root(root: &std::path::Path) -> Result<(), Error> {
-    if root.is_dir() {
-        return Ok(());
-    }
-    Err(Error::new(
-        crate::error::ErrorCode::Usage,
-        format!("the root {} is not a directory", root.display()),
-    )
-    .with_hint("pass an existing directory with --root"))
+/// Refuse (`usage`) a root that is not an existing directory: [`crate::root::check_root`],
+/// the one check every front end shares.
+pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
+    crate::root::check_root(root).map(drop)
 }
 
 /// The agent features' folders in the state place of a root (never in the work tree).

@@ -8,7 +8,7 @@
 //! replaced). Keeping the served content for rebases is the caller's choice (a
 //! snapshot store).
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use crate::agent::snapshots::SnapshotStore;
 use crate::agent::{sha256_hex, version_of};
@@ -263,52 +263,15 @@ fn not_found(rel: &str) -> Error {
         .with_hint("check the path (relative to the root); list the directory to find it")
 }
 
-/// Confine `path` to `root` by its text: normalise `.` and `..`, accept an absolute path
-/// inside the root, refuse `.git/` and anything that leads out. Returns the root-relative
-/// `/` path; symlinks on it are left to [`read_confined`].
-pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
-    let escape = |why: &str| {
-        Error::new(ErrorCode::PathEscape, format!("{path}: {why}"))
-            .with_path(path)
-            .with_hint("use a path inside the root")
-    };
-    let canon_root = root
-        .canonicalize()
-        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
-    let p = Path::new(path);
-    let relative = if p.is_absolute() {
-        let inside = p
-            .strip_prefix(&canon_root)
-            .or_else(|_| p.strip_prefix(root))
-            .map_err(|_| escape("an absolute path outside the root"))?;
-        inside.to_path_buf()
-    } else {
-        p.to_path_buf()
-    };
-    let mut parts: Vec<String> = Vec::new();
-    for c in relative.components() {
-        match c {
-            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if parts.pop().is_none() {
-                    return Err(escape("'..' leads out of the root"));
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(escape("not a relative path"));
-            }
-        }
-    }
-    if parts.is_empty() {
-        return Err(
-            Error::new(ErrorCode::IsDirectory, format!("{path} is the root")).with_path(path),
-        );
-    }
-    if parts.iter().any(|s| s.eq_ignore_ascii_case(".git")) {
-        return Err(escape("inside .git/"));
-    }
-    Ok(parts.join("/"))
+/// Confine `path` to `root` by its text, by the patches' own rule ([`guard::confine`]):
+/// `.` and `..` folded, an absolute path inside the root accepted, `.git/` and anything that
+/// leads out refused. Returns the root-relative `/` path; symlinks on it are left to
+/// [`read_confined`].
+pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
+    let canon_root = crate::root::check_root(root)?;
+    guard::confine(path, None, Some(&canon_root))?.ok_or_else(|| {
+        Error::new(ErrorCode::IsDirectory, format!("{path} is the root")).with_path(path)
+    })
 }
 
 #[cfg(test)]

@@ -36,16 +36,6 @@ impl BaseSource {
     }
 }
 
-/// A clean rebase: the merged content and where its base came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg(test)]
-pub struct Rebased {
-    pub bytes: Vec<u8>,
-    pub source: BaseSource,
-    /// The message of the `rebased` warning.
-    pub message: String,
-}
-
 /// The content whose SHA-256 starts with `prefix`: the kept snapshot first, then the file's
 /// index and HEAD versions (raw, and as a checkout would write them) when `root` is in a git
 /// work tree. None when no known content has that version.
@@ -96,43 +86,6 @@ fn head_blob(repo: &crate::git::Repo, rel: &str) -> Option<Vec<u8>> {
         return None;
     }
     Some(entry.object().ok()?.detach().data)
-}
-
-/// Rebase one file patch: find the content of `base_prefix`, place the patch on it with
-/// `place` (the planner's own placement of this file's hunks, run on other bytes), and merge
-/// that change onto `current`. `Ok(None)` when no content with that version is known (the
-/// caller keeps its `stale_file` refusal).
-#[cfg(test)]
-pub fn rebase_file(
-    root: &Path,
-    rel: &str,
-    base_prefix: &str,
-    current: &[u8],
-    store: Option<&SnapshotStore>,
-    place: impl FnOnce(&[u8]) -> Result<Vec<u8>, Error>,
-) -> Result<Option<Rebased>, Error> {
-    let Some((base, source)) = find_base(root, rel, base_prefix, store) else {
-        return Ok(None);
-    };
-    let patched = place(&base).map_err(|e| {
-        let message = format!(
-            "{} (the patch was placed on its base {base_prefix}, from {}, and does not apply \
-             there either)",
-            e.message,
-            source.as_str()
-        );
-        Error { message, ..e }
-    })?;
-    let merged = merge(rel, &base, current, &patched)?;
-    Ok(Some(Rebased {
-        bytes: merged,
-        source,
-        message: format!(
-            "{rel} changed since version {base_prefix}: the patch was placed on that version \
-             ({}) and its change merged onto the current file",
-            source.as_str()
-        ),
-    }))
 }
 
 /// The `error.details.rebase` value of a `stale_file` refusal whose base content is known:
@@ -254,23 +207,11 @@ mod tests {
         let base = b"a\nb\nc\n";
         store.keep(&sha256_hex(base), base).expect("kept");
         let v = crate::agent::version_of(base);
-        let r = rebase_file(dir.path(), "f.txt", &v, b"A\nb\nc\n", Some(&store), |b| {
-            assert_eq!(b, base);
-            Ok(b"a\nb\nC\n".to_vec())
-        })
-        .expect("no error")
-        .expect("rebased");
-        assert_eq!(r.bytes, b"A\nb\nC\n");
-        assert_eq!(r.source, BaseSource::Snapshot);
-        let none = rebase_file(
-            dir.path(),
-            "f.txt",
-            "0123456789abcdef",
-            b"x\n",
-            Some(&store),
-            |_| Ok(Vec::new()),
-        )
-        .expect("no error");
+        assert_eq!(
+            find_base(dir.path(), "f.txt", &v, Some(&store)),
+            Some((base.to_vec(), BaseSource::Snapshot))
+        );
+        let none = find_base(dir.path(), "f.txt", "0123456789abcdef", Some(&store));
         assert_eq!(none, None);
     }
 

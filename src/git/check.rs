@@ -64,6 +64,9 @@ impl CheckReport {
 /// `*.diff`; none: `root`) against the staged tree of the repository containing `root`.
 /// Patch paths are relative to `root`.
 pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
+    if let Err(e) = crate::root::check_root(root) {
+        return CheckReport::failed(e);
+    }
     let repo = match Repo::discover(root) {
         Ok(Some(repo)) => repo,
         Ok(None) => {

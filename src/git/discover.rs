@@ -1,8 +1,8 @@
 //! Finding the repository of the root, repo-relative paths, and the write guard (no `.git`, no
 //! submodule). Reads only.
 
-use super::gix_error;
 use crate::error::{Error, ErrorCode};
+use crate::root::{canonical_or_same, gix_error};
 use gix::bstr::{BStr, ByteSlice};
 use std::path::{Path, PathBuf};
 
@@ -38,12 +38,9 @@ impl Repo {
     /// `Ok(None)` when the root is in no work tree (no repository, or a bare one): git
     /// features are then skipped. A root inside a `.git` directory is `path_escape`.
     pub fn discover(root: &Path) -> Result<Option<Repo>, Error> {
-        let root_canon = std::fs::canonicalize(root)
-            .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
-        let repo = match gix::discover_with_environment_overrides(&root_canon) {
-            Ok(repo) => repo,
-            Err(err) if is_not_found(&err) => return Ok(None),
-            Err(err) => return Err(gix_error("cannot open the git repository", &err)),
+        let root_canon = crate::root::check_root(root)?;
+        let Some(repo) = crate::root::open_repo(&root_canon)? else {
+            return Ok(None);
         };
         let git_dir = canonical_or_same(repo.git_dir());
         let common_dir = canonical_or_same(repo.common_dir());
@@ -190,24 +187,6 @@ impl Repo {
     pub(crate) fn bstr(path: &str) -> &BStr {
         path.as_bytes().as_bstr()
     }
-}
-
-fn is_not_found(err: &gix::Error) -> bool {
-    use gix::discover::upwards::Error as Up;
-    err.iter_errors().any(|cause| {
-        matches!(
-            cause.downcast_ref::<Up>(),
-            Some(
-                Up::NoGitRepository { .. }
-                    | Up::NoGitRepositoryWithinCeiling { .. }
-                    | Up::NoGitRepositoryWithinFs { .. }
-            )
-        )
-    })
-}
-
-fn canonical_or_same(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A relative path as a `/`-separated string (paths of patches are UTF-8).

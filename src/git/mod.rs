@@ -49,25 +49,4 @@ pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
 pub use threeway::{Conflicted, ThreeWay};
 
-use crate::error::{Error, ErrorCode};
-
-/// A gix error as one of ours: `what` first, then the chain of causes (gix errors are
-/// type-erased; their sources carry the useful part).
-pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
-    let mut message = what.to_string();
-    let mut last = String::new();
-    for cause in err.iter_errors() {
-        let text = cause.to_string();
-        if text != last && !message.ends_with(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        last = text;
-    }
-    let code = if err.classify().is_permission_denied() {
-        ErrorCode::PermissionDenied
-    } else {
-        ErrorCode::IoError
-    };
-    Error::new(code, message)
-}
+pub(crate) use crate::root::gix_error;

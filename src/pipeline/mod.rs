@@ -240,7 +240,7 @@ fn on_disk(
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
 ) -> Result<Applied, Refused> {
-    crate::agent::check_root(root).map_err(Refused::before)?;
+    // `DiskTree::new` is the root check (`root::check_root`).
     let tree = DiskTree::new(root).map_err(Refused::before)?;
     let txn_opts = TxnOptions {
         state: opts.state.clone(),

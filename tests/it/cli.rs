@@ -812,7 +812,7 @@ fn directory_symlinks_and_nested_repositories() {
     let out = tree.run(&["--check"], patch);
     assert_eq!(out.status, 0, "{}", out.normalized());
     // …but inside one it is a submodule (or nested repository): out of bounds.
-    tree.mkdir(".git");
+    tree.git_dir();
     let out = refused(&tree, &[], patch, "path_escape");
     assert_cli_snapshot!("err_path_escape_submodule", out);
 }

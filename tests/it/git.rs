@@ -815,5 +815,6 @@ fn symlinks_are_matched_and_staged_as_links() {
 mod cli;
 mod combine;
 mod crlf;
+mod hooks_env;
 mod subdirs;
 mod threeway;

@@ -24,9 +24,18 @@ mod trust;
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mkdir .git");
+    git_dir_layout(&root.join(".git"));
     populate(&root);
     (tmp, root)
+}
+
+/// The files that make `dir` a valid git dir (for gix and git), so that the state place is
+/// in it: an empty `.git` folder is no repository.
+pub(crate) fn git_dir_layout(dir: &Path) {
+    for sub in ["objects", "refs/heads"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("mkdir");
+    }
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").expect("write HEAD");
 }
 
 fn populate(root: &Path) {

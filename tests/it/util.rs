@@ -71,6 +71,15 @@ impl TempTree {
         symlink(target, &self.root().join(path));
     }
 
+    /// A valid git dir at `.git` (objects, refs, HEAD), as git and gix recognise one: an
+    /// empty `.git` folder is no repository.
+    pub fn git_dir(&self) {
+        for sub in [".git/objects", ".git/refs/heads"] {
+            self.mkdir(sub);
+        }
+        self.write(".git/HEAD", b"ref: refs/heads/main\n");
+    }
+
     pub fn mkdir(&self, path: &str) {
         std::fs::create_dir_all(self.root().join(path)).expect("mkdir in a temp tree");
     }

@@ -17,7 +17,7 @@ fn path_of(i: usize) -> String {
 fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical");
-    std::fs::create_dir(root.join(".git")).expect("mkdir .git");
+    super::git_dir_layout(&root.join(".git"));
     for i in 0..FILES {
         super::write(
             &root,

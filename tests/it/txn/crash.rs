@@ -40,7 +40,7 @@ const MANY: usize = 300;
 fn many_repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mkdir .git");
+    super::git_dir_layout(&root.join(".git"));
     for i in 0..MANY {
         write(
             &root,

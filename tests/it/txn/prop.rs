@@ -30,7 +30,7 @@ fn slot() -> impl Strategy<Value = Slot> {
 }
 
 fn build(root: &Path, slots: &[Slot]) {
-    std::fs::create_dir_all(root.join(".git")).expect("mkdir .git");
+    super::git_dir_layout(&root.join(".git"));
     for (path, slot) in POOL.iter().zip(slots) {
         if let Some((bytes, exec)) = slot {
             write(root, path, bytes);

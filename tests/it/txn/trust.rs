@@ -165,7 +165,7 @@ fn a_journal_planted_in_the_tree_is_refused_and_nothing_outside_changes() {
 #[test]
 fn a_journal_planted_in_the_git_state_place_is_refused() {
     let t = TempTree::with(&[("a.txt", "one\n")]);
-    t.mkdir(".git");
+    t.git_dir();
     std::fs::write(t.outside("victim.txt"), b"victim\n").expect("victim");
     let outside = t.outside("").canonicalize().expect("canonical");
     let jdir = t.root().join(".git/apply-patch/journal");
@@ -191,7 +191,7 @@ fn a_journal_planted_in_the_git_state_place_is_refused() {
 #[test]
 fn a_planted_undo_record_is_refused() {
     let t = TempTree::with(&[("a.txt", "one\n")]);
-    t.mkdir(".git");
+    t.git_dir();
     std::fs::write(t.outside("victim.txt"), b"victim\n").expect("victim");
     let outside = t.outside("").canonicalize().expect("canonical");
     let record = t.root().join(format!(".git/apply-patch/undo/{ID}"));

@@ -1,0 +1,97 @@
+//! The root's policies, kept once: the check that a root is a directory ([`check_root`], one
+//! code for every front end and the library) and the discovery of its git repository
+//! ([`open_repo`], [`git_dir_of`]) that `git::Repo`, the state place and the disk tree's
+//! nested-repository guard share. A leaf: it depends on nothing of ours but the error type,
+//! so that `tree`, `state` and `git` can all use it without a cycle.
+
+// `crate::Error` is one rich shape shared by every stage (SPEC §8).
+#![allow(clippy::result_large_err)]
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorCode};
+
+/// The one check of a root (every front end and the library pass here): it must be an
+/// existing directory, else `usage` with a hint, as SPEC's usage errors are. Returns it
+/// canonical.
+pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
+    match std::fs::canonicalize(root) {
+        Ok(canonical) if canonical.is_dir() => Ok(canonical),
+        _ => Err(Error::new(
+            ErrorCode::Usage,
+            format!("the root {} is not a directory", root.display()),
+        )
+        .with_hint("pass an existing directory with --root")),
+    }
+}
+
+/// The one discovery of the repository of a (canonical) root, shared by `git::Repo::discover`,
+/// the state place and the disk tree's nested-repository guard: upwards from the root as git
+/// does, honouring `GIT_DIR` / `GIT_WORK_TREE` / `GIT_INDEX_FILE` (git sets them for hooks);
+/// a `.git` file's `gitdir:` is followed only to a valid git dir (else the search goes on
+/// upwards). `Ok(None)` when there is no repository.
+pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Error> {
+    match gix::discover_with_environment_overrides(root_canon) {
+        Ok(repo) => Ok(Some(repo)),
+        Err(err) if is_not_found(&err) => Ok(None),
+        Err(err) => Err(gix_error("cannot open the git repository", &err)),
+    }
+}
+
+/// The git dir of the repository whose work tree holds `root_canon` (a canonical directory),
+/// by [`open_repo`]'s discovery: None outside any work tree (no repository, a bare one, a root
+/// inside the git dir, or `GIT_WORK_TREE` elsewhere). A linked worktree's or submodule's is
+/// its own git dir (`.git/worktrees/NAME`, `.git/modules/NAME`).
+pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
+    let Some(repo) = open_repo(root_canon)? else {
+        return Ok(None);
+    };
+    let git_dir = canonical_or_same(repo.git_dir());
+    let in_work_tree = repo
+        .workdir()
+        .map(canonical_or_same)
+        .is_some_and(|w| root_canon.starts_with(w));
+    if !in_work_tree || root_canon.starts_with(&git_dir) {
+        return Ok(None);
+    }
+    Ok(Some(git_dir))
+}
+
+fn is_not_found(err: &gix::Error) -> bool {
+    use gix::discover::upwards::Error as Up;
+    err.iter_errors().any(|cause| {
+        matches!(
+            cause.downcast_ref::<Up>(),
+            Some(
+                Up::NoGitRepository { .. }
+                    | Up::NoGitRepositoryWithinCeiling { .. }
+                    | Up::NoGitRepositoryWithinFs { .. }
+            )
+        )
+    })
+}
+
+pub(crate) fn canonical_or_same(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A gix error as one of ours: `what` first, then the chain of causes (gix errors are
+/// type-erased; their sources carry the useful part).
+pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
+    let mut message = what.to_string();
+    let mut last = String::new();
+    for cause in err.iter_errors() {
+        let text = cause.to_string();
+        if text != last && !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        last = text;
+    }
+    let code = if err.classify().is_permission_denied() {
+        ErrorCode::PermissionDenied
+    } else {
+        ErrorCode::IoError
+    };
+    Error::new(code, message)
+}
