@@ -11,6 +11,7 @@
 
 pub mod audit;
 pub mod dirfd;
+pub(crate) mod durable;
 pub mod failpoint;
 pub mod first;
 pub(crate) mod handles;

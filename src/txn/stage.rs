@@ -37,6 +37,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
+use super::durable::{Method, Point};
 use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
@@ -110,6 +111,9 @@ struct Ctx<'a, 'c> {
     state: &'a StateDir,
     secret: [u8; crate::state::SECRET_LEN],
     companion: Option<&'c mut dyn Companion>,
+    /// The folder holding the journal folder (`None`: the root), synced after the first
+    /// journal write (see [`open_journal_dir`]).
+    journal_parent: Option<Dir>,
 }
 
 /// A change that survived the staleness check and will be written.
@@ -161,12 +165,14 @@ impl Txn<'_> {
             state: self.state,
             secret: self.state.secret()?,
             companion,
+            journal_parent: None,
         };
         let mut journal = self.journal(&id, &planned, audit, &root)?;
         if let Some(companion) = ctx.companion.as_deref() {
             journal.index = Some(index_lock(companion)?);
         }
-        let (jdir, jpath) = open_journal_dir(self.state, &root)?;
+        let (jdir, jpath, parent) = open_journal_dir(self.state, &root)?;
+        ctx.journal_parent = parent;
         // The oldest undo record that this apply's record will push out goes now, on another
         // thread beside the staging (unlinking a large backup costs milliseconds).
         // (A thread that cannot be started leaves it to the clean-up after the commit.)
@@ -576,31 +582,34 @@ fn new_id() -> String {
     )
 }
 
-/// Creates (or opens) the journal folder and makes its entry durable.
-fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Error> {
+/// Creates (or opens) the journal folder; returns it with the folder holding it (`None`:
+/// the root), which [`prepare`] syncs right after the first journal write, so that one
+/// commit of the file system's journal makes both durable (synced before that write, the
+/// new folder's entry cost a commit of its own).
+type JournalDir = (Dir, PathBuf, Option<Dir>);
+fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<JournalDir, Error> {
     let path = state.journal_dir();
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
     if state.git_dir().is_some() {
         crate::state::create_dir_all(&path)?;
         let dir = Dir::open(&path).map_err(io)?;
-        Dir::open(state.base()).and_then(|b| b.sync()).map_err(io)?;
-        return Ok((dir, path));
+        let base = Dir::open(state.base()).map_err(io)?;
+        return Ok((dir, path, Some(base)));
     }
     match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
         Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(io(e)),
         _ => {}
     }
     let dir = root.open_child(ROOT_JOURNAL_DIR.as_bytes()).map_err(io)?;
-    root.sync().map_err(io)?;
-    Ok((dir, path))
+    Ok((dir, path, None))
 }
 
 /// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced
 /// (and the pending hashes taken meanwhile, then journaled); the `fstat` of each staged
 /// file.
 fn prepare(
-    root: &Dir,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
     planned: &mut [Planned],
@@ -615,7 +624,13 @@ fn prepare(
     if journal.undoes.is_none() {
         recover::write_last(ctx.state, Some(&journal.id))?;
     }
-    create_dirs(root, &journal.created_dirs, fp)?;
+    // The journal folder's own entry (cheap now: the journal's sync committed it).
+    ctx.journal_parent
+        .as_ref()
+        .unwrap_or(root)
+        .sync()
+        .map_err(|e| Error::io(&jshown, "cannot create the journal folder", &e))?;
+    create_dirs(root, handles, &journal.created_dirs, fp)?;
     let pending: Vec<&crate::content::Content> = planned
         .iter()
         .filter(|p| p.hash_pending())
@@ -633,7 +648,7 @@ fn prepare(
                 });
             })
         });
-        let staged = stage_all(root, planned, journal, fp);
+        let staged = stage_all((root, handles, point), planned, journal, fp);
         if let Some(hashing) = hashing {
             hashing
                 .join()
@@ -655,27 +670,22 @@ fn prepare(
     Ok(staged)
 }
 
-/// Step 4a proper: every new content staged, synced in batches.
+/// Step 4a proper: every new content staged; each is made durable with the backups, at the
+/// durability point before the renames ([`Point`]).
 fn stage_all(
-    root: &Dir,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
     journal: &Journal,
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
-    let mut handles = Handles::new(root)?;
-    let mut unsynced = Vec::new();
     let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
-        let file = stage_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
+        let file = stage_one(&*parent_of(root, handles, p)?, p, e, fp)?;
         staged.push(file.as_ref().map(|(_, st)| *st));
-        if let Some((file, _)) = file {
-            unsynced.push((p.change.path.as_str(), file));
-        }
-        if unsynced.len() == SYNC_BATCH {
-            sync_files(&mut unsynced)?;
+        if let Some((file, st)) = file {
+            point.file(&p.change.path, file, st.dev)?;
         }
     }
-    sync_files(&mut unsynced)?;
     Ok(staged)
 }
 
@@ -697,10 +707,19 @@ fn execute(
         .filter(|p| p.recheck)
         .filter_map(Recheck::of)
         .collect();
+    let mut handles = Handles::new(root)?;
+    let shown = ctx.state.root().display().to_string();
+    let mut point = Point::new(root, shown, Method::of_platform())?;
     let staged = std::thread::scope(|scope| {
         let checking =
             (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
-        let staged = prepare(root, (jdir, jpath), journal, planned, (&mut *fp, &*ctx));
+        let staged = prepare(
+            (root, &mut handles, &mut point),
+            (jdir, jpath),
+            journal,
+            planned,
+            (&mut *fp, &*ctx),
+        );
         if let Some(checking) = checking {
             checking
                 .join()
@@ -710,21 +729,25 @@ fn execute(
     })?;
     drop(rechecks);
     let_go_of_contents(planned);
-    let mut handles = Handles::new(root)?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         if e.backup.is_some() {
             backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
         }
     }
-    jdir.sync()
-        .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
+    // The staged contents, the backups and the created folders become durable together.
+    point.dir_ref(&jshown, jdir)?;
+    point.sync()?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         replace_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
-    sync_parents(root, &mut handles, planned, &journal.created_dirs)?;
+    sync_parents(
+        (root, &mut handles, &mut point),
+        planned,
+        &journal.created_dirs,
+    )?;
     let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
         let dir = parent_of(root, &mut handles, p)?;
@@ -774,8 +797,12 @@ fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Rc<Dir>, 
 
 /// Creates the missing folders, listed parents first: each is found from the folder open
 /// last, not by a walk from the root (which cost depth² opens for a deep new path).
-fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), Error> {
-    let mut handles = Handles::new(root)?;
+fn create_dirs(
+    root: &Dir,
+    handles: &mut Handles,
+    dirs: &[String],
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
     for dir in dirs {
         let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
@@ -788,14 +815,9 @@ fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), E
     Ok(())
 }
 
-/// Staged files are synced in batches of this many, in parallel: the file system can then
-/// group their journal commits (one `fsync` after another costs a commit each), while the
-/// number of open files stays bounded.
-const SYNC_BATCH: usize = 64;
-const SYNC_THREADS: usize = 8;
-
 /// Step 4a: the new content in a temporary file beside the target; the file is returned
-/// for [`sync_files`], with its `fstat` (what the verification expects at the target).
+/// for the durability point, with its `fstat` (what the verification expects at the
+/// target).
 fn stage_one(
     dir: &Dir,
     p: &Planned,
@@ -829,30 +851,6 @@ fn stage_one(
             .map_err(io),
         NewState::Absent => Ok(None),
     }
-}
-
-/// `fsync`s staged files on a few threads and closes them.
-fn sync_files(files: &mut Vec<(&str, std::fs::File)>) -> Result<(), Error> {
-    let chunk = files.len().div_ceil(SYNC_THREADS).max(1);
-    let result = std::thread::scope(|scope| {
-        let workers: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter().try_for_each(|(path, file)| {
-                        file.sync_all()
-                            .map_err(|e| Error::io(path, "cannot sync the new content of", &e))
-                    })
-                })
-            })
-            .collect();
-        workers.into_iter().try_for_each(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err(Error::new(ErrorCode::IoError, "a sync thread panicked")))
-        })
-    });
-    files.clear();
-    result
 }
 
 /// Step 4b: the old file hard-linked into the journal folder (copied across file systems).
@@ -915,30 +913,22 @@ fn same_file(a: Option<&dirfd::Stat>, b: Option<&dirfd::Stat>) -> bool {
     }
 }
 
+/// Step 5's durability point: the folders of the renames and of the created folders (each
+/// once: many targets share a folder).
 fn sync_parents(
-    root: &Dir,
-    handles: &mut Handles,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
     created: &[String],
 ) -> Result<(), Error> {
-    // Many targets share a folder: sync each folder once.
-    let mut synced = HashSet::new();
-    let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::io(path, "cannot sync the folder of", &e);
-        if synced.insert(dir.identity().map_err(io)?) {
-            dir.sync().map_err(io)?;
-        }
-        Ok(())
-    };
     for p in planned {
-        sync(&*parent_of(root, handles, p)?, &p.change.path)?;
+        point.dir(&p.change.path, parent_of(root, handles, p)?)?;
     }
     for dir in created {
         if let Some(parent) = handles.parent(root, dir)? {
-            sync(&parent, dir)?;
+            point.dir(dir, parent)?;
         }
     }
-    Ok(())
+    point.sync()
 }
 
 /// Step 6: what is on disk now is what was planned. A written file must be the very file
