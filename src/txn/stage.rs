@@ -5,26 +5,33 @@
 //! 2. open every target's folder component by component without following symlinks
 //!    (`path_escape`), re-check every target against its `before` snapshot (`stale_file`,
 //!    nothing written), drop changes that would not change content or mode; a file whose
-//!    modification time is unchanged but too recent to trust has its content re-checked on
-//!    another thread during steps 3–4a (a difference then rolls the staged files back);
+//!    modification time is unchanged but too recent to trust has its content re-checked
+//!    (up to 1 MiB in all right here, else on another thread during steps 3–4a: a
+//!    difference then rolls the staged files back);
 //! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
 //!    folders to create; the root's device and inode; a MAC with the state place's secret),
-//!    fsync it and its folder, and name the transaction in the state place's `last` file —
-//!    before anything in the tree changes;
+//!    fsync it and its folder, name the transaction in the state place's `last` file, and
+//!    fsync the folder holding the journal folder — before anything in the tree changes;
 //! 4. create missing folders; stage each new content in a temporary file beside its target
-//!    (owner/group of the old file where permitted, mode, fsync); the SHA-256 of a large new
+//!    (owner/group of the old file where permitted, mode); the SHA-256 of a large new
 //!    content the planner did not hash is taken on another thread meanwhile, and the journal
 //!    is written again with it (until then its `after` hash is empty: no rename has
 //!    happened); hard-link each replaced or deleted file into the journal folder as its
-//!    backup (a copy only across file systems); fsync the journal folder;
+//!    backup (a copy only across file systems); without a companion, write the committed
+//!    journal (step 7) into the journal's temporary file; then one durability point makes
+//!    the staged files, the backups, that file and the journal folder durable together
+//!    ([`super::durable`]: one `syncfs` on Linux, else an `fsync` of each);
 //! 5. rename every staged file over its target (unlink for a delete), each right after
-//!    checking that the target is still the file step 2 saw; fsync the folders;
+//!    checking that the target is still the file step 2 saw; one durability point for the
+//!    folders of the renames and the created folders;
 //! 6. check every written path: a file is the very file that was staged (device, inode,
 //!    size, mode), a symlink points where planned, a deleted path is gone;
 //!    with a [`Companion`] (the git index of `--index`), its whole new content is then
 //!    written into its lock file and synced (the journal records the lock file from step 3);
-//! 7. the commit point: rewrite the journal with phase `committed` (and the companion's hash);
-//!    the companion is installed right after it (a failure rolls the work tree back);
+//! 7. the commit point: rewrite the journal with phase `committed` (and the companion's hash)
+//!    — the rename of the file written ahead in step 4 and an fsync of its folder, or with
+//!    a companion a whole journal write; the companion is installed right after it (a
+//!    failure rolls the work tree back);
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
 //!    folder into the undo history (its backups are what undo restores).
 //!
@@ -504,9 +511,15 @@ fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error>
     })))
 }
 
+/// Up to this many bytes in all, racy targets are re-checked before the staging, on this
+/// thread, rather than beside it on another.
+const RECHECK_HERE: u64 = 1 << 20;
+
 /// A racy target whose content is checked while the new contents are staged.
 struct Recheck {
     path: String,
+    /// The size read at planning.
+    len: u64,
     /// The SHA-256 read at planning.
     was: [u8; 32],
     /// The bytes read at planning, when the snapshot holds them: compared rather than
@@ -516,11 +529,12 @@ struct Recheck {
 
 impl Recheck {
     fn of(p: &Planned) -> Option<Self> {
-        let Snapshot::File { sha256, .. } = &p.change.before else {
+        let Snapshot::File { sha256, len, .. } = &p.change.before else {
             return None;
         };
         Some(Recheck {
             path: p.change.path.clone(),
+            len: *len,
             was: sha256.get(),
             bytes: sha256.content().cloned(),
         })
@@ -702,11 +716,16 @@ fn execute(
     renamed: &mut usize,
 ) -> Result<Vec<TxnWarning>, Error> {
     let jshown = jpath.display().to_string();
-    let rechecks: Vec<Recheck> = planned
+    let mut rechecks: Vec<Recheck> = planned
         .iter()
         .filter(|p| p.recheck)
         .filter_map(Recheck::of)
         .collect();
+    if rechecks.iter().map(|r| r.len).sum::<u64>() < RECHECK_HERE {
+        // A thread would cost more than reading a few small files here.
+        recheck_contents(root, &rechecks)?;
+        rechecks.clear();
+    }
     let mut handles = Handles::new(root)?;
     let shown = ctx.state.root().display().to_string();
     let mut point = Point::new(root, shown, Method::of_platform())?;
@@ -734,6 +753,7 @@ fn execute(
             backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
         }
     }
+    let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
     // The staged contents, the backups and the created folders become durable together.
     point.dir_ref(&jshown, jdir)?;
     point.sync()?;
@@ -760,14 +780,46 @@ fn execute(
     }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-    journal.phase = Phase::Committed;
-    journal.write(jdir, jpath, &ctx.secret)?;
+    match mark {
+        Some(marked) => {
+            Journal::install_pending(jdir, jpath)?;
+            *journal = marked;
+        }
+        None => {
+            journal.phase = Phase::Committed;
+            journal.write(jdir, jpath, &ctx.secret)?;
+        }
+    }
     if let Some(companion) = ctx.companion.as_deref_mut() {
         fp.step("companion install")
             .map_err(|e| Error::io(&jshown, "cannot replace the git index", &e))?;
         companion.install()?;
     }
     Ok(later)
+}
+
+/// The committed journal, written ahead into the journal's temporary file so that it is made
+/// durable at the point before the renames: the commit mark is then its rename and one sync
+/// of the journal folder (a write of its own cost a second commit of the file system's
+/// journal). Not with a companion, whose hash is known only after the renames. A crash
+/// before the mark leaves the temporary file beside the prepared journal, as a crash in the
+/// middle of any journal write does (recovery rolls back).
+fn mark_ahead(
+    journal: &Journal,
+    (jdir, jpath): (&Dir, &Path),
+    ctx: &Ctx,
+    point: &mut Point,
+) -> Result<Option<Journal>, Error> {
+    if ctx.companion.is_some() {
+        return Ok(None);
+    }
+    let mut marked = journal.clone();
+    marked.phase = Phase::Committed;
+    let file = marked.write_pending(jdir, jpath, &ctx.secret)?;
+    let st = dirfd::fstat(std::os::fd::AsRawFd::as_raw_fd(&file))
+        .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
+    point.file(&jpath.display().to_string(), file, st.dev)?;
+    Ok(Some(marked))
 }
 
 /// The journal's record of the companion's lock file, before anything is written to it.
