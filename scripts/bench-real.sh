@@ -20,6 +20,11 @@
 #                                      ../shared/bench/real;
 #                                      BENCH_REAL="LABEL:BEFORE:AFTER:DIFF ..." more rows;
 #                                      BENCH_BIN=PATH another apply-patch binary;
+#                                      BENCH_BASE=PATH adds an older binary's rows, turn
+#                                      about with the others, to compare;
+#                                      BENCH_FSYNC=1 adds apply-patch with
+#                                      APPLY_PATCH_SYNC=fsync (an fsync per object instead
+#                                      of one syncfs);
 #                                      BENCH_ONLY=real|oneline one part only)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
@@ -88,14 +93,20 @@ def stats(tool):
     times = [t for t, _ in runs[tool]]
     return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
 ref_best, ref_med, _ = stats(ref)
-names = {"apply-patch": "apply-patch", "patch": "GNU patch", "git": "git apply"}
-for tool in ("apply-patch", "patch", "git"):
+names = {"apply-patch": "apply-patch", "fsync": "... fsync", "base": "BENCH_BASE",
+         "patch": "GNU patch", "git": "git apply"}
+for tool in ("apply-patch", "fsync", "base", "patch", "git"):
     if tool in runs:
         best, med, kb = stats(tool)
         print("%-26s %-12s %8.4f %8.4f %8.1f %9.2fx %9.2fx" % (
             label, names[tool], best, med, kb / 1024, best / ref_best, med / ref_med))
 PY
 }
+
+tools=(patch apply-patch)
+[ -n "${BENCH_FSYNC:-}" ] && tools+=(fsync)
+[ -n "${BENCH_BASE:-}" ] && tools+=(base)
+tools+=(git)
 
 printf '%-26s %-12s %8s %8s %8s %10s %10s\n' workload tool best median "peak MB" "best/ref" "med/ref"
 
@@ -111,11 +122,13 @@ real_row() {
     "$bin" --root "$t" "$diff" >/dev/null 2>&1 || { echo "bench-real: apply-patch failed on $diff" >&2; exit 1; }
   done
   for _ in $(seq "$runs"); do
-    for tool in patch apply-patch git; do
+    for tool in "${tools[@]}"; do
       rm -rf "$t" && cp -r "$before" "$t" && chmod -R u+w "$t"
       sync
       case "$tool" in
         apply-patch) timed "$samples" "$tool" "$bin" --root "$t" "$diff" ;;
+        fsync) timed "$samples" "$tool" env APPLY_PATCH_SYNC=fsync "$bin" --root "$t" "$diff" ;;
+        base) timed "$samples" "$tool" "$BENCH_BASE" --root "$t" "$diff" ;;
         patch) timed "$samples" "$tool" patch -s -p1 -d "$t" -i "$diff" ;;
         git) timed "$samples" "$tool" git -C "$t" apply "$diff" ;;
       esac
@@ -153,6 +166,8 @@ oneline_row() {
     local tool="$1" start end kb1 kb2 fwd rev
     case "$tool" in
       apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
+      fsync) fwd=(env APPLY_PATCH_SYNC=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_SYNC=fsync "$bin" -R "$diff") ;;
+      base) fwd=("$BENCH_BASE" "$diff"); rev=("$BENCH_BASE" -R "$diff") ;;
       patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
       git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
     esac
@@ -169,9 +184,7 @@ oneline_row() {
     cd "$repo"
     for _ in $(seq 20); do "$bin" "$diff" >/dev/null && "$bin" -R "$diff" >/dev/null; done
     for _ in $(seq "$runs"); do
-      pair patch
-      pair apply-patch
-      pair git
+      for tool in "${tools[@]}"; do pair "$tool"; done
     done
   )
   report "one-line edit + revert" git "$samples"

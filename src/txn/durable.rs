@@ -2,12 +2,13 @@
 //! next step (staged files, backups, folders whose entries changed) in a [`Point`] and makes
 //! it all durable at once, instead of one `fsync` after each file.
 //!
-//! On Linux a point with a few objects on the root's file system is one `syncfs` of that
+//! On Linux a point with many objects on the root's file system is one `syncfs` of that
 //! file system (the kernel writes every dirty page and inode of it back and commits its
 //! journal once, with a cache flush; since Linux 5.8 it reports write-back errors of the file
 //! system since the root was opened, which the commit holds open from its start). A point
-//! with one or two objects `fsync`s them: a `syncfs` would also wait for other programs'
-//! unwritten data on that file system. Elsewhere, and for objects on another file system (a
+//! with fewer objects `fsync`s them: a `syncfs` also waits for other programs' unwritten
+//! data on that file system, which measured slower than three `fsync`s for a one-file edit
+//! on a busy machine, and faster than 20 or more. Elsewhere, and for objects on another file system (a
 //! folder that is a mount point, a state place on another disk), each object is synced on
 //! a few threads (`F_FULLFSYNC` on macOS, where a plain `fsync` leaves the data in the
 //! drive's cache). `APPLY_PATCH_SYNC=fsync` turns `syncfs` off (for measurements).
@@ -22,7 +23,7 @@ use super::dirfd::{self, Dir};
 use crate::Error;
 
 /// From this many objects on the root's file system, a point is one `syncfs`.
-pub const SYNCFS_FROM: usize = 3;
+pub const SYNCFS_FROM: usize = 12;
 
 /// The most objects kept open until their point (the rest are synced in batches of this
 /// many before it: a large patch must not run out of file descriptors).
@@ -168,8 +169,8 @@ impl<'a> Point<'a> {
         Ok(())
     }
 
-    /// Syncs the objects held, on up to [`THREADS`] threads (none for one or two), and
-    /// closes them.
+    /// Syncs the objects held, on up to [`THREADS`] threads (none for a few), and closes
+    /// them.
     fn sync_held(&mut self) -> Result<(), Error> {
         let held = std::mem::take(&mut self.held);
         self.calls.1 += held.len();
@@ -179,7 +180,7 @@ impl<'a> Point<'a> {
                 full_sync(*fd).map_err(|e| Error::io(path, "cannot sync", &e))
             })
         };
-        if fds.len() <= 2 {
+        if fds.len() <= 4 {
             return sync_part(&fds);
         }
         let threads = std::thread::available_parallelism()
