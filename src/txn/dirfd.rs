@@ -479,6 +479,12 @@ impl Dir {
     }
 }
 
+impl AsRawFd for Dir {
+    fn as_raw_fd(&self) -> RawFd {
+        self.raw()
+    }
+}
+
 /// From this size on, [`Dir::read_file_hashed`] hashes on a second thread, in pieces of
 /// [`READ_PIECE`] bytes.
 const PARALLEL_HASH_BYTES: usize = 1 << 20;

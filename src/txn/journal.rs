@@ -135,19 +135,40 @@ impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder,
     /// with its MAC made with `secret`.
     pub fn write(&mut self, dir: &Dir, dir_path: &Path, secret: &[u8]) -> Result<(), Error> {
-        let shown = dir_path.join(FILE).display().to_string();
+        let file = self.write_pending(dir, dir_path, secret)?;
+        file.sync_all()
+            .map_err(|e| Error::io(&shown(dir_path), "cannot write the journal", &e))?;
+        Journal::install_pending(dir, dir_path)
+    }
+
+    /// The first half of [`Journal::write`]: this journal in the temporary file beside the
+    /// journal, not synced (the caller makes it durable, then calls
+    /// [`Journal::install_pending`]); the open file is returned for that.
+    pub fn write_pending(
+        &mut self,
+        dir: &Dir,
+        dir_path: &Path,
+        secret: &[u8],
+    ) -> Result<std::fs::File, Error> {
+        let shown = shown(dir_path);
         let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
         self.mac = self.compute_mac(secret)?;
         let json = serde_json::to_vec_pretty(self).map_err(encode_error)?;
-        let tmp = b"journal.json.tmp";
-        match dir.unlink(tmp) {
+        match dir.unlink(PENDING) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
             _ => {}
         }
-        let mut file = dir.create_file(tmp, 0o600).map_err(io)?;
+        let mut file = dir.create_file(PENDING, 0o600).map_err(io)?;
         file.write_all(&json).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        dir.rename(tmp, dir, FILE.as_bytes()).map_err(io)?;
+        Ok(file)
+    }
+
+    /// The second half of [`Journal::write`]: the temporary file, synced, renamed over the
+    /// journal, and the rename made durable.
+    pub fn install_pending(dir: &Dir, dir_path: &Path) -> Result<(), Error> {
+        let shown = shown(dir_path);
+        let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
+        dir.rename(PENDING, dir, FILE.as_bytes()).map_err(io)?;
         dir.sync().map_err(io)
     }
 
@@ -236,6 +257,14 @@ impl Journal {
         }
         Ok(Some(journal))
     }
+}
+
+/// The temporary file a journal is written to before it is renamed over the journal.
+const PENDING: &[u8] = b"journal.json.tmp";
+
+/// The journal file of the folder `dir_path`, as errors show it.
+fn shown(dir_path: &Path) -> String {
+    dir_path.join(FILE).display().to_string()
 }
 
 fn encode_error(e: serde_json::Error) -> Error {

@@ -11,6 +11,7 @@
 
 mod error;
 pub(crate) mod forward;
+pub(crate) mod durable;
 pub(crate) mod handles;
 
 crate::internal_mod! {

@@ -5,28 +5,35 @@
 //! 2. open every target's folder component by component without following symlinks
 //!    (`path_escape`), re-check every target against its `before` snapshot (`stale_file`,
 //!    nothing written), drop changes that would not change content or mode; a file whose
-//!    modification time is unchanged but too recent to trust has its content re-checked on
-//!    another thread during steps 3–4a (a difference then rolls the staged files back);
+//!    modification time is unchanged but too recent to trust has its content re-checked
+//!    (up to 1 MiB in all right here, else on another thread during steps 3–4a: a
+//!    difference then rolls the staged files back);
 //! 3. write the journal (phase `prepared`: old and new states, backup and staged names,
 //!    folders to create; the root's device and inode; a MAC with the state place's secret),
-//!    fsync it and its folder, and name the transaction in the state place's `last` file —
-//!    before anything in the tree changes;
+//!    fsync it and its folder, name the transaction in the state place's `last` file, and
+//!    fsync the folder holding the journal folder — before anything in the tree changes;
 //! 4. create missing folders; stage each new content in a temporary file beside its target
-//!    (owner/group of the old file where permitted, mode, fsync); the SHA-256 of a large new
+//!    (owner/group of the old file where permitted, mode); the SHA-256 of a large new
 //!    content the planner did not hash is taken on another thread meanwhile, and the journal
 //!    is written again with it (until then its `after` hash is empty: no rename has
 //!    happened); hard-link each replaced or deleted file into the journal folder as its
-//!    backup (a copy only across file systems); create the marker `renaming` in the journal
-//!    folder (recovery's proof that a missing staged file was renamed); fsync the journal
-//!    folder;
+//!    backup (a copy only across file systems); without a companion, write the committed
+//!    journal (step 7) into the journal's temporary file; create the marker `renaming` in
+//!    the journal folder (recovery's proof that a missing staged file was renamed); then one
+//!    durability point makes the staged files, the backups, that file, the marker and the
+//!    journal folder durable together ([`super::durable`]: one `syncfs` on Linux, else an
+//!    `fsync` of each);
 //! 5. rename every staged file over its target (unlink for a delete), each right after
-//!    checking that the target is still the file step 2 saw; fsync the folders;
+//!    checking that the target is still the file step 2 saw; one durability point for the
+//!    folders of the renames and the created folders;
 //! 6. check every written path: a file is the very file that was staged (device, inode,
 //!    size, mode), a symlink points where planned, a deleted path is gone;
 //!    with a [`Companion`] (the git index of `--index`), its whole new content is then
 //!    written into its lock file and synced (the journal records the lock file from step 3);
-//! 7. the commit point: rewrite the journal with phase `committed` (and the companion's hash);
-//!    the companion is installed right after it (a failure rolls the work tree back);
+//! 7. the commit point: rewrite the journal with phase `committed` (and the companion's hash)
+//!    — the rename of the file written ahead in step 4 and an fsync of its folder, or with
+//!    a companion a whole journal write; the companion is installed right after it (a
+//!    failure rolls the work tree back);
 //! 8. clean up: remove folders emptied by deletes, append the audit line, move the journal
 //!    folder into the undo history (its backups are what undo restores).
 //!
@@ -39,6 +46,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
+use super::durable::{Method, Point};
 use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
@@ -170,6 +178,9 @@ struct Ctx<'a, 'c> {
     state: &'a StateDir,
     secret: [u8; crate::state::SECRET_LEN],
     companion: Option<&'c mut dyn Companion>,
+    /// The folder holding the journal folder (`None`: the root), synced after the first
+    /// journal write (see [`open_journal_dir`]).
+    journal_parent: Option<Dir>,
 }
 
 /// A change that survived the staleness check and will be written.
@@ -233,12 +244,14 @@ impl Txn<'_> {
             state: self.state,
             secret: self.state.secret()?,
             companion,
+            journal_parent: None,
         };
         let mut journal = self.journal(&id, &planned, audit, root)?;
         if let Some(companion) = ctx.companion.as_deref() {
             journal.index = Some(index_lock(companion)?);
         }
-        let (jdir, jpath) = open_journal_dir(self.state, root)?;
+        let (jdir, jpath, parent) = open_journal_dir(self.state, root)?;
+        ctx.journal_parent = parent;
         // The oldest undo record that this apply's record will push out goes now, on another
         // thread beside the staging (unlinking a large backup costs milliseconds).
         // (A thread that cannot be started leaves it to the clean-up after the commit.)
@@ -572,9 +585,15 @@ fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error>
     })))
 }
 
+/// Up to this many bytes in all, racy targets are re-checked before the staging, on this
+/// thread, rather than beside it on another.
+const RECHECK_HERE: u64 = 1 << 20;
+
 /// A racy target whose content is checked while the new contents are staged.
 struct Recheck {
     path: String,
+    /// The size read at planning.
+    len: u64,
     /// The SHA-256 read at planning.
     was: [u8; 32],
     /// The bytes read at planning, when the snapshot holds them: compared rather than
@@ -584,11 +603,12 @@ struct Recheck {
 
 impl Recheck {
     fn of(p: &Planned) -> Option<Self> {
-        let Snapshot::File { sha256, .. } = &p.change.before else {
+        let Snapshot::File { sha256, len, .. } = &p.change.before else {
             return None;
         };
         Some(Recheck {
             path: p.change.path.clone(),
+            len: *len,
             was: sha256.get(),
             bytes: sha256.content().cloned(),
         })
@@ -650,31 +670,34 @@ fn new_id() -> String {
     )
 }
 
-/// Creates (or opens) the journal folder and makes its entry durable.
-fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<(Dir, PathBuf), Error> {
+/// Creates (or opens) the journal folder; returns it with the folder holding it (`None`:
+/// the root), which [`prepare`] syncs right after the first journal write, so that one
+/// commit of the file system's journal makes both durable (synced before that write, the
+/// new folder's entry cost a commit of its own).
+type JournalDir = (Dir, PathBuf, Option<Dir>);
+fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<JournalDir, Error> {
     let path = state.journal_dir();
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
     if state.git_dir().is_some() {
         crate::state::create_dir_all(&path)?;
         let dir = Dir::open(&path).map_err(io)?;
-        Dir::open(state.base()).and_then(|b| b.sync()).map_err(io)?;
-        return Ok((dir, path));
+        let base = Dir::open(state.base()).map_err(io)?;
+        return Ok((dir, path, Some(base)));
     }
     match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(e)),
         _ => {}
     }
     let dir = root.open_child(ROOT_JOURNAL_DIR.as_bytes()).map_err(io)?;
-    root.sync().map_err(io)?;
-    Ok((dir, path))
+    Ok((dir, path, None))
 }
 
 /// Steps 3 and 4a: the journal, the missing folders, every new content staged and synced
 /// (and the pending hashes taken meanwhile, then journaled); the `fstat` of each staged
 /// file.
 fn stage_steps(
-    root: &Dir,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
     planned: &mut [Planned],
@@ -689,7 +712,13 @@ fn stage_steps(
     if journal.undoes.is_none() {
         recover::write_last(ctx.state, Some(&journal.id))?;
     }
-    create_dirs(root, &journal.created_dirs, fp)?;
+    // The journal folder's own entry (cheap now: the journal's sync committed it).
+    ctx.journal_parent
+        .as_ref()
+        .unwrap_or(root)
+        .sync()
+        .map_err(|e| Error::io(&jshown, "cannot create the journal folder", &e))?;
+    create_dirs(root, handles, &journal.created_dirs, fp)?;
     let pending: Vec<&crate::content::Content> = planned
         .iter()
         .filter(|p| p.hash_pending())
@@ -707,7 +736,7 @@ fn stage_steps(
                 });
             })
         });
-        let staged = stage_all(root, planned, journal, fp);
+        let staged = stage_all((root, handles, point), planned, journal, fp);
         if let Some(hashing) = hashing {
             hashing
                 .join()
@@ -729,27 +758,22 @@ fn stage_steps(
     Ok(staged)
 }
 
-/// Step 4a proper: every new content staged, synced in batches.
+/// Step 4a proper: every new content staged; each is made durable with the backups, at the
+/// durability point before the renames ([`Point`]).
 fn stage_all(
-    root: &Dir,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
     journal: &Journal,
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
-    let mut handles = Handles::new(root)?;
-    let mut unsynced = Vec::new();
     let mut staged = Vec::with_capacity(planned.len());
     for (p, e) in planned.iter().zip(&journal.entries) {
-        let file = stage_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
+        let file = stage_one(&*parent_of(root, handles, p)?, p, e, fp)?;
         staged.push(file.as_ref().map(|(_, st)| *st));
-        if let Some((file, _)) = file {
-            unsynced.push((p.change.path.as_str(), file));
-        }
-        if unsynced.len() == SYNC_BATCH {
-            sync_files(&mut unsynced)?;
+        if let Some((file, st)) = file {
+            point.file(&p.change.path, file, st.dev)?;
         }
     }
-    sync_files(&mut unsynced)?;
     Ok(staged)
 }
 
@@ -766,15 +790,29 @@ fn execute(
     renamed: &mut usize,
 ) -> Result<Vec<TxnWarning>, Error> {
     let jshown = jpath.display().to_string();
-    let rechecks: Vec<Recheck> = planned
+    let mut rechecks: Vec<Recheck> = planned
         .iter()
         .filter(|p| p.recheck)
         .filter_map(Recheck::of)
         .collect();
+    if rechecks.iter().map(|r| r.len).sum::<u64>() < RECHECK_HERE {
+        // A thread would cost more than reading a few small files here.
+        recheck_contents(root, &rechecks)?;
+        rechecks.clear();
+    }
+    let mut handles = Handles::new(root)?;
+    let shown = ctx.state.root().display().to_string();
+    let mut point = Point::new(root, shown, Method::of_platform())?;
     let staged = std::thread::scope(|scope| {
         let checking =
             (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
-        let staged = stage_steps(root, (jdir, jpath), journal, planned, (&mut *fp, &*ctx));
+        let staged = stage_steps(
+            (root, &mut handles, &mut point),
+            (jdir, jpath),
+            journal,
+            planned,
+            (&mut *fp, &*ctx),
+        );
         if let Some(checking) = checking {
             checking
                 .join()
@@ -784,29 +822,35 @@ fn execute(
     })?;
     drop(rechecks);
     let_go_of_contents(planned);
-    let mut handles = Handles::new(root)?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         if e.backup.is_some() {
             backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
         }
     }
+    let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
     // Every content is staged and backed up: from here a staged file that is gone was
     // renamed (what a recovery needs to tell a later edit from a stale target).
     match jdir.create_file(super::forward::RENAMING.as_bytes(), 0o600) {
-        Err(e) if e.raw_os_error() != Some(libc::EEXIST) => {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
             return Err(Error::io(&jshown, "cannot write in the journal folder", &e))
         }
         _ => {}
     }
-    jdir.sync()
-        .map_err(|e| Error::io(&jshown, "cannot sync the journal folder", &e))?;
+    // The staged contents, the backups, the created folders and the marker become
+    // durable together.
+    point.dir_ref(&jshown, jdir)?;
+    point.sync()?;
     for (p, e) in planned.iter().zip(&journal.entries) {
         replace_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
         *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
-    sync_parents(root, &mut handles, planned, &journal.created_dirs)?;
+    sync_parents(
+        (root, &mut handles, &mut point),
+        planned,
+        &journal.created_dirs,
+    )?;
     let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
         let dir = parent_of(root, &mut handles, p)?;
@@ -819,14 +863,46 @@ fn execute(
     }
     fp.step("commit mark")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-    journal.phase = Phase::Committed;
-    journal.write(jdir, jpath, &ctx.secret)?;
+    match mark {
+        Some(marked) => {
+            Journal::install_pending(jdir, jpath)?;
+            *journal = marked;
+        }
+        None => {
+            journal.phase = Phase::Committed;
+            journal.write(jdir, jpath, &ctx.secret)?;
+        }
+    }
     if let Some(companion) = ctx.companion.as_deref_mut() {
         fp.step("companion install")
             .map_err(|e| Error::io(&jshown, "cannot replace the git index", &e))?;
         companion.install()?;
     }
     Ok(later)
+}
+
+/// The committed journal, written ahead into the journal's temporary file so that it is made
+/// durable at the point before the renames: the commit mark is then its rename and one sync
+/// of the journal folder (a write of its own cost a second commit of the file system's
+/// journal). Not with a companion, whose hash is known only after the renames. A crash
+/// before the mark leaves the temporary file beside the prepared journal, as a crash in the
+/// middle of any journal write does (recovery rolls back).
+fn mark_ahead(
+    journal: &Journal,
+    (jdir, jpath): (&Dir, &Path),
+    ctx: &Ctx,
+    point: &mut Point,
+) -> Result<Option<Journal>, Error> {
+    if ctx.companion.is_some() {
+        return Ok(None);
+    }
+    let mut marked = journal.clone();
+    marked.phase = Phase::Committed;
+    let file = marked.write_pending(jdir, jpath, &ctx.secret)?;
+    let st = dirfd::fstat(std::os::fd::AsRawFd::as_raw_fd(&file))
+        .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
+    point.file(&jpath.display().to_string(), file, st.dev)?;
+    Ok(Some(marked))
 }
 
 /// The journal's record of the companion's lock file, before anything is written to it.
@@ -855,8 +931,12 @@ fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Rc<Dir>, 
 
 /// Creates the missing folders, listed parents first: each is found from the folder open
 /// last, not by a walk from the root (which cost depth² opens for a deep new path).
-fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), Error> {
-    let mut handles = Handles::new(root)?;
+fn create_dirs(
+    root: &Dir,
+    handles: &mut Handles,
+    dirs: &[String],
+    fp: &mut Failpoints,
+) -> Result<(), Error> {
     for dir in dirs {
         let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
@@ -869,14 +949,9 @@ fn create_dirs(root: &Dir, dirs: &[String], fp: &mut Failpoints) -> Result<(), E
     Ok(())
 }
 
-/// Staged files are synced in batches of this many, in parallel: the file system can then
-/// group their journal commits (one `fsync` after another costs a commit each), while the
-/// number of open files stays bounded.
-const SYNC_BATCH: usize = 64;
-const SYNC_THREADS: usize = 8;
-
 /// Step 4a: the new content in a temporary file beside the target; the file is returned
-/// for [`sync_files`], with its `fstat` (what the verification expects at the target).
+/// for the durability point, with its `fstat` (what the verification expects at the
+/// target).
 fn stage_one(
     dir: &Dir,
     p: &Planned,
@@ -910,30 +985,6 @@ fn stage_one(
             .map_err(io),
         NewState::Absent => Ok(None),
     }
-}
-
-/// `fsync`s staged files on a few threads and closes them.
-fn sync_files(files: &mut Vec<(&str, std::fs::File)>) -> Result<(), Error> {
-    let chunk = files.len().div_ceil(SYNC_THREADS).max(1);
-    let result = std::thread::scope(|scope| {
-        let workers: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter().try_for_each(|(path, file)| {
-                        file.sync_all()
-                            .map_err(|e| Error::io(path, "cannot sync the new content of", &e))
-                    })
-                })
-            })
-            .collect();
-        workers.into_iter().try_for_each(|w| {
-            w.join()
-                .unwrap_or_else(|_| Err(Error::new(ErrorCode::IoError, "a sync thread panicked")))
-        })
-    });
-    files.clear();
-    result
 }
 
 /// Step 4b: the old file hard-linked into the journal folder (copied across file systems).
@@ -996,30 +1047,22 @@ fn same_file(a: Option<&dirfd::Stat>, b: Option<&dirfd::Stat>) -> bool {
     }
 }
 
+/// Step 5's durability point: the folders of the renames and of the created folders (each
+/// once: many targets share a folder).
 fn sync_parents(
-    root: &Dir,
-    handles: &mut Handles,
+    (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
     created: &[String],
 ) -> Result<(), Error> {
-    // Many targets share a folder: sync each folder once.
-    let mut synced = HashSet::new();
-    let mut sync = |dir: &Dir, path: &str| -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::io(path, "cannot sync the folder of", &e);
-        if synced.insert(dir.identity().map_err(io)?) {
-            dir.sync().map_err(io)?;
-        }
-        Ok(())
-    };
     for p in planned {
-        sync(&*parent_of(root, handles, p)?, &p.change.path)?;
+        point.dir(&p.change.path, parent_of(root, handles, p)?)?;
     }
     for dir in created {
         if let Some(parent) = handles.parent(root, dir)? {
-            sync(&parent, dir)?;
+            point.dir(dir, parent)?;
         }
     }
-    Ok(())
+    point.sync()
 }
 
 /// Step 6: what is on disk now is what was planned. A written file must be the very file

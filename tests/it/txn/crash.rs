@@ -25,6 +25,8 @@ fn crash_child() {
     let root = PathBuf::from(root);
     let changes = if std::env::var_os(MANY_ENV).is_some() {
         many_change(&root)
+    } else if std::env::var_os(SPREAD_ENV).is_some() {
+        spread_change(&root)
     } else if std::env::var_os(LARGE_ENV).is_some() {
         large_change(&root)
     } else {
@@ -154,6 +156,51 @@ fn crash_child_at(root: &Path, k: usize, mode: Option<&str>) -> bool {
 
 const LARGE_ENV: &str = "APPLY_PATCH_TXN_CHILD_LARGE";
 
+const SPREAD_ENV: &str = "APPLY_PATCH_TXN_CHILD_SPREAD";
+
+/// [`repo`] with 12 more files in 4 folders.
+fn spread_repo() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = repo();
+    for i in 0..12 {
+        write(
+            &root,
+            &format!("s{}/f{i}.txt", i % 4),
+            format!("old {i}\n").as_bytes(),
+        );
+    }
+    (tmp, root)
+}
+
+/// Edits 8 files of [`spread_repo`] in 4 folders, deletes 2, and adds 4 in 2 new folders:
+/// many files staged (and backed up) between the journal's durability point and the one
+/// before the renames.
+fn spread_change(root: &Path) -> Vec<Change> {
+    let mut changes: Vec<Change> = (0..12)
+        .map(|i| {
+            let path = format!("s{}/f{i}.txt", i % 4);
+            let after = if i < 10 {
+                file(format!("new {i}\n").as_bytes())
+            } else {
+                NewState::Absent
+            };
+            Change {
+                before: snap(root, &path),
+                after,
+                path,
+            }
+        })
+        .collect();
+    for i in 0..4 {
+        let path = format!("n{}/deep/g{i}.txt", i % 2);
+        changes.push(Change {
+            before: Snapshot::Missing,
+            after: file(format!("added {i}\n").as_bytes()),
+            path,
+        });
+    }
+    changes
+}
+
 /// The old content of [`large_repo`]'s large file: over 1 MiB, so that a new content of it
 /// whose hash is not known yet is hashed while it is staged.
 fn large_old() -> Vec<u8> {
@@ -256,6 +303,38 @@ fn a_crash_at_every_step_of_a_commit_that_hashes_while_staging_recovers_to_old_o
         saw_pending,
         "a crash while the hash was being taken was seen"
     );
+    assert!(
+        saw_old && saw_new,
+        "crashes before and after the commit point"
+    );
+}
+
+#[test]
+fn a_crash_at_every_step_with_many_files_between_two_durability_points_recovers() {
+    let new = {
+        let (_tmp, root) = spread_repo();
+        let changes = spread_change(&root);
+        txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
+        tree(&root)
+    };
+    // Staged files beside targets that all still hold their old content: the crash came
+    // between the durability point of the journal and the renames, so the tree comes back
+    // old (and without the staged files).
+    let mut saw_staged = 0;
+    let staged = |root: &Path| {
+        let t = tree(root);
+        let pending = t.keys().filter(|k| k.ends_with(".tmp")).count();
+        let old = (0..12).all(|i| {
+            std::fs::read_to_string(root.join(format!("s{}/f{i}.txt", i % 4))).ok()
+                == Some(format!("old {i}\n"))
+        });
+        if old && pending > 0 {
+            saw_staged = saw_staged.max(pending);
+        }
+        old
+    };
+    let (saw_old, saw_new) = crash_at_every_step(spread_repo, Some(SPREAD_ENV), &new, staged);
+    assert!(saw_staged >= 12, "a crash with every file staged was seen");
     assert!(
         saw_old && saw_new,
         "crashes before and after the commit point"

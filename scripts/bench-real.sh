@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of the apply-patch binary (release build) against GNU patch and
+# `git apply` on real release diffs, and on the small edit agents make all day.
+#
+# Real rows: each workload is a BEFORE tree, an AFTER tree and a diff between them (the fd
+# and ripgrep release diffs of ../shared/bench/real, see its README; more with BENCH_REAL).
+# Each run copies BEFORE afresh, writes the copy back (`sync`, untimed), applies the diff
+# with one tool, and checks the result against AFTER (bytes and exec bits, no extra file).
+# One-line row: a git checkout of the ripgrep tree (made once), a one-line diff of one file
+# applied and then reverted (`-R`) by each tool; the time of the pair is reported.
+#
+# The tools run turn about (GNU patch, apply-patch, git apply, then again), BENCH_RUNS times
+# each, so that a shared machine's changing load falls on all of them alike; time is the wall
+# clock around each run, reported as the best and the median run with their ratios to the
+# reference tool (GNU patch for the real rows, `git apply` for the one-line row); memory is
+# the peak resident set size from `/usr/bin/time -v` (the largest of the runs).
+#
+# Usage: scripts/bench-real.sh        (BENCH_RUNS=N runs per measurement, default 11;
+#                                      BENCH_REAL_DIR=DIR the real workloads, default
+#                                      ../shared/bench/real;
+#                                      BENCH_REAL="LABEL:BEFORE:AFTER:DIFF ..." more rows;
+#                                      BENCH_BIN=PATH another apply-patch binary;
+#                                      BENCH_BASE=PATH adds an older binary's rows, turn
+#                                      about with the others, to compare;
+#                                      BENCH_FSYNC=1 adds apply-patch with
+#                                      APPLY_PATCH_SYNC=fsync (an fsync per object instead
+#                                      of one syncfs);
+#                                      BENCH_ONLY=real|oneline one part only)
+# Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+real="${BENCH_REAL_DIR:-}"
+for candidate in "$(cd .. && pwd)/shared/bench/real" "$(cd ../.. && pwd)/shared/bench/real"; do
+  if [ -z "$real" ] && [ -d "$candidate" ]; then
+    real="$candidate"
+  fi
+done
+[ -d "$real" ] || { echo "bench-real: the real workloads were not found (set BENCH_REAL_DIR)" >&2; exit 2; }
+runs="${BENCH_RUNS:-11}"
+only="${BENCH_ONLY:-}"
+for tool in python3 patch git /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench-real: $tool is missing (apt-get install -y patch time git)" >&2; exit 2; }
+done
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+# apply-patch keeps its undo history and audit log in the user's state directory outside a
+# git work tree: keep that out of $HOME.
+export XDG_STATE_HOME="$scratch/state"
+
+if [ -n "${BENCH_BIN:-}" ]; then
+  bin="$BENCH_BIN"
+else
+  cargo build --release --quiet
+  bin="$root/target/release/apply-patch"
+fi
+
+# Every regular file and symlink under DIR with its exec bit and content hash, one a line:
+# two trees are the same when these listings are.
+listing() {
+  (cd "$1" && find . \( -type f -o -type l \) ! -path './.git/*' -printf '%p %m\n' | sort |
+    while read -r path mode; do
+      echo "$path $(( (8#$mode & 0100) != 0 )) $(sha1sum <"$path" | cut -c1-40)"
+    done)
+}
+
+# timed OUT_SAMPLES TOOL CMD... -> appends "TOOL micros kilobytes" for one run of CMD.
+timed() {
+  local samples="$1" tool="$2" start end
+  shift 2
+  start=$(date +%s%N)
+  if ! /usr/bin/time -v -o "$scratch/time" "$@" >"$scratch/out" 2>"$scratch/err"; then
+    echo "bench-real: $tool failed: $*" >&2
+    cat "$scratch/err" >&2
+    exit 1
+  fi
+  end=$(date +%s%N)
+  echo "$tool $(( (end - start) / 1000 )) $(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time")" >>"$samples"
+}
+
+# report LABEL REFERENCE SAMPLES: best, median, peak memory and the ratios to REFERENCE.
+report() {
+  python3 - "$@" <<'PY'
+import statistics, sys
+label, ref, path = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = {}
+for line in open(path):
+    tool, micros, kb = line.split()
+    runs.setdefault(tool, []).append((int(micros) / 1e6, int(kb)))
+def stats(tool):
+    times = [t for t, _ in runs[tool]]
+    return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
+ref_best, ref_med, _ = stats(ref)
+names = {"apply-patch": "apply-patch", "fsync": "... fsync", "base": "BENCH_BASE",
+         "patch": "GNU patch", "git": "git apply"}
+for tool in ("apply-patch", "fsync", "base", "patch", "git"):
+    if tool in runs:
+        best, med, kb = stats(tool)
+        print("%-26s %-12s %8.4f %8.4f %8.1f %9.2fx %9.2fx" % (
+            label, names[tool], best, med, kb / 1024, best / ref_best, med / ref_med))
+PY
+}
+
+tools=(patch apply-patch)
+[ -n "${BENCH_FSYNC:-}" ] && tools+=(fsync)
+[ -n "${BENCH_BASE:-}" ] && tools+=(base)
+tools+=(git)
+
+printf '%-26s %-12s %8s %8s %8s %10s %10s\n' workload tool best median "peak MB" "best/ref" "med/ref"
+
+# real LABEL BEFORE AFTER DIFF: the three tools turn about on fresh copies of BEFORE.
+real_row() {
+  local label="$1" before="$2" after="$3" diff="$4" t="$scratch/tree" samples="$scratch/samples"
+  listing "$after" >"$scratch/expected"
+  : >"$samples"
+  # apply-patch keeps the last 20 transactions of a root for undo and removes the oldest at
+  # each commit: measure it in that steady state, not in the cheaper first 20 commits.
+  for _ in $(seq 20); do
+    rm -rf "$t" && cp -r "$before" "$t" && chmod -R u+w "$t"
+    "$bin" --root "$t" "$diff" >/dev/null 2>&1 || { echo "bench-real: apply-patch failed on $diff" >&2; exit 1; }
+  done
+  for _ in $(seq "$runs"); do
+    for tool in "${tools[@]}"; do
+      rm -rf "$t" && cp -r "$before" "$t" && chmod -R u+w "$t"
+      sync
+      case "$tool" in
+        apply-patch) timed "$samples" "$tool" "$bin" --root "$t" "$diff" ;;
+        fsync) timed "$samples" "$tool" env APPLY_PATCH_SYNC=fsync "$bin" --root "$t" "$diff" ;;
+        base) timed "$samples" "$tool" "$BENCH_BASE" --root "$t" "$diff" ;;
+        patch) timed "$samples" "$tool" patch -s -p1 -d "$t" -i "$diff" ;;
+        git) timed "$samples" "$tool" git -C "$t" apply "$diff" ;;
+      esac
+      listing "$t" >"$scratch/got"
+      cmp -s "$scratch/got" "$scratch/expected" || { echo "bench-real: $tool's result differs from $after" >&2; diff "$scratch/expected" "$scratch/got" | head >&2; exit 1; }
+    done
+  done
+  report "$label" patch "$samples"
+}
+
+if [ "$only" != oneline ]; then
+  real_row "fd 8.7.1 -> 9.0.0" "$real/fd-v8.7.1--v9.0.0/before" "$real/fd-v8.7.1--v9.0.0/after" "$real/fd-v8.7.1--v9.0.0.diff"
+  real_row "ripgrep 13 -> 14" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.diff"
+  real_row "ripgrep 13 -> 14, renames" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.M.diff"
+  for spec in ${BENCH_REAL:-}; do
+    IFS=: read -r label before after diff <<<"$spec"
+    real_row "$label" "$before" "$after" "$diff"
+  done
+fi
+
+# The one-line edit: a real checkout (the ripgrep 14 tree, committed once), a one-line diff
+# of crates/core/main.rs applied and reverted by each tool in turn; the pair is timed.
+oneline_row() {
+  local repo="$scratch/checkout" samples="$scratch/samples" diff="$scratch/oneline.diff" f=crates/core/main.rs
+  cp -r "$real/rg-13.0.0--14.0.0/after" "$repo" && chmod -R u+w "$repo"
+  git -C "$repo" init -q && git -C "$repo" add -A
+  git -C "$repo" -c user.email=bench@example.com -c user.name=bench commit -qm base
+  sed -i '3s/$/ \/\/ edited/' "$repo/$f"
+  git -C "$repo" diff >"$diff"
+  git -C "$repo" checkout -q "$f"
+  sync
+  : >"$samples"
+  # pair TOOL: TOOL applies the diff, then reverts it; timed together; the file must be back.
+  pair() {
+    local tool="$1" start end kb1 kb2 fwd rev
+    case "$tool" in
+      apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
+      fsync) fwd=(env APPLY_PATCH_SYNC=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_SYNC=fsync "$bin" -R "$diff") ;;
+      base) fwd=("$BENCH_BASE" "$diff"); rev=("$BENCH_BASE" -R "$diff") ;;
+      patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
+      git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
+    esac
+    start=$(date +%s%N)
+    /usr/bin/time -v -o "$scratch/time1" "${fwd[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    /usr/bin/time -v -o "$scratch/time2" "${rev[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool -R failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    end=$(date +%s%N)
+    kb1=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time1")
+    kb2=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time2")
+    echo "$tool $(( (end - start) / 1000 )) $(( kb1 > kb2 ? kb1 : kb2 ))" >>"$samples"
+    [ -z "$(git status --porcelain)" ] || { echo "bench-real: $tool did not revert the edit" >&2; git status --short >&2; exit 1; }
+  }
+  (
+    cd "$repo"
+    for _ in $(seq 20); do "$bin" "$diff" >/dev/null && "$bin" -R "$diff" >/dev/null; done
+    for _ in $(seq "$runs"); do
+      for tool in "${tools[@]}"; do pair "$tool"; done
+    done
+  )
+  report "one-line edit + revert" git "$samples"
+}
+
+if [ "$only" != real ]; then
+  oneline_row
+fi
+echo "targets: real rows apply-patch/GNU patch <= 1.00x; one-line edit apply-patch/git apply <= 1.00x (ratios: time / the reference tool's)"
