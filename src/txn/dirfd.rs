@@ -165,7 +165,12 @@ impl Dir {
     /// permission needed), following a symlink as a path lookup would.
     pub fn open_child_following(&self, name: &[u8]) -> io::Result<Dir> {
         let c = cstr(name)?;
-        let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+        // `O_PATH` (Linux) needs no read permission; elsewhere the folder is opened for reading.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let access = libc::O_PATH;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let access = libc::O_RDONLY;
+        let flags = access | libc::O_DIRECTORY | libc::O_CLOEXEC;
         // SAFETY: valid dirfd and C string; the returned fd is owned below.
         let fd = retry(|| unsafe { libc::openat(self.raw(), c.as_ptr(), flags) })?;
         // SAFETY: `fd` was just returned by openat.
