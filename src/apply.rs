@@ -22,7 +22,6 @@
 
 use std::path::Path;
 
-use crate::agent::run::AgentOptions;
 use crate::error::Error;
 use crate::locate::LocateOptions;
 use crate::model::{Format, PatchSet};
@@ -107,7 +106,7 @@ impl ApplyOptions {
     /// The pipeline's options and mode for these flags (a combination that cannot mean
     /// anything is a usage error).
     pub fn to_options(&self) -> Result<(Options, Mode), Error> {
-        Options::from_flags(self, &AgentOptions::default())
+        Options::from_apply(self)
     }
 }
 

@@ -42,8 +42,9 @@
 //! `git` (gix: blob ids through the repository's filters, `--index`, `--cached`, `--3way`,
 //! the agent features), `mcp` (the MCP server; rmcp, tokio) and `cli` (the command line;
 //! clap) are on by default. `default-features = false` leaves the core: parse, locate, plan,
-//! the memory tree and the disk transaction. `failpoints` and `internals` are for this
-//! crate's own tests only.
+//! the memory tree and the disk transaction (and the risk score); there a git mode,
+//! `--preview`, `--rebase`, `--post-check` or a chip is a usage error naming the `git`
+//! feature. `failpoints` and `internals` are for this crate's own tests only.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -92,6 +93,7 @@ internal_mod! {
     hash;
     #[cfg(feature = "git")]
     merge;
+    risk;
     state;
     transform;
     txn;

@@ -2,7 +2,8 @@
 //! code for every front end and the library) and the discovery of its git repository
 //! ([`open_repo`], [`git_dir_of`]) that `git::Repo`, the state place and the disk tree's
 //! nested-repository guard share. A leaf: it depends on nothing of ours but the error type,
-//! so that `tree`, `state` and `git` can all use it without a cycle.
+//! so that `tree`, `state` and `git` can all use it without a cycle. Without the `git`
+//! feature there is no discovery: every root is in no repository.
 
 // `crate::Error` is one rich shape shared by every stage (SPEC §8).
 #![allow(clippy::result_large_err)]
@@ -30,6 +31,7 @@ pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
 /// does, honouring `GIT_DIR` / `GIT_WORK_TREE` / `GIT_INDEX_FILE` (git sets them for hooks);
 /// a `.git` file's `gitdir:` is followed only to a valid git dir (else the search goes on
 /// upwards). `Ok(None)` when there is no repository.
+#[cfg(feature = "git")]
 pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Error> {
     match gix::discover_with_environment_overrides(root_canon) {
         Ok(repo) => Ok(Some(repo)),
@@ -42,6 +44,7 @@ pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Er
 /// by [`open_repo`]'s discovery: None outside any work tree (no repository, a bare one, a root
 /// inside the git dir, or `GIT_WORK_TREE` elsewhere). A linked worktree's or submodule's is
 /// its own git dir (`.git/worktrees/NAME`, `.git/modules/NAME`).
+#[cfg(feature = "git")]
 pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
     let Some(repo) = open_repo(root_canon)? else {
         return Ok(None);
@@ -57,6 +60,14 @@ pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
     Ok(Some(git_dir))
 }
 
+/// Without the `git` feature nothing discovers a repository: every root is in none (the
+/// state place and the disk tree treat it as a directory outside git).
+#[cfg(not(feature = "git"))]
+pub(crate) fn git_dir_of(_root_canon: &Path) -> Result<Option<PathBuf>, Error> {
+    Ok(None)
+}
+
+#[cfg(feature = "git")]
 fn is_not_found(err: &gix::Error) -> bool {
     use gix::discover::upwards::Error as Up;
     err.iter_errors().any(|cause| {
@@ -71,12 +82,14 @@ fn is_not_found(err: &gix::Error) -> bool {
     })
 }
 
+#[cfg(feature = "git")]
 pub(crate) fn canonical_or_same(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// A gix error as one of ours: `what` first, then the chain of causes (gix errors are
 /// type-erased; their sources carry the useful part).
+#[cfg(feature = "git")]
 pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
     let mut message = what.to_string();
     let mut last = String::new();

@@ -3,8 +3,9 @@
 //! - [`read`]: numbered lines and the file's version (for `*** Base:`); `snapshots` keeps
 //!   what it served;
 //! - [`run`]: an apply with the agent options — `rebase` (three-way merge of a stale Base),
-//!   `risk` (`--max-risk`), `preview` (`--preview` / `confirm`), `postcheck`
-//!   (`--post-check`, `--rollback-on-fail`) and `chips` (kept refusals);
+//!   the risk score (`--max-risk`; `risk` is in the core, pure), `preview` (`--preview` /
+//!   `confirm`), `postcheck` (`--post-check`, `--rollback-on-fail`) and `chips` (kept
+//!   refusals);
 //! - `mcp`: the MCP server ([`serve_mcp`]), with `permit` (read before edit) and `tools` (the tool
 //!   descriptions). What the command line prints for all of it is the `cli` module's.
 //!
@@ -36,7 +37,6 @@ crate::internal_mod! {
     postcheck;
     preview;
     rebase;
-    risk;
     snapshots;
     #[cfg(feature = "mcp")]
     tools;

@@ -124,6 +124,7 @@ pub fn explain_no_base(error: &mut Error, version: &str) {
 
 /// The MCP tools' wording of the hints above: `rebase: true` and the `read` tool instead of
 /// the command line's flags.
+#[cfg(feature = "mcp")]
 pub fn reword_for_mcp(error: &mut Error) {
     let advice = error
         .details

@@ -7,12 +7,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::agent::postcheck::Verification;
-use crate::agent::risk::Risk;
 use crate::apply::ApplyOptions;
 use crate::error::Error;
 use crate::model::PatchSet;
 use crate::pipeline::{self, Applied, Refused, Target};
 use crate::report::{Report, Warning};
+use crate::risk::Risk;
 use crate::state::StateDir;
 
 /// The agent options of one apply (the rest are [`ApplyOptions`]).

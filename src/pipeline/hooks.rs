@@ -3,26 +3,41 @@
 //! index), the risk gate (`--max-risk`), the chip kept for a patch refused at placement, and
 //! the post-check (`--post-check`, with `--rollback-on-fail` a revert of this transaction's
 //! id — and of the index entries it wrote — under the root's lock). The three-way fallback
-//! and the rebase wrap the planner itself ([`super::source`]).
+//! and the rebase wrap the planner itself ([`super::source`]). All but the risk gate need
+//! the `git` feature.
 
+#[cfg(feature = "git")]
 use std::path::Path;
 
-use super::options::{Options, PostCheck};
+use super::options::Options;
+#[cfg(feature = "git")]
+use super::options::PostCheck;
+#[cfg(feature = "git")]
 use super::sink::Written;
-use super::{Refused, Request};
+use super::Refused;
+#[cfg(feature = "git")]
+use super::Request;
+#[cfg(feature = "git")]
 use crate::agent::chips;
+#[cfg(feature = "git")]
 use crate::agent::postcheck::{self, Verification};
-use crate::agent::risk::{self, Risk};
+#[cfg(feature = "git")]
 use crate::agent::AgentState;
 use crate::error::{Error, ErrorCode};
+#[cfg(feature = "git")]
 use crate::git::changes::{check_index, patch_requirements, requirements};
+#[cfg(feature = "git")]
 use crate::git::{LockedIndex, Repo};
+#[cfg(feature = "git")]
 use crate::model::PatchSet;
 use crate::plan::Plan;
+use crate::risk::{self, Risk};
+#[cfg(feature = "git")]
 use crate::state::StateDir;
 
 /// `--index`, before the plan: the paths the patch names, so that an unstaged edit is
 /// reported as such rather than as a hunk that does not fit.
+#[cfg(feature = "git")]
 pub(crate) fn index_guard_named(
     repo: &Repo,
     lock: Option<&LockedIndex>,
@@ -34,6 +49,7 @@ pub(crate) fn index_guard_named(
 }
 
 /// `--index`, after the plan: every changed path (symlinks resolved).
+#[cfg(feature = "git")]
 pub(crate) fn index_guard_planned(
     repo: &Repo,
     lock: Option<&LockedIndex>,
@@ -84,6 +100,7 @@ pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Ref
 
 /// Keep a patch refused at placement as a chip and name it (with the hunks that would have
 /// applied) in the error; other refusals are left as they are.
+#[cfg(feature = "git")]
 pub(crate) fn keep_chip(root: &Path, req: &Request<'_, '_>, opts: &Options, refused: &mut Refused) {
     let Some(input) = req.input else { return };
     if !chips::keeps_chip(refused.error.code) {
@@ -104,6 +121,7 @@ pub(crate) fn keep_chip(root: &Path, req: &Request<'_, '_>, opts: &Options, refu
 /// Run the post-check after a commit; on failure with `rollback_on_fail`, revert what was
 /// written. `Ok(verification)`: passed, or failed and left in place; `Err`: reverted (the
 /// error is `post_check_failed`), or the revert failed (`rollback_failed`).
+#[cfg(feature = "git")]
 pub(crate) fn post_check(
     root: &Path,
     check: &PostCheck,
@@ -133,6 +151,7 @@ pub(crate) fn post_check(
     }
 }
 
+#[cfg(feature = "git")]
 fn rollback_failed(e: Error) -> Error {
     let mut error = Error::new(
         ErrorCode::RollbackFailed,
@@ -148,6 +167,7 @@ fn rollback_failed(e: Error) -> Error {
 
 /// Revert this run's transaction (by its id, under the root's lock) and the index entries it
 /// wrote, together; refused when another transaction, or another index writer, came since.
+#[cfg(feature = "git")]
 fn revert(written: Written, repo: Option<&Repo>, state: &StateDir) -> Result<(), Error> {
     let mut lock = match (&written.index, repo) {
         (Some(saved), Some(repo)) => {

@@ -29,19 +29,23 @@
 // `crate::Error` is one rich shape shared by every stage (SPEC §8).
 #![allow(clippy::result_large_err)]
 
+#[cfg(feature = "git")]
 pub mod confirm;
 pub mod hooks;
 pub mod options;
+#[cfg(feature = "git")]
+mod rebase;
 pub mod sink;
 pub mod source;
 
 use std::path::Path;
 
+#[cfg(feature = "git")]
 use crate::agent::postcheck::Verification;
-use crate::agent::risk::Risk;
 use crate::error::{Error, ErrorCode};
 use crate::model::{Format, PatchSet};
 use crate::report::{FileReport, Report, Warning};
+use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
@@ -66,6 +70,7 @@ pub struct Applied {
     pub diff: Option<String>,
     pub risk: Option<Risk>,
     /// The post-check's outcome; applied but failed (without rollback) is exit status 4.
+    #[cfg(feature = "git")]
     pub verification: Option<Verification>,
     /// The event id of a kept preview (`apply-patch confirm ID`).
     pub preview: Option<String>,
@@ -81,16 +86,20 @@ pub struct Refused {
     pub warnings: Vec<Warning>,
     pub diff: Option<String>,
     pub risk: Option<Risk>,
+    #[cfg(feature = "git")]
     pub verification: Option<Verification>,
 }
 
 impl Applied {
     /// SPEC §8: 0, or 4 when the post-check failed and nothing was rolled back.
     pub fn exit_status(&self) -> u8 {
-        match &self.verification {
-            Some(v) if !v.passed() => 4,
-            _ => 0,
+        #[cfg(feature = "git")]
+        if let Some(v) = &self.verification {
+            if !v.passed() {
+                return 4;
+            }
         }
+        0
     }
 
     /// SPEC §8's report of this result.
@@ -115,6 +124,7 @@ impl Refused {
             warnings,
             diff: None,
             risk: None,
+            #[cfg(feature = "git")]
             verification: None,
         }
     }
@@ -202,6 +212,8 @@ pub fn apply_bytes(
 /// One run's request: the patch parsed once, with its bytes when there are any (a chip
 /// keeps them).
 pub(crate) struct Request<'p, 'a> {
+    // Chips need the `git` feature; without it nothing keeps the bytes.
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     pub input: Option<&'a [u8]>,
     pub patch: &'p PatchSet<'a>,
 }
@@ -218,8 +230,15 @@ pub(crate) fn run(
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
 ) -> Result<Applied, Refused> {
+    #[cfg(not(feature = "git"))]
+    if let Some(what) = opts.needs_git(mode) {
+        return Err(Refused::before(options::usage(&format!(
+            "{what} needs git: build apply-patch with its `git` feature"
+        ))));
+    }
     match target {
         Target::Memory(tree) => sink::memory(tree, req, opts, mode),
+        #[cfg(feature = "git")]
         Target::Dir(root) => {
             let mut out = on_disk(root, req, opts, mode, gate);
             if let Err(refused) = &mut out {
@@ -229,6 +248,8 @@ pub(crate) fn run(
             }
             out
         }
+        #[cfg(not(feature = "git"))]
+        Target::Dir(root) => on_disk(root, req, opts, mode, gate),
     }
 }
 

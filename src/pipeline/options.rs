@@ -1,12 +1,13 @@
 //! Stage: orchestration (options). What one run of the pipeline is asked to do: the typed
 //! [`Options`] a library caller builds with [`Options::builder`], the git mode as one enum
 //! ([`GitMode`]), and the run's [`Mode`] (write, check, preview) kept apart from them. The
-//! command line's flag bags ([`ApplyOptions`], [`AgentOptions`]) are mapped here, once, by
-//! [`Options::from_flags`], which is also where a combination of flags that cannot mean
-//! anything becomes a usage error that says why.
+//! command line's flag bags ([`ApplyOptions`], and with the `git` feature `AgentOptions`) are
+//! mapped here, once, by [`Options::from_apply`] and `Options::from_flags`, which is also
+//! where a combination of flags that cannot mean anything becomes a usage error that says why.
 
 use std::time::Duration;
 
+#[cfg(feature = "git")]
 use crate::agent::run::AgentOptions;
 use crate::apply::ApplyOptions;
 use crate::error::{Error, ErrorCode};
@@ -109,7 +110,7 @@ impl GitMode {
 pub struct PostCheck {
     /// Run with `sh -c` in the root.
     pub command: String,
-    /// How long it may run (None: [`crate::agent::postcheck::DEFAULT_TIMEOUT`]).
+    /// How long it may run (None: the agent's default, ten minutes).
     pub timeout: Option<Duration>,
     /// `--rollback-on-fail`: a failing command reverts the transaction (and the index).
     pub rollback_on_fail: bool,
@@ -264,8 +265,20 @@ impl Options {
         OptionsBuilder::default()
     }
 
+    /// Map the apply command's flags (no agent options), refusing (`usage`, saying why) a
+    /// combination that cannot mean anything.
+    pub fn from_apply(apply: &ApplyOptions) -> Result<(Options, Mode), Error> {
+        let mode = if apply.check {
+            Mode::Check
+        } else {
+            Mode::Write
+        };
+        Ok((Options::of_apply(apply, git_mode(apply)?), mode))
+    }
+
     /// Map the command line's flags, refusing (`usage`, saying why) a combination that
     /// cannot mean anything; the README's table lists every pair.
+    #[cfg(feature = "git")]
     pub fn from_flags(
         apply: &ApplyOptions,
         agent: &AgentOptions,
@@ -284,6 +297,19 @@ impl Options {
             rollback_on_fail: agent.rollback_on_fail,
         });
         let opts = Options {
+            rebase: agent.rebase,
+            max_risk: agent.max_risk,
+            post_check,
+            state: agent.state.clone(),
+            report_risk: agent.report_risk,
+            ..Options::of_apply(apply, git)
+        };
+        Ok((opts, mode))
+    }
+
+    /// What the apply command's flags set (the agent options left at their defaults).
+    fn of_apply(apply: &ApplyOptions, git: GitMode) -> Options {
+        Options {
             format: apply.format,
             strip: apply.strip,
             recount: apply.recount,
@@ -299,14 +325,30 @@ impl Options {
             strict_balance: apply.strict_balance,
             diff: apply.diff,
             git,
-            rebase: agent.rebase,
-            max_risk: agent.max_risk,
-            post_check,
-            state: agent.state.clone(),
-            report_risk: agent.report_risk,
+            rebase: false,
+            max_risk: None,
+            post_check: None,
+            state: None,
+            report_risk: false,
             keep_chips: false,
-        };
-        Ok((opts, mode))
+        }
+    }
+
+    /// Without the `git` feature: the first option asked for that needs it, for the usage
+    /// error (the memory tree and a plain directory need none).
+    #[cfg(not(feature = "git"))]
+    pub(crate) fn needs_git(&self, mode: Mode) -> Option<&'static str> {
+        if let Some(flag) = self.git.flag() {
+            return Some(flag);
+        }
+        [
+            (mode == Mode::Preview, "--preview"),
+            (self.rebase, "--rebase"),
+            (self.post_check.is_some(), "--post-check"),
+            (self.keep_chips, "keeping a refused patch as a chip"),
+        ]
+        .into_iter()
+        .find_map(|(asked, what)| asked.then_some(what))
     }
 
     pub(crate) fn parse_options(&self) -> ParseOptions {
@@ -361,6 +403,7 @@ fn git_mode(apply: &ApplyOptions) -> Result<GitMode, Error> {
 }
 
 /// The pairs that cannot mean anything (README, "Applying: the command line", the table).
+#[cfg(feature = "git")]
 fn check_combinations(git: GitMode, mode: Mode, agent: &AgentOptions) -> Result<(), Error> {
     if agent.rebase && git.cached() {
         return Err(usage(
@@ -405,6 +448,7 @@ mod tests {
         send::<PlanOptions>();
     }
 
+    #[cfg(feature = "git")]
     #[test]
     fn flags_map_to_one_git_mode_and_meaningless_pairs_say_why() {
         let flags = ApplyOptions {

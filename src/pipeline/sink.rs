@@ -7,13 +7,16 @@
 //! [`LockedIndex`].
 
 use super::options::{GitMode, Mode, Options};
-use super::source::{self, Source};
+use super::source::{self, Planned, Source};
 use super::{audit_record, hooks, txn_warnings, Applied, Refused, Request};
+#[cfg(feature = "git")]
 use crate::agent::preview::{Kept, Writes};
+#[cfg(feature = "git")]
 use crate::agent::AgentState;
 use crate::error::Error;
+#[cfg(feature = "git")]
 use crate::git::changes::{cached_changes, index_changes};
-use crate::git::fallback::Planned;
+#[cfg(feature = "git")]
 use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
 use crate::report::Warning;
 use crate::tree::{DiskTree, MemTree};
@@ -21,6 +24,7 @@ use crate::txn::{AuditRecord, Committed, TxnOptions};
 
 /// What a commit wrote, for a revert: the transaction id (empty when the work tree had
 /// nothing to change) and the index entries before and after.
+#[cfg(feature = "git")]
 #[derive(Debug, Default)]
 pub(crate) struct Written {
     pub id: String,
@@ -29,6 +33,7 @@ pub(crate) struct Written {
 
 /// The entries at the paths the index sink wrote, before and after.
 #[derive(Debug)]
+#[cfg(feature = "git")]
 pub(crate) struct IndexWritten {
     pub before: SavedEntries,
     pub after: SavedEntries,
@@ -64,7 +69,39 @@ pub(crate) fn memory(
     Ok(out)
 }
 
+/// Steps 3–5 of a run on a directory without the `git` feature, once recovered: the
+/// directory as a plain one (the options that need git were refused before), the risk gate,
+/// the disk transaction.
+#[cfg(not(feature = "git"))]
+pub(crate) fn plan_and_write(
+    tree: &DiskTree,
+    txn_opts: &TxnOptions,
+    req: &Request<'_, '_>,
+    opts: &Options,
+    mode: Mode,
+) -> Result<Applied, Refused> {
+    let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
+    let planned = source::plan(&Source::Disk(tree), req.patch, opts, &plan_opts)?;
+    let risk = hooks::risk_gate(&planned.plan, opts)?;
+    let with_risk = |mut r: Refused| {
+        r.risk = risk.clone();
+        r
+    };
+    let mut after = Vec::new();
+    if mode == Mode::Write && !planned.plan.changes.is_empty() {
+        let disk = Disk { txn_opts };
+        after = disk
+            .write(&planned, &audit_record(&planned.plan.files))
+            .map_err(|e| Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone()))
+            .map_err(with_risk)?;
+    }
+    let mut out = conclude(planned, mode, after).map_err(with_risk)?;
+    out.risk = risk;
+    Ok(out)
+}
+
 /// Steps 3–5 of a run on a directory, once recovered: source, hooks, sink.
+#[cfg(feature = "git")]
 pub(crate) fn plan_and_write(
     tree: &DiskTree,
     txn_opts: &TxnOptions,
@@ -83,6 +120,7 @@ pub(crate) fn plan_and_write(
 }
 
 /// [`plan_and_write`] once the repository (if any) is known.
+#[cfg(feature = "git")]
 fn plan_and_write_in(
     tree: &DiskTree,
     txn_opts: &TxnOptions,
@@ -156,6 +194,7 @@ fn plan_and_write_in(
 }
 
 /// The post-check hook after a disk write.
+#[cfg(feature = "git")]
 fn verify(
     mut out: Applied,
     written: Written,
@@ -186,6 +225,7 @@ fn verify(
     }
 }
 
+#[cfg(feature = "git")]
 fn is_txn_warning(w: &Warning) -> bool {
     use crate::report::WarningCode;
     matches!(w.code, WarningCode::Cleanup)
@@ -194,6 +234,7 @@ fn is_txn_warning(w: &Warning) -> bool {
 /// The repository the root lies in; a git mode without one is a usage error. A corrupt
 /// index stops only the modes that use it: a plain apply warns (`index_unreadable`) and goes
 /// on, as `git apply` does.
+#[cfg(feature = "git")]
 fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warning>), Error> {
     match (Repo::discover(tree.path())?, git.flag()) {
         (Some(repo), flag) => match repo.index_error() {
@@ -221,6 +262,7 @@ fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warni
 
 /// The preview sink: keep the plan (and what confirm must write: the git mode and the audit
 /// record) under an event id; nothing is written.
+#[cfg(feature = "git")]
 fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied, Refused> {
     let changes: Vec<_> = planned
         .plan
@@ -255,12 +297,32 @@ fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied,
 
 /// The disk sink.
 pub(crate) struct Disk<'a> {
+    #[cfg(feature = "git")]
     pub tree: &'a DiskTree,
     pub txn_opts: &'a TxnOptions,
+    #[cfg(feature = "git")]
     pub repo: Option<&'a Repo>,
+    #[cfg(feature = "git")]
     pub git: GitMode,
 }
 
+#[cfg(not(feature = "git"))]
+impl Disk<'_> {
+    /// Write a plan through the work-tree transaction. Returns the warnings of the commit.
+    pub(crate) fn write(
+        &self,
+        planned: &Planned,
+        audit: &AuditRecord,
+    ) -> Result<Vec<Warning>, Error> {
+        let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
+        let committed: Committed = prepared.commit(None)?;
+        let mut warnings = txn_warnings(committed.recovered);
+        warnings.extend(txn_warnings(committed.warnings));
+        Ok(warnings)
+    }
+}
+
+#[cfg(feature = "git")]
 impl Disk<'_> {
     /// Write a plan: the index edits staged in `lock` (when the index is written), the
     /// work-tree transaction prepared, then both committed. With `rollback`, the index
@@ -316,30 +378,46 @@ pub(crate) fn conclude(
     mode: Mode,
     after: Vec<Warning>,
 ) -> Result<Applied, Refused> {
+    #[cfg(feature = "git")]
     let Planned {
         plan, conflicts, ..
     } = planned;
+    #[cfg(not(feature = "git"))]
+    let Planned { plan } = planned;
     let mut warnings = plan.warnings;
     warnings.extend(after);
-    let Some(first) = conflicts.first() else {
-        return Ok(Applied {
-            files: plan.files,
-            warnings,
-            diff: plan.diff,
-            risk: None,
-            verification: None,
-            preview: None,
-            mode,
-        });
-    };
+    #[cfg(feature = "git")]
+    if let Some(first) = conflicts.first() {
+        let error = conflict_error(first, &conflicts, mode);
+        let mut refused = Refused::of(error, plan.files, warnings);
+        refused.diff = plan.diff;
+        return Err(refused);
+    }
+    Ok(Applied {
+        files: plan.files,
+        warnings,
+        diff: plan.diff,
+        risk: None,
+        #[cfg(feature = "git")]
+        verification: None,
+        preview: None,
+        mode,
+    })
+}
+
+/// With conflict markers written (or, in a check, that would be), the `merge_conflict`
+/// error naming the files.
+#[cfg(feature = "git")]
+fn conflict_error(
+    first: &crate::git::fallback::Conflicted,
+    conflicts: &[crate::git::fallback::Conflicted],
+    mode: Mode,
+) -> Error {
     let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
     let fate = if mode == Mode::Check {
         Conflicted::Checked
     } else {
         Conflicted::MarkersWritten(&paths)
     };
-    let error = ThreeWay::conflict_error(&first.path, &first.conflicts, fate);
-    let mut refused = Refused::of(error, plan.files, warnings);
-    refused.diff = plan.diff;
-    Err(refused)
+    ThreeWay::conflict_error(&first.path, &first.conflicts, fate)
 }

@@ -43,7 +43,12 @@ pub use stage::prepare;
 // transaction with them; the pipeline prepares and commits in two steps.
 #[cfg(feature = "internals")]
 pub use stage::{commit, commit_with};
-pub use undo::{revert, undo, undo_with, UndoReport};
+pub use undo::{undo, UndoReport};
+// The post-check's revert (feature `git`) and the MCP server's undo (feature `mcp`).
+#[cfg(any(feature = "git", feature = "internals"))]
+pub use undo::revert;
+#[cfg(any(feature = "mcp", feature = "internals"))]
+pub use undo::undo_with;
 
 use crate::content::{Content, ContentHash};
 use crate::state::StateDir;

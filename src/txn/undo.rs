@@ -48,6 +48,7 @@ pub fn undo_with(
 /// transaction committed after it, nothing is reverted and the error (`rollback_failed`)
 /// names both. With a `companion` (the git index of `--index`, its entries put back), the
 /// revert changes it together with the work tree, as the transaction did.
+#[cfg(any(feature = "git", feature = "internals"))]
 pub fn revert(
     state: &StateDir,
     id: &str,

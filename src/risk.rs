@@ -1,6 +1,7 @@
-//! Stage: agent risk. A score for a planned patch, so that a pipeline can let small, ordinary
-//! edits through unattended and stop large or sensitive ones (`--max-risk N`, refused as
-//! `risk_exceeded` before anything is written).
+//! Stage: risk. A score for a planned patch, so that a pipeline can let small, ordinary edits
+//! through unattended and stop large or sensitive ones (`--max-risk N`, refused as
+//! `risk_exceeded` before anything is written). In the core (it is pure), so that a build
+//! without the `git` feature has `--max-risk` too.
 //!
 //! The formula (documented in the README, section "agents"), summed over the files:
 //! - 1 point per file touched, +1 more for a rename or copy;

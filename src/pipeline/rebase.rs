@@ -1,0 +1,250 @@
+//! Stage: orchestration (rebase, feature `git`). A patch refused as `stale_file` because a
+//! `*** Base:` version no longer matches its file: with `--rebase` it is planned again on an
+//! overlay that serves the base content (from the snapshots `read` kept, or git's HEAD) and
+//! its change merged onto the current file; without, or when the base is not known, the
+//! refusal says what a rebase would do. Reads only.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::options::Options;
+use super::source::{Planned, Source};
+use crate::agent::rebase;
+use crate::agent::sha256_hex;
+use crate::agent::snapshots::SnapshotStore;
+use crate::content::Content;
+use crate::error::{Error, ErrorCode};
+use crate::model::{FileOp, PatchSet};
+use crate::plan::{Plan, PlanOptions, Refusal};
+use crate::report::{Warning, WarningCode};
+use crate::tree::{DiskTree, Kind, Node, Tree};
+use crate::txn::{NewState, Snapshot};
+
+/// A disk tree that serves, for the paths being rebased, their base content instead of the
+/// current one (with the current snapshot, which the commit re-checks).
+struct BaseOverlay<'a> {
+    disk: &'a DiskTree,
+    bases: HashMap<String, Vec<u8>>,
+}
+
+impl Tree for BaseOverlay<'_> {
+    fn root(&self) -> Option<&Path> {
+        self.disk.root()
+    }
+
+    fn kind(&self, path: &str) -> Result<Kind, Error> {
+        self.disk.kind(path)
+    }
+
+    fn shows_snapshot(&self, path: &str) -> bool {
+        !self.bases.contains_key(path) && self.disk.shows_snapshot(path)
+    }
+
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+        let (snapshot, node) = self.disk.read(path)?;
+        match (self.bases.get(path), node) {
+            (Some(base), Node::File { mode, .. }) => Ok((
+                snapshot,
+                Node::File {
+                    bytes: base.clone().into(),
+                    mode,
+                },
+            )),
+            (_, node) => Ok((snapshot, node)),
+        }
+    }
+}
+
+/// One file whose `*** Base:` is stale: where it is read, where its result goes, its current
+/// content, and its base content with where that came from when it is known.
+struct Rebasing {
+    old: String,
+    new: String,
+    current: Vec<u8>,
+    found: Option<(Vec<u8>, rebase::BaseSource)>,
+    version: String,
+}
+
+/// After a `stale_file` refusal on a disk source: with `--rebase`, the file patches whose
+/// `*** Base:` versions have known content are planned again on those bases (an overlay of
+/// the source's tree) and merged onto the current files. A `stale_file` refusal that stays
+/// says what a rebase would do ([`rebase::advise_rebase`], [`rebase::explain_no_base`]).
+pub(super) fn on_stale(
+    source: &Source<'_>,
+    refusal: Refusal,
+    patch: &PatchSet<'_>,
+    opts: &Options,
+    plan_opts: &PlanOptions,
+) -> Result<Planned, Refusal> {
+    let Some(tree) = source.disk() else {
+        return Err(refusal);
+    };
+    let store = snapshot_store(opts, tree);
+    let Ok(stale) = stale_bases(tree, patch, store.as_ref()) else {
+        return Err(refusal);
+    };
+    let advised = |mut r: Refusal| {
+        if r.error.code == ErrorCode::StaleFile {
+            advise(&mut r.error, &stale, opts.rebase);
+        }
+        r
+    };
+    if !opts.rebase {
+        return Err(advised(refusal));
+    }
+    let rebasing: Vec<&Rebasing> = stale.iter().filter(|r| r.found.is_some()).collect();
+    if rebasing.is_empty() {
+        return Err(advised(refusal));
+    }
+    let overlay = BaseOverlay {
+        disk: tree,
+        bases: rebasing
+            .iter()
+            .filter_map(|r| Some((r.old.clone(), r.found.as_ref()?.0.clone())))
+            .collect(),
+    };
+    let mut planned = source
+        .plan_over(Some(&overlay), patch, opts, plan_opts)
+        .map_err(advised)?;
+    for r in &rebasing {
+        merge_one(&mut planned.plan, r).map_err(|error| Refusal {
+            error,
+            files: planned.plan.files.clone(),
+            warnings: planned.plan.warnings.clone(),
+        })?;
+    }
+    if plan_opts.diff {
+        planned.plan.diff = Some(diff_of(tree, &planned.plan));
+    }
+    Ok(planned)
+}
+
+/// The snapshots `read` kept for this root, looked up without creating the state place (a
+/// `--check` run writes nothing, there either).
+fn snapshot_store(opts: &Options, tree: &DiskTree) -> Option<SnapshotStore> {
+    let state = match &opts.state {
+        Some(s) => s.clone(),
+        None => crate::state::StateDir::for_root(tree.path()).ok()?,
+    };
+    Some(SnapshotStore::new(state.base().join("snapshots")))
+}
+
+/// Word a `stale_file` refusal of a file whose `*** Base:` no longer matches for what a
+/// rebase would do: its base content is known (`--rebase` would merge), or `--rebase` was
+/// given and nothing of that version was kept.
+fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool) {
+    let Some(r) = stale
+        .iter()
+        .find(|r| error.path.as_deref() == Some(r.old.as_str()))
+    else {
+        return;
+    };
+    match (&r.found, rebase) {
+        (Some((_, source)), false) => rebase::advise_rebase(error, *source),
+        (None, true) => rebase::explain_no_base(error, &r.version),
+        _ => {}
+    }
+}
+
+/// The file patches whose `*** Base:` no longer matches the file, each with its base content
+/// when it is known (Update and Move only: a stale Delete stays refused).
+fn stale_bases(
+    tree: &DiskTree,
+    patch: &PatchSet<'_>,
+    store: Option<&SnapshotStore>,
+) -> Result<Vec<Rebasing>, Error> {
+    let root = tree.path();
+    let mut out = Vec::new();
+    for fp in &patch.files {
+        let (Some(version), Some(old), Some(new)) = (&fp.base, &fp.old_path, &fp.new_path) else {
+            continue;
+        };
+        if !matches!(fp.op, FileOp::Modify | FileOp::Rename) {
+            continue;
+        }
+        let cd = patch.cd.as_deref();
+        let old =
+            crate::guard::resolve(tree, &crate::guard::normalize(old, cd, Some(root))?, true)?;
+        let new = crate::guard::normalize(new, cd, Some(root))?;
+        let new = if new == old { old.clone() } else { new };
+        let Ok((_, Node::File { bytes: current, .. })) = tree.read(&old) else {
+            continue;
+        };
+        if sha256_hex(&current).starts_with(&version.to_ascii_lowercase()) {
+            continue;
+        }
+        out.push(Rebasing {
+            found: rebase::find_base(root, &old, version, store),
+            old,
+            new,
+            current: current.into_vec(),
+            version: version.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Replace a rebased file's planned content (the patch applied to its base) by the merge of
+/// that change onto the current content, and say so.
+fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
+    let Some((base, source)) = &r.found else {
+        return Ok(());
+    };
+    let change = plan
+        .changes
+        .iter_mut()
+        .find(|c| c.path == r.new && matches!(c.after, NewState::File { .. }));
+    let merged = match change {
+        Some(c) => {
+            let NewState::File { bytes, .. } = &mut c.after else {
+                return Ok(());
+            };
+            let merged = Content::from(rebase::merge(&r.new, base, &r.current, bytes)?);
+            *bytes = merged.clone();
+            merged
+        }
+        // The patch changed nothing on its base (already applied there): nothing to merge.
+        None => return Ok(()),
+    };
+    if let Some(f) = plan.files.iter_mut().find(|f| f.path == r.new) {
+        f.old_sha256 = Some(sha256_hex(&r.current));
+        f.set_new_content(&merged);
+        // The snippet was numbered on the base; it would mislead on the merged file.
+        f.snippet = None;
+    }
+    plan.warnings.push(
+        Warning::new(
+            WarningCode::Rebased,
+            format!(
+                "changed since version {}: the patch was placed on that version ({}) and its \
+                 change merged onto the current file",
+                r.version,
+                source.as_str()
+            ),
+        )
+        .with_path(&r.new),
+    );
+    Ok(())
+}
+
+/// The unified diff of a whole plan against the disk.
+fn diff_of(tree: &DiskTree, plan: &Plan) -> String {
+    let mut out = String::new();
+    for c in &plan.changes {
+        let old = match tree.read(&c.path) {
+            Ok((_, Node::File { bytes, .. })) => Some(bytes),
+            _ => None,
+        };
+        let new = match &c.after {
+            NewState::File { bytes, .. } => Some(bytes.clone()),
+            _ => None,
+        };
+        out.push_str(&crate::render::file_diff(
+            old.as_ref().map(|_| c.path.as_str()),
+            new.as_ref().map(|_| c.path.as_str()),
+            old.as_deref().unwrap_or_default(),
+            new.as_deref().unwrap_or_default(),
+        ));
+    }
+    out
+}
