@@ -171,7 +171,7 @@ fn read(py: Python<'_>, root: PathBuf, path: String, lines: Option<String>) -> S
 /// `apply-patch undo --json`: revert the last applied patch of `root`.
 #[pyfunction]
 fn undo(py: Python<'_>, root: PathBuf) -> String {
-    py.detach(|| match apply_patch::txn::undo(&root) {
+    py.detach(|| match apply_patch::transaction::undo(&root) {
         Ok(report) => to_json(&report),
         Err(e) => failure_json(e),
     })
