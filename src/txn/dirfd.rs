@@ -13,7 +13,7 @@
 use std::ffi::{CString, OsStr};
 use std::io;
 #[cfg(unix)]
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 #[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
 #[cfg(unix)]
@@ -161,6 +161,7 @@ impl Dir {
         })
     }
 
+    #[cfg(unix)]
     /// Opens the child directory `name` only as a place to look things up (`O_PATH`: no read
     /// permission needed), following a symlink as a path lookup would.
     pub fn open_child_following(&self, name: &[u8]) -> io::Result<Dir> {
@@ -484,9 +485,17 @@ impl Dir {
     }
 }
 
+#[cfg(unix)]
 impl AsRawFd for Dir {
     fn as_raw_fd(&self) -> RawFd {
         self.raw()
+    }
+}
+
+#[cfg(unix)]
+impl AsFd for Dir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 

@@ -11,15 +11,18 @@
 //! on a busy machine, and faster than 20 or more. Elsewhere, and for objects on another file system (a
 //! folder that is a mount point, a state place on another disk), each object is synced on
 //! a few threads (`F_FULLFSYNC` on macOS, where a plain `fsync` leaves the data in the
-//! drive's cache). `APPLY_PATCH_SYNC=fsync` turns `syncfs` off (for measurements).
+//! drive's cache). `APPLY_PATCH_SYNC=fsync` turns `syncfs` off (for measurements). On
+//! Windows each file is flushed with `File::sync_all` (`FlushFileBuffers`) and a folder needs
+//! nothing: NTFS journals its entries itself (README "Platforms").
 //! Must not decide anything: it only syncs what it is given.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+#[cfg(unix)]
+use std::os::fd::{AsFd, BorrowedFd};
 use std::rc::Rc;
 
-use super::dirfd::{self, Dir};
+use super::dirfd::Dir;
 use crate::Error;
 
 /// From this many objects on the root's file system, a point is one `syncfs`.
@@ -57,16 +60,35 @@ impl Method {
 /// An object waiting for its point: kept open so that it can be synced.
 enum Held<'a> {
     File(File),
+    // On Windows a folder has nothing to flush: it is held, and counted, but never read.
+    #[cfg_attr(windows, allow(dead_code))]
     Shared(Rc<Dir>),
+    #[cfg_attr(windows, allow(dead_code))]
     Borrowed(&'a Dir),
 }
 
+/// What a sync thread is given of a held object: its descriptor on Unix; on Windows the
+/// file itself, and nothing for a folder (which has nothing to flush there).
+#[cfg(unix)]
+type Syncable<'h> = BorrowedFd<'h>;
+#[cfg(windows)]
+type Syncable<'h> = Option<&'h File>;
+
 impl Held<'_> {
-    fn fd(&self) -> RawFd {
+    #[cfg(unix)]
+    fn syncable(&self) -> Syncable<'_> {
         match self {
-            Held::File(f) => f.as_raw_fd(),
-            Held::Shared(d) => d.as_raw_fd(),
-            Held::Borrowed(d) => d.as_raw_fd(),
+            Held::File(f) => f.as_fd(),
+            Held::Shared(d) => d.as_fd(),
+            Held::Borrowed(d) => d.as_fd(),
+        }
+    }
+
+    #[cfg(windows)]
+    fn syncable(&self) -> Syncable<'_> {
+        match self {
+            Held::File(f) => Some(f),
+            Held::Shared(_) | Held::Borrowed(_) => None,
         }
     }
 }
@@ -117,20 +139,20 @@ impl<'a> Point<'a> {
 
     /// A folder whose entries must be durable by the next [`Point::sync`] (once per folder).
     pub fn dir(&mut self, path: &str, dir: Rc<Dir>) -> Result<(), Error> {
-        self.folder(path, Held::Shared(dir))
+        let id = identity(path, &dir)?;
+        self.folder(path, id, Held::Shared(dir))
     }
 
     /// [`Point::dir`] for a folder the caller keeps.
     pub fn dir_ref(&mut self, path: &str, dir: &'a Dir) -> Result<(), Error> {
-        self.folder(path, Held::Borrowed(dir))
+        self.folder(path, identity(path, dir)?, Held::Borrowed(dir))
     }
 
-    fn folder(&mut self, path: &str, held: Held<'a>) -> Result<(), Error> {
-        let st = dirfd::fstat(held.fd()).map_err(|e| Error::io(path, "cannot sync", &e))?;
-        if !self.dirs.insert((st.dev, st.ino)) {
+    fn folder(&mut self, path: &str, (dev, ino): (u64, u64), held: Held<'a>) -> Result<(), Error> {
+        if !self.dirs.insert((dev, ino)) {
             return Ok(());
         }
-        self.hold(path, held, st.dev)
+        self.hold(path, held, dev)
     }
 
     fn hold(&mut self, path: &str, held: Held<'a>, dev: u64) -> Result<(), Error> {
@@ -159,7 +181,7 @@ impl<'a> Point<'a> {
     pub fn sync(&mut self) -> Result<(), Error> {
         self.sync_held()?;
         if self.whole {
-            syncfs(self.root.as_raw_fd())
+            syncfs(self.root)
                 .map_err(|e| Error::io(&self.shown, "cannot make the changes durable under", &e))?;
             self.calls.0 += 1;
         }
@@ -174,8 +196,11 @@ impl<'a> Point<'a> {
     fn sync_held(&mut self) -> Result<(), Error> {
         let held = std::mem::take(&mut self.held);
         self.calls.1 += held.len();
-        let fds: Vec<(&str, RawFd)> = held.iter().map(|(p, h, _)| (p.as_str(), h.fd())).collect();
-        let sync_part = |part: &[(&str, RawFd)]| {
+        let fds: Vec<(&str, Syncable)> = held
+            .iter()
+            .map(|(p, h, _)| (p.as_str(), h.syncable()))
+            .collect();
+        let sync_part = |part: &[(&str, Syncable)]| {
             part.iter().try_for_each(|(path, fd)| {
                 full_sync(*fd).map_err(|e| Error::io(path, "cannot sync", &e))
             })
@@ -205,9 +230,18 @@ impl<'a> Point<'a> {
     }
 }
 
+/// The device and inode (volume and file index on Windows) of the folder `dir`.
+fn identity(path: &str, dir: &Dir) -> Result<(u64, u64), Error> {
+    dir.identity()
+        .map_err(|e| Error::io(path, "cannot sync", &e))
+}
+
 /// `fsync`, or `F_FULLFSYNC` on macOS (falling back to `fsync` where the file system does not
 /// support it).
-fn full_sync(fd: RawFd) -> io::Result<()> {
+#[cfg(unix)]
+fn full_sync(fd: Syncable) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = fd.as_raw_fd();
     #[cfg(target_vendor = "apple")]
     {
         // SAFETY: `fd` is open (its owner outlives this call).
@@ -227,12 +261,20 @@ fn full_sync(fd: RawFd) -> io::Result<()> {
     }
 }
 
-/// `syncfs` of the file system holding `fd`.
+/// `FlushFileBuffers` of a file; a folder has nothing to flush on Windows (its entries are in
+/// the NTFS journal once the rename returns, README "Platforms").
+#[cfg(windows)]
+fn full_sync(file: Syncable) -> io::Result<()> {
+    file.map_or(Ok(()), File::sync_all)
+}
+
+/// `syncfs` of the file system holding `root`.
 #[cfg(target_os = "linux")]
-fn syncfs(fd: RawFd) -> io::Result<()> {
+fn syncfs(root: &Dir) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
     loop {
-        // SAFETY: `fd` is the open root.
-        if unsafe { libc::syncfs(fd) } == 0 {
+        // SAFETY: `root` is open (borrowed for this call).
+        if unsafe { libc::syncfs(root.as_raw_fd()) } == 0 {
             return Ok(());
         }
         let e = io::Error::last_os_error();
@@ -243,17 +285,18 @@ fn syncfs(fd: RawFd) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn syncfs(_fd: RawFd) -> io::Result<()> {
+fn syncfs(_root: &Dir) -> io::Result<()> {
     unreachable!("Method::SyncFs is chosen on Linux only")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::txn::dirfd;
 
     fn staged(root: &Dir, name: &str) -> (File, u64) {
         let file = root.create_file(name.as_bytes(), 0o600).expect("create");
-        let dev = dirfd::fstat(file.as_raw_fd()).expect("fstat").dev;
+        let dev = dirfd::file_stat(&file).expect("fstat").dev;
         (file, dev)
     }
 

@@ -899,7 +899,7 @@ fn mark_ahead(
     let mut marked = journal.clone();
     marked.phase = Phase::Committed;
     let file = marked.write_pending(jdir, jpath, &ctx.secret)?;
-    let st = dirfd::fstat(std::os::fd::AsRawFd::as_raw_fd(&file))
+    let st = dirfd::file_stat(&file)
         .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
     point.file(&jpath.display().to_string(), file, st.dev)?;
     Ok(Some(marked))

@@ -82,6 +82,15 @@ impl Dir {
         Ok(Dir { dir })
     }
 
+    /// Opens the child directory `name` as a place to look things up, following a symlink as
+    /// a path lookup would (as on Unix). `cap-std` follows it only while it stays inside the
+    /// handle's tree: a folder link leading out of it is an error here, where Unix would
+    /// follow it (the path guards resolve symlinks before a tree lookup reaches here).
+    pub fn open_child_following(&self, name_: &[u8]) -> io::Result<Dir> {
+        let dir = self.dir.open_dir(name(name_)?)?;
+        Ok(Dir { dir })
+    }
+
     /// The `lstat` of `name`; `None` when it does not exist.
     pub fn stat(&self, name_: &[u8]) -> io::Result<Option<Stat>> {
         match self.dir.symlink_metadata(name(name_)?) {
