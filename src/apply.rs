@@ -16,8 +16,7 @@
 //! assert_eq!(report.files[0].path, "hello.txt");
 //! ```
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
-// would buy nothing.
+// `Refusal` carries the files' reports with the error; it is built once per request.
 #![allow(clippy::result_large_err)]
 
 use std::path::Path;

@@ -163,32 +163,38 @@ pub struct Candidate {
 }
 
 /// The error every stage's error becomes at the boundary; the `error` object of the JSON
-/// report (SPEC §8) is its serialisation.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// report (SPEC §8) is its serialisation, field order: `code`, `message`, `path`, `hunk`,
+/// `expected`, `nearest`, `candidates`, `hint`, `details` (absent fields left out).
+///
+/// The rich, rarely present parts (expected lines, nearest text, candidates, details) sit in
+/// one box reached through accessors, so that `Result<_, Error>` stays small on every path
+/// that succeeds.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(from = "Owned")]
 #[non_exhaustive]
 pub struct Error {
     pub code: ErrorCode,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// 1-based hunk (or edit) number within the file patch.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hunk: Option<usize>,
-    /// The lines the hunk expected to find.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nearest: Option<Nearest>,
-    /// Every place an ambiguous hunk matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidates: Option<Vec<Candidate>>,
     /// The next step to take.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// None when every rich part is absent.
+    rich: Option<Box<Rich>>,
+}
+
+/// The boxed parts of an [`Error`].
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Rich {
+    /// The lines the hunk expected to find.
+    expected: Option<Vec<String>>,
+    nearest: Option<Nearest>,
+    /// Every place an ambiguous hunk matched.
+    candidates: Option<Vec<Candidate>>,
     /// Extra structured data a particular code carries (e.g. the stale file's two hashes, a
     /// kept chip's id, conflicting regions). Keys are documented with the code in the README.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<serde_json::Value>,
+    details: Option<serde_json::Value>,
 }
 
 impl Error {
@@ -199,11 +205,8 @@ impl Error {
             message: message.into(),
             path: None,
             hunk: None,
-            expected: None,
-            nearest: None,
-            candidates: None,
             hint: None,
-            details: None,
+            rich: None,
         }
     }
 
@@ -223,8 +226,74 @@ impl Error {
     }
 
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
-        self.details = Some(details);
+        self.rich_mut().details = Some(details);
         self
+    }
+
+    /// Sets the lines the hunk expected to find.
+    pub fn with_expected(mut self, expected: Vec<String>) -> Self {
+        self.rich_mut().expected = Some(expected);
+        self
+    }
+
+    /// Sets (or, with None, clears) the nearest text of the file.
+    pub fn with_nearest(mut self, nearest: Option<Nearest>) -> Self {
+        self.set_nearest(nearest);
+        self
+    }
+
+    /// Sets the places an ambiguous hunk matched.
+    pub fn with_candidates(mut self, candidates: Vec<Candidate>) -> Self {
+        self.rich_mut().candidates = Some(candidates);
+        self
+    }
+
+    /// The lines the hunk expected to find.
+    pub fn expected(&self) -> Option<&[String]> {
+        self.rich.as_ref()?.expected.as_deref()
+    }
+
+    /// The nearest text of the file to what the hunk expected.
+    pub fn nearest(&self) -> Option<&Nearest> {
+        self.rich.as_ref()?.nearest.as_ref()
+    }
+
+    /// Every place an ambiguous hunk matched.
+    pub fn candidates(&self) -> Option<&[Candidate]> {
+        self.rich.as_ref()?.candidates.as_deref()
+    }
+
+    /// Extra structured data the code carries.
+    pub fn details(&self) -> Option<&serde_json::Value> {
+        self.rich.as_ref()?.details.as_ref()
+    }
+
+    /// The details, to add keys to in place.
+    pub fn details_mut(&mut self) -> Option<&mut serde_json::Value> {
+        self.rich.as_mut()?.details.as_mut()
+    }
+
+    /// Takes the details out, leaving none.
+    pub fn take_details(&mut self) -> Option<serde_json::Value> {
+        self.rich.as_mut()?.details.take()
+    }
+
+    /// Sets (or, with None, clears) the details.
+    pub fn set_details(&mut self, details: Option<serde_json::Value>) {
+        if details.is_some() || self.rich.is_some() {
+            self.rich_mut().details = details;
+        }
+    }
+
+    /// Sets (or, with None, clears) the nearest text.
+    pub fn set_nearest(&mut self, nearest: Option<Nearest>) {
+        if nearest.is_some() || self.rich.is_some() {
+            self.rich_mut().nearest = nearest;
+        }
+    }
+
+    fn rich_mut(&mut self) -> &mut Rich {
+        self.rich.get_or_insert_with(Box::default)
     }
 
     /// An I/O error on `path`, mapped to `permission_denied` or `io_error`.
@@ -239,6 +308,93 @@ impl Error {
 
     pub fn exit_status(&self) -> u8 {
         self.code.exit_status()
+    }
+}
+
+/// The serialised view of an [`Error`], borrowed: the field order is the JSON contract.
+#[derive(serde::Serialize)]
+struct View<'a> {
+    code: ErrorCode,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hunk: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nearest: Option<&'a Nearest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    candidates: Option<&'a [Candidate]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'a serde_json::Value>,
+}
+
+/// Equal when every field reads the same: an emptied box equals no box.
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.path == other.path
+            && self.hunk == other.hunk
+            && self.hint == other.hint
+            && self.expected() == other.expected()
+            && self.nearest() == other.nearest()
+            && self.candidates() == other.candidates()
+            && self.details() == other.details()
+    }
+}
+
+impl serde::Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        View {
+            code: self.code,
+            message: &self.message,
+            path: self.path.as_deref(),
+            hunk: self.hunk,
+            expected: self.expected(),
+            nearest: self.nearest(),
+            candidates: self.candidates(),
+            hint: self.hint.as_deref(),
+            details: self.details(),
+        }
+        .serialize(s)
+    }
+}
+
+/// The deserialised form of an [`Error`], every field flat as in the JSON.
+#[derive(serde::Deserialize)]
+struct Owned {
+    code: ErrorCode,
+    message: String,
+    path: Option<String>,
+    hunk: Option<usize>,
+    expected: Option<Vec<String>>,
+    nearest: Option<Nearest>,
+    candidates: Option<Vec<Candidate>>,
+    hint: Option<String>,
+    details: Option<serde_json::Value>,
+}
+
+impl From<Owned> for Error {
+    fn from(o: Owned) -> Self {
+        let rich = Rich {
+            expected: o.expected,
+            nearest: o.nearest,
+            candidates: o.candidates,
+            details: o.details,
+        };
+        let empty = rich == Rich::default();
+        Error {
+            code: o.code,
+            message: o.message,
+            path: o.path,
+            hunk: o.hunk,
+            hint: o.hint,
+            rich: (!empty).then(|| Box::new(rich)),
+        }
     }
 }
 
@@ -260,6 +416,70 @@ mod tests {
             let json = serde_json::to_string(&code).expect("a unit enum serialises");
             assert_eq!(json, format!("\"{}\"", code.as_str()));
         }
+    }
+
+    #[test]
+    fn error_stays_small() {
+        // Clippy's `result_large_err` threshold is 128 bytes; the rich parts are boxed.
+        assert!(std::mem::size_of::<Error>() < 128);
+    }
+
+    fn rich_error() -> Error {
+        let line = |line: usize| NumberedLine {
+            line,
+            text: format!("l{line}"),
+        };
+        Error::new(ErrorCode::AmbiguousMatch, "m")
+            .with_path("a.txt")
+            .with_hunk(2)
+            .with_hint("h")
+            .with_details(serde_json::json!({ "k": 1 }))
+            .with_expected(vec!["x".into()])
+            .with_nearest(Some(Nearest {
+                start_line: 3,
+                lines: vec![line(3)],
+                difference: None,
+                similarity: 0.5,
+            }))
+            .with_candidates(vec![Candidate {
+                line: 4,
+                context: vec![line(4)],
+                select: None,
+            }])
+    }
+
+    #[test]
+    fn json_keeps_the_field_order_and_leaves_absent_fields_out() {
+        let json = serde_json::to_string(&rich_error()).expect("an error serialises");
+        assert_eq!(
+            json,
+            r#"{"code":"ambiguous_match","message":"m","path":"a.txt","hunk":2,"expected":["x"],"nearest":{"start_line":3,"lines":[{"line":3,"text":"l3"}],"difference":null,"similarity":0.5},"candidates":[{"line":4,"context":[{"line":4,"text":"l4"}]}],"hint":"h","details":{"k":1}}"#
+        );
+        let bare = Error::new(ErrorCode::Usage, "u");
+        let json = serde_json::to_string(&bare).expect("an error serialises");
+        assert_eq!(json, r#"{"code":"usage","message":"u"}"#);
+    }
+
+    #[test]
+    fn json_reads_back_as_the_same_error() {
+        for e in [
+            rich_error(),
+            Error::new(ErrorCode::Usage, "u").with_hint("h"),
+        ] {
+            let json = serde_json::to_string(&e).expect("an error serialises");
+            let back: Error = serde_json::from_str(&json).expect("its own JSON reads back");
+            assert_eq!(back, e);
+            assert_eq!(back.rich.is_none(), e.rich.is_none(), "{json}");
+        }
+    }
+
+    #[test]
+    fn taking_the_details_leaves_an_equal_bare_error() {
+        let mut e = Error::new(ErrorCode::StaleFile, "s").with_details(serde_json::json!(1));
+        assert_eq!(e.take_details(), Some(serde_json::json!(1)));
+        assert_eq!(e, Error::new(ErrorCode::StaleFile, "s"));
+        e.set_details(None);
+        assert!(e.details().is_none());
     }
 
     #[test]

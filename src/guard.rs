@@ -5,10 +5,6 @@
 //! Pure apart from asking a [`Tree`] what a path is (to follow symlinks); never reads file
 //! content itself and never writes.
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
-// would buy nothing.
-#![allow(clippy::result_large_err)]
-
 use std::path::Path;
 
 use crate::error::{Error, ErrorCode};

@@ -6,8 +6,8 @@
 //! planned contents over the tree). Every path is read once. Pure apart from reading the
 //! tree; never writes.
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
-// would buy nothing.
+// `Refusal` and `LocateError` carry the files' reports and the refusal's teaching by value;
+// they are built once, on the cold path.
 #![allow(clippy::result_large_err)]
 
 use std::collections::BTreeMap;

@@ -4,9 +4,6 @@
 //! Pure: no I/O, no placement. What a target format cannot express is refused with a `usage`
 //! error, never dropped silently.
 
-// The interfaces return `crate::Error` by value (INTERFACES.md); it is large but rare.
-#![allow(clippy::result_large_err)]
-
 use std::fmt::Write as _;
 
 use crate::error::{Error, ErrorCode};

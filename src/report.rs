@@ -4,10 +4,6 @@
 //! This module never prints and never touches the disk: the command line decides where the
 //! strings go. Everything here is deterministic (no timestamps, stable order).
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
-// would buy nothing.
-#![allow(clippy::result_large_err)]
-
 use std::fmt::Write as _;
 
 use crate::content::Content;
@@ -490,13 +486,13 @@ pub fn error_text(e: &Error, style: Style) -> String {
 
 /// The expected lines, the nearest text and the candidates of an error.
 fn structured_context(e: &Error, s: &mut String) {
-    if let Some(expected) = &e.expected {
+    if let Some(expected) = e.expected() {
         s.push_str("  expected:\n");
         for line in expected {
             let _ = writeln!(s, "        | {line}");
         }
     }
-    if let Some(n) = &e.nearest {
+    if let Some(n) = e.nearest() {
         if e.code == crate::ErrorCode::ExpectedMismatch {
             s.push_str("  the file has:\n");
         } else {
@@ -514,7 +510,7 @@ fn structured_context(e: &Error, s: &mut String) {
             let _ = writeln!(s, "  difference: {d}");
         }
     }
-    if let Some(cands) = &e.candidates {
+    if let Some(cands) = e.candidates() {
         for c in cands {
             let _ = writeln!(s, "  candidate at line {}:", c.line);
             for l in &c.context {
@@ -526,7 +522,7 @@ fn structured_context(e: &Error, s: &mut String) {
 
 /// A parse error's details (`line`, `column`, `line_text`) as the offending line and a caret.
 fn parse_location(e: &Error, s: &mut String) {
-    let Some(d) = e.details.as_ref().and_then(|d| d.as_object()) else {
+    let Some(d) = e.details().and_then(|d| d.as_object()) else {
         return;
     };
     let (Some(line), Some(text)) = (
@@ -542,7 +538,7 @@ fn parse_location(e: &Error, s: &mut String) {
 
 /// Details other than a parse location, one `key: value` line each (stale hashes, …).
 fn other_details(e: &Error, s: &mut String) {
-    let Some(d) = e.details.as_ref().and_then(|d| d.as_object()) else {
+    let Some(d) = e.details().and_then(|d| d.as_object()) else {
         return;
     };
     if d.contains_key("line_text") {
@@ -629,7 +625,7 @@ mod tests {
         let mut e = Error::new(ErrorCode::ContextNotFound, "hunk 1: context not found")
             .with_path("a.txt")
             .with_hint("re-read the file");
-        e.nearest = Some(Nearest {
+        e.set_nearest(Some(Nearest {
             start_line: 4,
             lines: vec![NumberedLine {
                 line: 4,
@@ -637,7 +633,7 @@ mod tests {
             }],
             difference: Some("line 4: tab vs spaces".into()),
             similarity: 0.9,
-        });
+        }));
         let text = error_text(&e, Style::Plain);
         assert!(text.starts_with("error[context_not_found]: a.txt: hunk 1"));
         assert!(text.contains("      4 | \tfoo\n"));

@@ -5,9 +5,6 @@
 //! so that `tree`, `state` and `git` can all use it without a cycle. Without the `git`
 //! feature there is no discovery: every root is in no repository.
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};

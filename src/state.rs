@@ -11,8 +11,6 @@
 //! `~/.local/state`), and the journal is a hidden folder at the root, `.apply-patch-txn/`, that
 //! exists only while a transaction runs (backups must stay on the root's file system).
 
-#![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
-
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};

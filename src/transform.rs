@@ -3,9 +3,6 @@
 //!
 //! Pure model-to-model functions; they never look at the file system and never re-parse.
 
-// The interfaces return `crate::Error` by value (INTERFACES.md); it is large but rare.
-#![allow(clippy::result_large_err)]
-
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, ErrorCode};

@@ -5,10 +5,6 @@
 //! Nothing here writes to a directory: the disk tree only reads (writing is `txn::commit`'s
 //! job); the memory tree is changed only by [`MemTree::apply_changes`].
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8); boxing it here alone
-// would buy nothing.
-#![allow(clippy::result_large_err)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

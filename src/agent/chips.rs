@@ -213,7 +213,7 @@ fn assess_file(
 pub fn attach(mut error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
     let applicable: Vec<&HunkStatus> = hunks.iter().filter(|h| h.applies).collect();
     let failed: Vec<&HunkStatus> = hunks.iter().filter(|h| !h.applies).collect();
-    let mut details = match error.details.take() {
+    let mut details = match error.take_details() {
         Some(serde_json::Value::Object(map)) => map,
         Some(other) => {
             let mut map = serde_json::Map::new();
@@ -225,7 +225,7 @@ pub fn attach(mut error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
     details.insert("chip".into(), id.into());
     details.insert("applicable".into(), serde_json::json!(applicable));
     details.insert("failed".into(), serde_json::json!(failed));
-    error.details = Some(serde_json::Value::Object(details));
+    error.set_details(Some(serde_json::Value::Object(details)));
     let names = |list: &[&HunkStatus]| {
         list.iter()
             .map(|h| {
@@ -297,7 +297,7 @@ mod tests {
                 status("b.rs", 1, true),
             ],
         );
-        let d = e.details.expect("details");
+        let d = e.details().expect("details");
         assert_eq!(d["chip"], id.as_str());
         assert_eq!(d["applicable"].as_array().map(Vec::len), Some(2));
         assert_eq!(d["failed"][0]["hunk"], 2);

@@ -14,8 +14,7 @@
 //! the state place (never in the work tree) and calls the public entry points of the other
 //! stages.
 
-// `crate::Error` is the shared, deliberately rich error shape (expected lines, nearest text,
-// candidates); it is returned once per request, so its size does not matter here.
+// `Refused` carries the files' reports with the error; it is built once per request.
 #![allow(clippy::result_large_err)]
 
 pub mod read;

@@ -356,7 +356,7 @@ mod tests {
         let e = read_file(dir.path(), "b.bin", LineRange::default(), None).expect_err("binary");
         assert_eq!(e.code, ErrorCode::BinaryFile);
         assert!(e
-            .details
+            .details()
             .is_some_and(|d| d["base"] == version_of(b"\x89PNG\0\0")));
         let e = read_file(dir.path(), "l1.txt", LineRange::default(), None).expect_err("latin1");
         assert_eq!(e.code, ErrorCode::InvalidUtf8);

@@ -127,8 +127,7 @@ pub fn explain_no_base(error: &mut Error, version: &str) {
 #[cfg(feature = "mcp")]
 pub fn reword_for_mcp(error: &mut Error) {
     let advice = error
-        .details
-        .as_ref()
+        .details()
         .and_then(|d| d.get("rebase"))
         .and_then(|v| v.as_str());
     let hint = match advice {
@@ -149,11 +148,11 @@ pub fn reword_for_mcp(error: &mut Error) {
 }
 
 fn set_detail(error: &mut Error, advice: &str) {
-    match error.details.as_mut() {
+    match error.details_mut() {
         Some(serde_json::Value::Object(map)) => {
             map.insert("rebase".into(), advice.into());
         }
-        _ => error.details = Some(serde_json::json!({ "rebase": advice })),
+        _ => error.set_details(Some(serde_json::json!({ "rebase": advice }))),
     }
 }
 
@@ -196,7 +195,7 @@ mod tests {
         let clash = b"fn a() {\n    11\n}\n\nfn b() {\n    2\n}\n";
         let e = merge("x.rs", base, current, clash).expect_err("both change line 2");
         assert_eq!(e.code, ErrorCode::MergeConflict);
-        let d = e.details.expect("details");
+        let d = e.details().expect("details");
         assert_eq!(d["conflicts"][0]["ours"][0], "    10");
         assert_eq!(d["conflicts"][0]["theirs"][0], "    11");
     }

@@ -2,9 +2,6 @@
 //! an [`Outcome`]. An apply with agent options is not here: every apply is rendered by
 //! [`super::apply`]. Never writes the work tree itself.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use std::path::Path;
 
 use super::*;

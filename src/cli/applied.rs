@@ -5,9 +5,6 @@
 //! `--numstat` / `--summary`, and what the agent options add (risk, preview id, post-check).
 //! Never writes the work tree itself.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use super::*;
 use apply_patch::agent::run::{self as agent_run, AgentReport};
 
@@ -70,8 +67,7 @@ pub(crate) fn apply_outcome(
 /// ([`agent_lines`]), so it is left out of the error's details.
 fn render_report(r: &AgentReport, style: Style, verbose: bool) -> (String, String) {
     let mut report = r.report.clone();
-    if let Some(serde_json::Value::Object(d)) =
-        report.error.as_mut().and_then(|e| e.details.as_mut())
+    if let Some(serde_json::Value::Object(d)) = report.error.as_mut().and_then(|e| e.details_mut())
     {
         d.remove("risk");
     }

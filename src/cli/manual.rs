@@ -3,9 +3,6 @@
 //! a synopsis that shows every option's value name, and on the main page the formats, the
 //! error codes and the exit status. Shell completion for both names lives here too.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use clap_mangen::roff::{bold, italic, roman, Inline, Roff};
 use clap_mangen::Man;
 

@@ -1,9 +1,6 @@
 //! Stage: command line (options). Raw arguments validated into [`Options`]: what to do,
 //! with what input; nothing here reads the patch or runs anything.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use super::*;
 
 /// Where the patch comes from.

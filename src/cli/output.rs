@@ -1,9 +1,6 @@
 //! Stage: command line (output). What each command prints: reports, errors, `range`,
 //! `check-balance`, `undo` and `recover` as text or JSON. Never writes the work tree.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use super::*;
 
 /// What a run prints and returns.

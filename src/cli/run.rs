@@ -1,9 +1,6 @@
 //! Stage: command line (run). Parses the arguments, reads the patch input and dispatches
 //! the validated action to the library; the Codex drop-in lives here too.
 
-// `apply_patch::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use super::*;
 
 /// The environment a run sees (injected so tests need no process).

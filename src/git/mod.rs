@@ -15,8 +15,7 @@
 //! Nothing here decides where a hunk goes or writes the work tree: the planner and the
 //! transaction call in at fixed points.
 
-// The crate's one error type is wide (it carries the report's optional fields); it is built
-// only on refusal paths, so its size never matters for speed here.
+// `Refusal` carries the files' reports with the error; it is built once per request.
 #![allow(clippy::result_large_err)]
 
 mod blob;

@@ -230,6 +230,6 @@ mod tests {
             written.message,
             format!("{head}; conflict markers were written into a.txt, b.txt")
         );
-        assert_eq!(written.details, Some(conflicts.to_details()));
+        assert_eq!(written.details(), Some(&conflicts.to_details()));
     }
 }

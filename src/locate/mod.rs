@@ -262,11 +262,10 @@ impl LocateError {
                 nearest,
                 hint,
                 ..
-            } => Error {
-                expected: Some(expected),
-                nearest,
-                ..base(&message).with_hint(hint)
-            },
+            } => base(&message)
+                .with_hint(hint)
+                .with_expected(expected)
+                .with_nearest(nearest),
             LocateError::AmbiguousMatch {
                 mut message,
                 expected,
@@ -283,11 +282,10 @@ impl LocateError {
                         message = message.replace(&before, &select.to_string());
                     }
                 }
-                Error {
-                    expected: Some(expected),
-                    candidates: Some(candidates),
-                    ..base(&message).with_hint(hint)
-                }
+                base(&message)
+                    .with_hint(hint)
+                    .with_expected(expected)
+                    .with_candidates(candidates)
             }
             LocateError::OverlappingHunks { message, .. } => base(&message)
                 .with_hint("merge the two hunks into one, or make their changed lines distinct"),
@@ -296,10 +294,9 @@ impl LocateError {
                 actual,
                 hint,
                 ..
-            } => Error {
-                nearest: edits::actual_as_nearest(&actual),
-                ..base(&message).with_hint(hint)
-            },
+            } => base(&message)
+                .with_hint(hint)
+                .with_nearest(edits::actual_as_nearest(&actual)),
         }
     }
 }

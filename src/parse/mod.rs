@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(out.code, crate::ErrorCode::ParseError);
         assert_eq!(out.message, "line 2, column 3: oops");
         assert_eq!(out.hint.as_deref(), Some("h"));
-        let details = out.details.expect("details are set");
+        let details = out.details().expect("details are set");
         assert_eq!(details["line"], 2);
         assert_eq!(details["column"], 3);
         assert_eq!(details["line_text"], "bcd");

@@ -152,7 +152,7 @@ pub(crate) fn post_check(
 }
 
 #[cfg(feature = "git")]
-fn rollback_failed(e: Error) -> Error {
+fn rollback_failed(mut e: Error) -> Error {
     let mut error = Error::new(
         ErrorCode::RollbackFailed,
         format!(
@@ -161,7 +161,7 @@ fn rollback_failed(e: Error) -> Error {
         ),
     )
     .with_hint("inspect the files; `apply-patch undo` reverts the last transaction");
-    error.details = e.details;
+    error.set_details(e.take_details());
     error
 }
 

@@ -26,7 +26,7 @@
 //! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
 //! ```
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8).
+// `Refused`/`Refusal` carry the files' reports with the error; built once per request.
 #![allow(clippy::result_large_err)]
 
 #[cfg(feature = "git")]

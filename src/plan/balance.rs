@@ -3,9 +3,6 @@
 //! file adds the `unbalanced_edit` warning, or with `--strict-balance` refuses the patch. A
 //! file that was already unbalanced is not blamed. Pure; never refuses without the option.
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use crate::error::Error;
 use crate::locate::Placement;
 use crate::model::FilePatch;

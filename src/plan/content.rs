@@ -2,9 +2,6 @@
 //! permission bits after a mode change, the report snippet, and the planner's own errors.
 //! No I/O.
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::locate::{Level, Placement};

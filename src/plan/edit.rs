@@ -2,9 +2,6 @@
 //! edits placed by the locator, the new bytes spliced, and the reports of each placement.
 //! A large text file is planned on two threads (see [`Planner::checked_edit`]).
 
-// `crate::Error` is one rich shape shared by every stage (SPEC §8).
-#![allow(clippy::result_large_err)]
-
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::guard;

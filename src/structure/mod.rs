@@ -364,7 +364,7 @@ impl EditBalance {
             .with_path(path)
             .with_hint(hint);
         err.hunk = hunk;
-        err.details = details;
+        err.set_details(details);
         Some(err)
     }
 }

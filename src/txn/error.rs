@@ -64,7 +64,7 @@ mod tests {
         .into();
         assert_eq!(failed.code, ErrorCode::PermissionDenied);
         assert_eq!(failed.path.as_deref(), Some("a.txt"));
-        assert_eq!(failed.details, cause.details);
+        assert_eq!(failed.details(), cause.details());
         assert!(failed
             .message
             .ends_with("recovering it failed: cannot write a.txt: denied"));

@@ -7,8 +7,6 @@
 //! [`recover`]; the recovery every run takes before it plans in [`first`]. Everything before
 //! this module is pure; nothing after it writes.
 
-#![allow(clippy::result_large_err)] // `crate::Error` is the shared, deliberately rich error shape.
-
 mod error;
 pub(crate) mod forward;
 pub(crate) mod durable;

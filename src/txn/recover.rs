@@ -648,7 +648,7 @@ pub(crate) fn roll_back_failed_commit(
         &rb,
         jpath,
     );
-    if let Some(details) = failed.details.as_mut() {
+    if let Some(details) = failed.details_mut() {
         details["cause"] =
             serde_json::json!({ "code": err.code, "message": err.message, "path": err.path });
     }

@@ -2,8 +2,6 @@
 //! the write guard, blob ids, index matching, index writes (checked with `git status`,
 //! `git diff --cached`, `git ls-files --stage` and `git fsck`) and the 3-way base lookup.
 
-#![allow(clippy::result_large_err)]
-
 use apply_patch::git::{Conflicted, IndexChange, IndexRequirement, Repo, ThreeWay};
 use apply_patch::model::{BlobIds, Body, FileOp, FilePatch, Mode};
 use apply_patch::ErrorCode;

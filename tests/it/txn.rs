@@ -379,7 +379,7 @@ fn a_same_size_edit_is_caught_whether_the_snapshot_holds_the_bytes_or_only_their
         let err = txn::commit(&opts(&root, None), changes, &AuditRecord::default())
             .expect_err(&format!("stale ({keep_bytes})"));
         assert_eq!(err.code, ErrorCode::StaleFile, "{err}");
-        let details = err.details.as_ref().expect("details");
+        let details = err.details().expect("details");
         assert_eq!(details["actual_sha256"], hex(b"one\ntwo\r"), "{keep_bytes}");
         assert_eq!(tree(&root), old);
     }
@@ -812,7 +812,7 @@ fn a_restore_that_fails_during_rollback_is_rollback_failed_and_keeps_the_journal
     assert_eq!(err.code, ErrorCode::RollbackFailed, "{err}");
     assert_eq!(err.exit_status(), 3);
     assert!(err.message.contains("backup of a.txt"), "{}", err.message);
-    let details = err.details.expect("details");
+    let details = err.details().expect("details");
     assert_eq!(details["cause"]["code"], "io_error");
     assert!(root.join(".git/apply-patch/journal/journal.json").is_file());
     // Every other path is back; a.txt keeps the new content rather than a wrong "old" one.

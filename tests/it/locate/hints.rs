@@ -21,7 +21,10 @@ fn candidates(err: LocateError) -> (bool, Vec<Candidate>) {
     assert_eq!(error.code.as_str(), "ambiguous_match", "{}", error.message);
     (
         anchor,
-        error.candidates.expect("an ambiguity names its candidates"),
+        error
+            .candidates()
+            .expect("an ambiguity names its candidates")
+            .to_vec(),
     )
 }
 
