@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use apply_patch::agent::read::{read_file, LineRange};
 use apply_patch::agent::AgentState;
-use apply_patch::apply::ApplyOptions;
+use apply_patch::pipeline::{self, GitMode, Mode, Stage, Target};
 use apply_patch::report::Report;
 use apply_patch::{Error, ErrorCode, Format};
 use pyo3::prelude::*;
@@ -47,13 +47,13 @@ struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        let d = ApplyOptions::default();
+        let d = pipeline::Options::default();
         Options {
-            check: d.check,
-            index: d.index,
-            cached: d.cached,
-            three_way: d.three_way,
-            conflict_markers: d.conflict_markers,
+            check: false,
+            index: false,
+            cached: false,
+            three_way: false,
+            conflict_markers: false,
             diff: d.diff,
             reverse: d.reverse,
             strip: d.strip,
@@ -73,8 +73,9 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The library's options, refusing (`usage`) what the command line refuses too.
-    fn into_apply(self) -> Result<ApplyOptions, Error> {
+    /// The pipeline's options and mode, refusing (`usage`) what the command line refuses
+    /// too, with the command line's words.
+    fn into_pipeline(self) -> Result<(pipeline::Options, Mode), Error> {
         let usage = |m: String| Error::new(ErrorCode::Usage, m);
         if self.window == 0 {
             return Err(usage("window must be at least 1".into()));
@@ -90,26 +91,58 @@ impl Options {
                 )))
             }
         };
-        Ok(ApplyOptions {
-            format,
-            strip: self.strip,
-            recount: self.recount,
-            unidiff_zero: self.unidiff_zero,
-            reverse: self.reverse,
-            directory: self.directory,
-            include: self.include,
-            exclude: self.exclude,
-            window: self.window,
-            strict_base: self.strict_base,
-            protect: self.protect,
-            allow_notebooks: self.allow_notebooks,
-            check: self.check,
-            diff: self.diff,
-            index: self.index,
-            cached: self.cached,
-            three_way: self.three_way,
-            conflict_markers: self.conflict_markers,
-            strict_balance: self.strict_balance,
+        let git = self.git_mode()?;
+        let mode = if self.check { Mode::Check } else { Mode::Write };
+        let mut builder = pipeline::Options::builder()
+            .recount(self.recount)
+            .unidiff_zero(self.unidiff_zero)
+            .reverse(self.reverse)
+            .include(self.include)
+            .exclude(self.exclude)
+            .window(self.window)
+            .strict_base(self.strict_base)
+            .protect(self.protect)
+            .allow_notebooks(self.allow_notebooks)
+            .strict_balance(self.strict_balance)
+            .diff(self.diff)
+            .git(git)
+            // As the command line's plain apply: a refused patch is kept as a chip, except
+            // by a check, which keeps nothing.
+            .keep_chips(!self.check);
+        if let Some(format) = format {
+            builder = builder.format(format);
+        }
+        if let Some(strip) = self.strip {
+            builder = builder.strip(strip);
+        }
+        if let Some(directory) = self.directory {
+            builder = builder.directory(directory);
+        }
+        Ok((builder.build(), mode))
+    }
+
+    /// The four git flags as one [`GitMode`], as the command line maps them (`cached` alone
+    /// decides over `index`, as git's `--cached --index` does).
+    fn git_mode(&self) -> Result<GitMode, Error> {
+        if self.conflict_markers && !self.three_way {
+            return Err(
+                Error::new(ErrorCode::Usage, "--conflict-markers needs --3way")
+                    .with_hint("run apply-patch --help for the options"),
+            );
+        }
+        let into = match (self.index, self.cached) {
+            (_, true) => Stage::Cached,
+            (true, false) => Stage::Index,
+            (false, false) => Stage::WorkTree,
+        };
+        Ok(match (self.three_way, into) {
+            (true, into) => GitMode::ThreeWay {
+                markers: self.conflict_markers,
+                into,
+            },
+            (false, Stage::Cached) => GitMode::Cached,
+            (false, Stage::Index) => GitMode::Index,
+            (false, Stage::WorkTree) => GitMode::None,
         })
     }
 }
@@ -136,11 +169,17 @@ fn to_json(value: &impl serde::Serialize) -> String {
 fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String {
     let opts = serde_json::from_str::<Options>(options)
         .map_err(|e| Error::new(ErrorCode::Usage, format!("bad options: {e}")))
-        .and_then(Options::into_apply);
+        .and_then(Options::into_pipeline);
     match opts {
-        Ok(opts) => {
-            py.detach(|| apply_patch::agent::run::apply_plain(&root, &patch, &opts).to_json())
-        }
+        Ok((opts, mode)) => py.detach(|| {
+            pipeline::report(&pipeline::apply_bytes(
+                Target::Dir(&root),
+                &patch,
+                &opts,
+                mode,
+            ))
+            .to_json()
+        }),
         Err(e) => failure_json(e),
     }
 }
@@ -191,4 +230,61 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(undo, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apply_patch::apply::ApplyOptions;
+
+    /// The binding maps the git flags, the check and the usage refusals as the command
+    /// line's flag bag does, so the Python-visible reports stay the command line's.
+    #[test]
+    fn options_map_as_the_command_line_maps_its_flags() {
+        let cases = [
+            (false, false, false, false, false),
+            (true, false, false, false, false),
+            (false, true, false, false, false),
+            (false, false, true, false, false),
+            (false, true, true, false, false),
+            (false, false, false, true, false),
+            (false, true, false, true, true),
+            (false, false, true, true, false),
+            (false, false, false, false, true),
+        ];
+        for (check, index, cached, three_way, conflict_markers) in cases {
+            let ours = Options {
+                check,
+                index,
+                cached,
+                three_way,
+                conflict_markers,
+                strip: Some(2),
+                ..Options::default()
+            }
+            .into_pipeline();
+            let cli = ApplyOptions {
+                check,
+                index,
+                cached,
+                three_way,
+                conflict_markers,
+                strip: Some(2),
+                ..ApplyOptions::default()
+            }
+            .to_options();
+            match (ours, cli) {
+                (Ok((ours, our_mode)), Ok((cli, cli_mode))) => {
+                    assert_eq!((ours.git, our_mode), (cli.git, cli_mode));
+                    assert_eq!((ours.strip, ours.window), (cli.strip, cli.window));
+                    assert_eq!(ours.keep_chips, !check);
+                }
+                (Err(ours), Err(cli)) => assert_eq!(
+                    serde_json::to_string(&ours).expect("plain data"),
+                    serde_json::to_string(&cli).expect("plain data")
+                ),
+                (ours, cli) => panic!("{ours:?} != {cli:?}"),
+            }
+        }
+    }
 }

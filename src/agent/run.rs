@@ -148,11 +148,6 @@ fn any(agent: &AgentOptions) -> bool {
         || agent.max_risk.is_some()
 }
 
-/// An apply without agent options, as SPEC §8's report (a refused patch kept as a chip).
-pub fn apply_plain(root: &Path, input: &[u8], opts: &ApplyOptions) -> Report {
-    apply_to_dir(root, input, opts, &AgentOptions::default()).report
-}
-
 /// The report of `apply-patch confirm ID`: the files as the preview planned them.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ConfirmReport {

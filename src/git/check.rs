@@ -4,8 +4,9 @@
 
 use super::series::{self, Series};
 use super::Repo;
-use crate::apply::{self, ApplyOptions};
 use crate::error::{Error, ErrorCode};
+use crate::model::PatchSet;
+use crate::pipeline::{self, Mode, Options, Target};
 use crate::report::Warning;
 use crate::tree::{MemEntry, MemTree};
 use std::collections::HashSet;
@@ -154,11 +155,21 @@ fn check_one(
         Ok(b) => b,
         Err(e) => return fail(Error::io(&shown, "cannot read the patch", &e)),
     };
-    let opts = ApplyOptions::default();
-    if let Err(e) = seed(repo, root, &bytes, &opts, tree, seeded) {
+    // Parsed once: the seeding and the apply both work from this patch.
+    let opts = Options::default();
+    let patch = match pipeline::parse(&bytes, &opts) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = seed(repo, root, &patch, tree, seeded) {
         return fail(e);
     }
-    let report = apply::apply_to_memory(tree, &bytes, &opts);
+    let report = pipeline::report(&pipeline::apply(
+        Target::Memory(tree),
+        &patch,
+        &opts,
+        Mode::Write,
+    ));
     PatchCheck {
         patch: shown,
         ok: report.ok,
@@ -173,12 +184,10 @@ fn check_one(
 fn seed(
     repo: &Repo,
     root: &Path,
-    bytes: &[u8],
-    opts: &ApplyOptions,
+    patch: &PatchSet<'_>,
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
 ) -> Result<(), Error> {
-    let patch = apply::parse_patch(bytes, opts)?;
     for fp in &patch.files {
         for raw in [fp.old_path.as_deref(), fp.new_path.as_deref()]
             .into_iter()
