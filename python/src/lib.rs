@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use apply_patch::agent::read::{read_file, LineRange};
 use apply_patch::agent::AgentState;
-use apply_patch::pipeline::{self, GitMode, Mode, Stage, Target};
+use apply_patch::pipeline::{self, GitMode, Mode, Target};
 use apply_patch::report::Report;
 use apply_patch::{Error, ErrorCode, Format};
 use pyo3::prelude::*;
@@ -121,29 +121,14 @@ impl Options {
         Ok((builder.build(), mode))
     }
 
-    /// The four git flags as one [`GitMode`], as the command line maps them (`cached` alone
-    /// decides over `index`, as git's `--cached --index` does).
+    /// The four git flags as one [`GitMode`], mapped as the command line maps them.
     fn git_mode(&self) -> Result<GitMode, Error> {
-        if self.conflict_markers && !self.three_way {
-            return Err(
-                Error::new(ErrorCode::Usage, "--conflict-markers needs --3way")
-                    .with_hint("run apply-patch --help for the options"),
-            );
-        }
-        let into = match (self.index, self.cached) {
-            (_, true) => Stage::Cached,
-            (true, false) => Stage::Index,
-            (false, false) => Stage::WorkTree,
-        };
-        Ok(match (self.three_way, into) {
-            (true, into) => GitMode::ThreeWay {
-                markers: self.conflict_markers,
-                into,
-            },
-            (false, Stage::Cached) => GitMode::Cached,
-            (false, Stage::Index) => GitMode::Index,
-            (false, Stage::WorkTree) => GitMode::None,
-        })
+        GitMode::from_flags(
+            self.index,
+            self.cached,
+            self.three_way,
+            self.conflict_markers,
+        )
     }
 }
 

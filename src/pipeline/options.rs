@@ -61,6 +61,34 @@ pub enum Stage {
 }
 
 impl GitMode {
+    /// The command line's four flags (`--index`, `--cached`, `--3way`,
+    /// `--conflict-markers`) as one mode: `--cached` alone decides over `--index`, as git's
+    /// `--cached --index` does; `--conflict-markers` without `--3way` is a usage error.
+    pub fn from_flags(
+        index: bool,
+        cached: bool,
+        three_way: bool,
+        conflict_markers: bool,
+    ) -> Result<GitMode, Error> {
+        if conflict_markers && !three_way {
+            return Err(usage("--conflict-markers needs --3way"));
+        }
+        let into = match (index, cached) {
+            (_, true) => Stage::Cached,
+            (true, false) => Stage::Index,
+            (false, false) => Stage::WorkTree,
+        };
+        Ok(match (three_way, into) {
+            (true, into) => GitMode::ThreeWay {
+                markers: conflict_markers,
+                into,
+            },
+            (false, Stage::Cached) => GitMode::Cached,
+            (false, Stage::Index) => GitMode::Index,
+            (false, Stage::WorkTree) => GitMode::None,
+        })
+    }
+
     /// The index is written (with or without the work tree).
     pub fn writes_index(self) -> bool {
         matches!(
@@ -382,24 +410,12 @@ impl Options {
 }
 
 fn git_mode(apply: &ApplyOptions) -> Result<GitMode, Error> {
-    if apply.conflict_markers && !apply.three_way {
-        return Err(usage("--conflict-markers needs --3way"));
-    }
-    let into = match (apply.index, apply.cached) {
-        // `--cached` alone decides, as git's `--cached --index` does.
-        (_, true) => Stage::Cached,
-        (true, false) => Stage::Index,
-        (false, false) => Stage::WorkTree,
-    };
-    Ok(match (apply.three_way, into) {
-        (true, into) => GitMode::ThreeWay {
-            markers: apply.conflict_markers,
-            into,
-        },
-        (false, Stage::Cached) => GitMode::Cached,
-        (false, Stage::Index) => GitMode::Index,
-        (false, Stage::WorkTree) => GitMode::None,
-    })
+    GitMode::from_flags(
+        apply.index,
+        apply.cached,
+        apply.three_way,
+        apply.conflict_markers,
+    )
 }
 
 /// The pairs that cannot mean anything (README, "Applying: the command line", the table).
