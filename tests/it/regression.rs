@@ -345,12 +345,9 @@ fn heredoc_cd_to_an_absolute_folder_is_that_folder_not_a_relative_one() {
 #[cfg(unix)]
 fn run_bounded(t: &TempTree, args: &[&str], secs: u64) -> Option<(i32, String, String)> {
     use std::io::Read as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+    let mut child = t
+        .command(env!("CARGO_BIN_EXE_apply-patch"))
         .args(args)
-        .current_dir(t.root())
-        .env("XDG_STATE_HOME", t.outside("state"))
-        .env("HOME", t.outside("state"))
-        .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -383,12 +380,9 @@ fn mcp_session(
     secs: u64,
 ) -> std::collections::HashMap<String, serde_json::Value> {
     use std::io::{BufRead as _, Write as _};
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+    let mut child = t
+        .command(env!("CARGO_BIN_EXE_apply-patch"))
         .arg("mcp")
-        .current_dir(t.root())
-        .env("XDG_STATE_HOME", t.outside("state"))
-        .env("HOME", t.outside("state"))
-        .env_remove("APPLY_PATCH_FAILPOINT")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -614,15 +608,12 @@ fn run_with_open_file_limit(
 ) -> (i32, String) {
     use std::io::Write as _;
     let script = format!("ulimit -n {limit} && exec \"$0\" \"$@\"");
-    let mut child = std::process::Command::new("sh")
+    let mut child = t
+        .command("sh")
         .arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_apply-patch"))
         .args(args)
-        .current_dir(t.root())
-        .env("XDG_STATE_HOME", t.outside("state"))
-        .env("HOME", t.outside("state"))
-        .env_remove("APPLY_PATCH_FAILPOINT")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -99,7 +99,7 @@ impl TempTree {
 
     /// Run the binary with `args`, the root as working directory, and `stdin`.
     pub fn run(&self, args: &[&str], stdin: &str) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_apply-patch"));
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_apply-patch"));
         cmd.args(args);
         self.spawn(cmd, stdin)
     }
@@ -118,18 +118,25 @@ impl TempTree {
             #[cfg(windows)]
             std::fs::copy(env!("CARGO_BIN_EXE_apply-patch"), &link).expect("copy of the binary");
         }
-        let mut cmd = Command::new(&link);
+        let mut cmd = self.command(&link);
         cmd.args(args);
         self.spawn(cmd, stdin)
     }
 
-    fn spawn(&self, mut cmd: Command, stdin: &str) -> Output {
+    /// `program` (the binary, or a shell that runs it) set up as every test runs it: the root
+    /// as working directory, a private state directory, no colour, no inherited failpoint.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
         cmd.current_dir(self.root())
-            .env("XDG_STATE_HOME", self.dir.path().join("state"))
-            .env("HOME", self.dir.path().join("state"))
+            .env("XDG_STATE_HOME", self.outside("state"))
+            .env("HOME", self.outside("state"))
             .env("NO_COLOR", "1")
-            .env_remove("APPLY_PATCH_FAILPOINT")
-            .stdin(Stdio::piped())
+            .env_remove("APPLY_PATCH_FAILPOINT");
+        cmd
+    }
+
+    fn spawn(&self, mut cmd: Command, stdin: &str) -> Output {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("the binary runs");

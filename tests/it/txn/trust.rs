@@ -13,13 +13,9 @@ use crate::util::TempTree;
 /// Runs the binary in `dir` with the tree's private state directory and `env`.
 fn run_in(t: &TempTree, dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_apply-patch"));
+    let mut cmd = t.command(env!("CARGO_BIN_EXE_apply-patch"));
     cmd.args(args)
         .current_dir(dir)
-        .env("XDG_STATE_HOME", t.outside("state"))
-        .env("HOME", t.outside("state"))
-        .env("NO_COLOR", "1")
-        .env_remove("APPLY_PATCH_FAILPOINT")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
