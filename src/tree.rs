@@ -108,6 +108,16 @@ impl DiskTree {
         })
     }
 
+    /// The tree of a state place's root, with the repository its discovery found (the
+    /// pipeline discovers it once per run for both).
+    pub(crate) fn of_state(state: &crate::state::StateDir) -> Self {
+        DiskTree {
+            root: state.root().to_path_buf(),
+            in_repository: state.git_dir().is_some(),
+            last: Arc::default(),
+        }
+    }
+
     /// The canonical root directory.
     pub fn path(&self) -> &Path {
         &self.root

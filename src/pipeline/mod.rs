@@ -261,10 +261,19 @@ fn on_disk(
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
 ) -> Result<Applied, Refused> {
-    // `DiskTree::new` is the root check (`root::check_root`).
-    let tree = DiskTree::new(root).map_err(Refused::before)?;
+    // The root check (`root::check_root`) and the repository discovery, once per run: the
+    // tree's nested-repository guard and every step that needs the state place (the
+    // recovery, the commit, the undo record) share them. A state place given by the caller
+    // says nothing of the repository: the tree then discovers it itself.
+    let (tree, state) = match &opts.state {
+        Some(s) => (DiskTree::new(root).map_err(Refused::before)?, s.clone()),
+        None => {
+            let state = crate::state::StateDir::for_root(root).map_err(Refused::before)?;
+            (DiskTree::of_state(&state), state)
+        }
+    };
     let txn_opts = TxnOptions {
-        state: opts.state.clone(),
+        state: Some(state),
         ..TxnOptions::new(tree.path())
     };
     // Step 1, before anything reads the tree; a preview recovers like an apply.
