@@ -13,7 +13,7 @@ use apply_patch::agent::run::AgentOptions; // agent (issue 6)
 use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
 use apply_patch::parse::ParseOptions;
-use apply_patch::report::{error_text, Report, Style, WarningCode};
+use apply_patch::report::{error_text, Report, Style};
 use apply_patch::structure;
 use apply_patch::txn;
 use apply_patch::{Error, ErrorCode};

@@ -42,6 +42,9 @@ pub struct PlanOptions {
     pub diff: bool,
     /// `--strict-balance`: an edit that unbalances a file refuses the patch (Issue 7).
     pub strict_balance: bool,
+    /// `-R`: the patch was reversed, so what is "already there" is already reverted, and
+    /// the messages say so.
+    pub reversed: bool,
 }
 
 impl Default for PlanOptions {
@@ -53,6 +56,7 @@ impl Default for PlanOptions {
             allow_notebooks: false,
             diff: false,
             strict_balance: false,
+            reversed: false,
         }
     }
 }
@@ -715,20 +719,40 @@ impl<'a> Planner<'a> {
                 self.already.push(format!("{shown} (already deleted)"));
             }
         }
+        let (partly, hint, whole) = if self.opts.reversed {
+            (
+                "reverted",
+                "some of the patch's changes are already gone: drop those files or hunks from \
+                 the patch, or re-read the files",
+                "the patch is already reverted (none of its changes are in the files); nothing \
+                 to do",
+            )
+        } else {
+            (
+                "applied",
+                "drop the parts that are already applied, or re-read the files and regenerate \
+                 the patch",
+                "the patch is already applied; nothing to do",
+            )
+        };
         if !self.done.is_empty() && !self.already.is_empty() {
             let error = Error::new(
                 ErrorCode::AlreadyApplied,
-                format!("the patch is partly applied already: {} {} there", self.already.join(", "), if self.already.len() == 1 { "is" } else { "are" }),
+                format!(
+                    "the patch is partly {partly} already: {} {} there",
+                    self.already.join(", "),
+                    if self.already.len() == 1 { "is" } else { "are" }
+                ),
             )
-            .with_details(serde_json::json!({"already_applied": self.already, "not_applied": self.done}))
-            .with_hint("drop the parts that are already applied, or re-read the files and regenerate the patch");
+            .with_details(
+                serde_json::json!({"already_applied": self.already, "not_applied": self.done}),
+            )
+            .with_hint(hint);
             return Err(self.refuse(error));
         }
         if self.done.is_empty() && !self.already.is_empty() {
-            self.warnings.push(Warning::new(
-                WarningCode::AlreadyApplied,
-                "the patch is already applied; nothing to do",
-            ));
+            self.warnings
+                .push(Warning::new(WarningCode::AlreadyApplied, whole));
         }
         if let Err(error) = self.check_layout() {
             return Err(self.refuse(error));

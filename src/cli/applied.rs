@@ -34,7 +34,6 @@ pub(crate) fn apply_outcome(
     }
     let outcome = agent_run::apply_result(&opts.root, bytes, apply, agent);
     let mut report = AgentReport::of(&outcome);
-    word_for_reverse(&mut report.report, apply.reverse);
     if let Some(e) = report.report.error.as_mut() {
         super::elsewhere::suggest(e, &opts.root);
     }
@@ -112,31 +111,4 @@ fn agent_lines(r: &AgentReport, agent: &AgentOptions) -> (String, String) {
         }
     }
     (out, err)
-}
-
-/// With `-R`, a patch whose changes are not there is already reverted, not "already
-/// applied": the planner only sees the inverted patch.
-fn word_for_reverse(report: &mut Report, reverse: bool) {
-    if !reverse {
-        return;
-    }
-    for w in &mut report.warnings {
-        if w.code == WarningCode::AlreadyApplied {
-            w.message = "the patch is already reverted (none of its changes are in the files); \
-                         nothing to do"
-                .into();
-        }
-    }
-    if let Some(e) = report.error.as_mut() {
-        if e.code == ErrorCode::AlreadyApplied {
-            e.message = e
-                .message
-                .replace("partly applied already", "partly reverted already");
-            e.hint = Some(
-                "some of the patch's changes are already gone: drop those files or hunks from \
-                 the patch, or re-read the files"
-                    .into(),
-            );
-        }
-    }
 }

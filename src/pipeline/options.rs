@@ -405,6 +405,7 @@ impl Options {
             allow_notebooks: self.allow_notebooks,
             diff: self.diff || mode == Mode::Preview,
             strict_balance: self.strict_balance,
+            reversed: self.reverse,
         })
     }
 }
