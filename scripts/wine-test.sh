@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Windows, checked under Wine: builds the library's unit tests and the integration test binary
 # for x86_64-pc-windows-gnu and runs the library tests and the transaction tests (`it txn`)
-# with Wine as cargo's runner. Extra arguments go to both test runs (e.g. a test filter after
-# `--`). Needs the target (`rustup target add x86_64-pc-windows-gnu`), Wine and the MinGW
+# with Wine as cargo's runner. Extra arguments go to both test runs (e.g. `-- --nocapture`;
+# a filter there would be added to `txn`, not narrow it). Needs the target (`rustup target add x86_64-pc-windows-gnu`), Wine and the MinGW
 # linker (`apt-get install wine64 gcc-mingw-w64-x86-64`): run as root with apt-get, the
 # script installs what is missing; elsewhere it says what is missing and stops with status 2.
 #

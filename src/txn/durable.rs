@@ -301,6 +301,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // `syncfs` is Linux's (`Method::of_platform`)
     fn a_few_objects_are_fsynced_and_more_make_one_syncfs() {
         let tmp = tempfile::tempdir().expect("temp dir");
         let root = Dir::open(tmp.path()).expect("root");

@@ -161,10 +161,14 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
         Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
     match journal.phase {
         Phase::Prepared => match forward::later_edits(&root, &jdir, &journal)? {
-            Some(edited) => recover_forward(state, &root, (&jdir, &jpath), journal, &edited),
-            None => recover_roll_back(state, &root, &jdir, &jpath, &journal),
+            Some(edited) => recover_forward(state, &root, (jdir, &jpath), journal, &edited),
+            None => recover_roll_back(state, &root, (jdir, &jpath), &journal),
         },
-        Phase::Committed => recover_complete(state, &root, &jpath, &journal),
+        Phase::Committed => {
+            // Windows refuses to move or remove a folder while a handle holds it open.
+            drop(jdir);
+            recover_complete(state, &root, &jpath, &journal)
+        }
     }
 }
 
@@ -174,13 +178,15 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
 fn recover_forward(
     state: &StateDir,
     root: &Dir,
-    (jdir, jpath): (&Dir, &Path),
+    (jdir, jpath): (Dir, &Path),
     mut journal: Journal,
     edited: &[String],
 ) -> Result<RecoverReport, Error> {
     forward::finish_renames(root, &journal)?;
     journal.phase = Phase::Committed;
-    journal.write(jdir, jpath, &state.secret()?)?;
+    journal.write(&jdir, jpath, &state.secret()?)?;
+    // The clean-up moves the journal folder: no handle of ours may hold it (Windows).
+    drop(jdir);
     let mut report = recover_complete(state, root, jpath, &journal)?;
     let later = edited.iter().map(|p| super::stage::later_edit(p));
     report.warnings.splice(0..0, later);
@@ -333,11 +339,12 @@ fn after_roll_back(state: &StateDir, journal: &Journal) -> Result<(), Error> {
 fn recover_roll_back(
     state: &StateDir,
     root: &Dir,
-    jdir: &Dir,
-    jpath: &Path,
+    (jdir, jpath): (Dir, &Path),
     journal: &Journal,
 ) -> Result<RecoverReport, Error> {
-    let rb = roll_back(root, Some(jdir), journal, journal.entries.len());
+    let rb = roll_back(root, Some(&jdir), journal, journal.entries.len());
+    // The journal folder is removed or moved below: no handle of ours may hold it (Windows).
+    drop(jdir);
     if !rb.failures.is_empty() {
         let _ = audit::append(
             &state.audit_log(),
@@ -600,7 +607,7 @@ pub(crate) fn roll_back_failed_commit(
     state: &StateDir,
     root: &Dir,
     journal: &mut Journal,
-    (jdir, jpath): (&Dir, &Path),
+    (jdir, jpath): (Dir, &Path),
     (err, renamed): (Error, usize),
 ) -> Error {
     let was_committed = journal.phase == Phase::Committed;
@@ -610,14 +617,16 @@ pub(crate) fn roll_back_failed_commit(
         // is rolled back, not completed.
         journal.phase = Phase::Prepared;
         if let Ok(secret) = state.secret() {
-            let _ = journal.write(jdir, jpath, &secret);
+            let _ = journal.write(&jdir, jpath, &secret);
         }
     }
     // A crash during this rollback must roll back again, not finish the renames.
-    if unlink_marker(jdir) {
+    if unlink_marker(&jdir) {
         let _ = jdir.sync();
     }
-    let rb = roll_back(root, Some(jdir), journal, renamed);
+    let rb = roll_back(root, Some(&jdir), journal, renamed);
+    // The journal folder may be removed below: no handle of ours may hold it (Windows).
+    drop(jdir);
     if rb.failures.is_empty() && rb.conflicts.is_empty() {
         // `last` as it was; the index lock is its holder's to drop (a crash leaves it to
         // the recovery, which finds it in the journal).

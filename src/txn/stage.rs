@@ -311,7 +311,7 @@ impl Txn<'_> {
                 self.state,
                 root,
                 &mut journal,
-                (&jdir, &jpath),
+                (jdir, &jpath),
                 (err, renamed),
             )),
         }

@@ -110,7 +110,8 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
             .strip_prefix(root)
             .expect("under root")
             .display()
-            .to_string();
+            .to_string()
+            .replace('\\', "/");
         if rel == ".git" {
             continue;
         }

@@ -89,7 +89,13 @@ fn run_with_failpoint(t: &TempTree, args: &[&str], patch: &str, fp: &str) -> i32
     stdin.write_all(patch.as_bytes()).expect("write stdin");
     drop(stdin);
     let status = child.wait().expect("the binary finishes");
-    status.code().unwrap_or(-1)
+    match status.code() {
+        // `abort()` ends a Windows process with STATUS_STACK_BUFFER_OVERRUN (a fail-fast
+        // exit), where a Unix one dies of SIGABRT and has no exit code.
+        Some(code) if cfg!(windows) && code as u32 == 0xC000_0409 => -1,
+        Some(code) => code,
+        None => -1,
+    }
 }
 
 /// The paths [`PATCH`] touches, as `t` holds them (folders included).

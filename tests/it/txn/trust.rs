@@ -226,13 +226,7 @@ fn recover_in_a_copy_of_a_crashed_tree_leaves_the_original_alone() {
     assert_eq!(t.read_str("a.txt"), "ONE\n", "crashed after the renames");
     let crashed = t.snapshot();
     let copy = t.outside("copy");
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(t.root())
-        .arg(&copy)
-        .status()
-        .expect("cp runs");
-    assert!(status.success());
+    crate::util::copy_dir(&t.root(), &copy);
     let copied = crate::util::snapshot_dir(&copy);
     let run = run_in(&t, &copy, &["--json", "recover"], "", &[]);
     assert_refused(&run, &copy.join(".apply-patch-txn/journal.json"));
@@ -369,6 +363,11 @@ fn committed_repo() -> TempTree {
 
 #[test]
 fn a_crash_of_an_index_apply_at_any_step_leaves_the_work_tree_and_the_index_together() {
+    // The repository is made and read with the git CLI (not there under Wine).
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
     let mut k = 1;
     loop {
         let t = committed_repo();
