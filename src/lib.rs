@@ -27,12 +27,13 @@
 //!   [`run_cli`] runs it and prints (the binary and the Python wheel's command).
 //!
 //! ```
-//! use apply_patch::apply::{apply_to_memory, ApplyOptions};
+//! use apply_patch::apply::apply_to_memory;
+//! use apply_patch::pipeline::{Mode, Options};
 //! use apply_patch::tree::MemTree;
 //!
 //! let mut tree = MemTree::from_pairs([("hello.txt", "hello\nworld\n")]);
 //! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
-//! let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
+//! let report = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
 //! assert!(report.ok, "{}", report.to_json());
 //! assert_eq!(tree.to_string(), "=== hello.txt\nhello\nthere\n");
 //! ```

@@ -1,41 +1,17 @@
-//! Stage: report (agent applies). The agent options of an apply (`--rebase`, `--preview`,
-//! `--post-check`, `--rollback-on-fail`, `--max-risk`) as the command line and the MCP tools
-//! give them, and the JSON view of a result with `risk`, `verification` and `preview`. The
-//! apply itself — and `confirm` — run the one pipeline ([`crate::pipeline`]).
+//! Stage: report (agent applies). The JSON view of a result with `risk`, `verification` and
+//! `preview` (what the command line and the MCP tools print), and the MCP tools' gated apply.
+//! The apply itself — and `confirm` — run the one pipeline ([`crate::pipeline`]), with its
+//! [`pipeline::Options`].
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::agent::postcheck::Verification;
-use crate::apply::ApplyOptions;
 use crate::error::Error;
 use crate::model::PatchSet;
 use crate::pipeline::{self, Applied, Refused, Target};
 use crate::report::{Report, Warning};
 use crate::risk::Risk;
 use crate::state::StateDir;
-
-/// The agent options of one apply (the rest are [`ApplyOptions`]).
-#[derive(Debug, Clone, Default)]
-pub struct AgentOptions {
-    /// `--rebase`: merge onto a file that changed since its `*** Base:`.
-    pub rebase: bool,
-    /// `--preview`: plan, keep the plan, print the diff and an event id; write nothing.
-    pub preview: bool,
-    /// `--post-check CMD`.
-    pub post_check: Option<String>,
-    /// How long the post-check may run (None: [`crate::agent::postcheck::DEFAULT_TIMEOUT`]).
-    pub post_check_timeout: Option<Duration>,
-    /// `--rollback-on-fail`: a failing post-check reverts the transaction.
-    pub rollback_on_fail: bool,
-    /// `--max-risk N`: refuse (`risk_exceeded`) a patch scoring more.
-    pub max_risk: Option<u32>,
-    /// The state place (None: the root's own).
-    pub state: Option<StateDir>,
-    /// Put the risk score in the report (always with `--max-risk` and `--preview`, and in
-    /// MCP results; off for a plain apply, whose report stays SPEC §8's).
-    pub report_risk: bool,
-}
 
 /// The report of an agent apply: SPEC §8's object plus `risk`, `verification` and `preview`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -85,67 +61,22 @@ impl AgentReport {
     }
 }
 
-/// Apply `input` to `root` with the agent options (a refused patch is kept as a chip).
-pub fn apply_to_dir(
-    root: &Path,
-    input: &[u8],
-    opts: &ApplyOptions,
-    agent: &AgentOptions,
-) -> AgentReport {
-    AgentReport::of(&apply_result(root, input, opts, agent))
-}
-
-/// [`apply_to_dir`]'s typed result: the pipeline's [`Applied`] or [`Refused`], for a caller
-/// that renders it (the command line).
-pub fn apply_result(
-    root: &Path,
-    input: &[u8],
-    opts: &ApplyOptions,
-    agent: &AgentOptions,
-) -> Result<Applied, Refused> {
-    // A plain `--check` keeps no chip; every other run on disk does.
-    let keep_chips = !opts.check || any(agent);
-    run(root, input, opts, agent, keep_chips, &mut |_| Ok(()))
-}
-
-/// [`apply_to_dir`] with a check of the parsed patch after the recovery, before the plan
-/// (the MCP session's permission check).
+/// Parse `input` and apply it to `root`, with a check of the parsed patch after the
+/// recovery, before the plan (the MCP session's permission check).
 pub fn apply_gated(
     root: &Path,
     input: &[u8],
-    opts: &ApplyOptions,
-    agent: &AgentOptions,
-    gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
-) -> AgentReport {
-    AgentReport::of(&run(root, input, opts, agent, true, gate))
-}
-
-fn run(
-    root: &Path,
-    input: &[u8],
-    opts: &ApplyOptions,
-    agent: &AgentOptions,
-    keep_chips: bool,
+    opts: &pipeline::Options,
+    mode: pipeline::Mode,
     gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
 ) -> Result<Applied, Refused> {
-    let (mut options, mode) =
-        pipeline::Options::from_flags(opts, agent).map_err(Refused::before)?;
-    options.keep_chips = keep_chips;
-    let patch = pipeline::parse(input, &options).map_err(Refused::before)?;
+    opts.check(mode).map_err(Refused::before)?;
+    let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
     let request = pipeline::Request {
         input: Some(input),
         patch: &patch,
     };
-    pipeline::run(Target::Dir(root), &request, &options, mode, Some(gate))
-}
-
-/// True when any agent option is set.
-fn any(agent: &AgentOptions) -> bool {
-    agent.rebase
-        || agent.preview
-        || agent.post_check.is_some()
-        || agent.rollback_on_fail
-        || agent.max_risk.is_some()
+    pipeline::run(Target::Dir(root), &request, opts, mode, Some(gate))
 }
 
 /// The report of `apply-patch confirm ID`: the files as the preview planned them.

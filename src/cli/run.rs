@@ -130,11 +130,11 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         // Every apply, with agent options or without, is one pipeline and one rendering.
         Action::Apply {
             input,
-            apply,
-            agent,
+            options,
+            mode,
             show,
         } => match read_input(input) {
-            Ok(bytes) => apply_outcome(&opts, &bytes, apply, agent, *show),
+            Ok(bytes) => apply_outcome(&opts, &bytes, options, *mode, *show),
             Err(e) => Outcome::error(e, json, style),
         },
         Action::Read {
@@ -221,7 +221,12 @@ pub(crate) fn run_codex(args: &[OsString]) -> Outcome {
         Ok(b) => b,
         Err(e) => return Outcome::error(e, false, Style::Plain),
     };
-    let report = apply::apply_to_dir(std::path::Path::new("."), &bytes, &ApplyOptions::default());
+    let report = pipeline::report(&pipeline::apply_bytes(
+        Target::Dir(std::path::Path::new(".")),
+        &bytes,
+        &pipeline::Options::default(),
+        Mode::Write,
+    ));
     let (out, err) = report.render_codex();
     Outcome {
         stdout: out.into_bytes(),

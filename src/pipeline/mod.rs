@@ -230,6 +230,8 @@ pub(crate) fn run(
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
 ) -> Result<Applied, Refused> {
+    // The front ends checked before reading the patch; a library caller meets it here.
+    opts.check(mode).map_err(Refused::before)?;
     #[cfg(not(feature = "git"))]
     if let Some(what) = opts.needs_git(mode) {
         return Err(Refused::before(options::usage(&format!(
