@@ -1,20 +1,24 @@
 //! Stage: the library's front door. Parse-and-apply conveniences over [`crate::pipeline`]
 //! (where the one apply sequence lives), taking its [`Options`] and [`Mode`]: a directory
-//! ([`apply_to_dir`]), a memory tree ([`apply_to_memory`]), or a plan only ([`plan`]).
+//! ([`apply_to_dir`]), a memory tree ([`apply_to_memory`]), or a plan only ([`plan`]). They
+//! return the pipeline's `Result<Applied, Refused>`; [`Report::from`] is its JSON view.
 //! Nothing here plans or writes by itself, and there is no second list of options.
 //!
 //! ```
 //! use apply_patch::apply::apply_to_memory;
 //! use apply_patch::pipeline::{Mode, Options};
+//! use apply_patch::report::Report;
 //! use apply_patch::tree::MemTree;
 //!
 //! let mut tree = MemTree::new();
 //! tree.insert("hello.txt", b"hello\nworld\n".to_vec());
 //! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
-//! let report = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
-//! assert!(report.ok, "{:?}", report.error);
+//! let result = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
+//! let applied = result.as_ref().expect("applies");
 //! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
-//! assert_eq!(report.files[0].path, "hello.txt");
+//! assert_eq!(applied.files[0].path, "hello.txt");
+//! // The JSON object of `apply-patch --json`:
+//! assert!(Report::from(&result).to_json().contains("\"ok\": true"));
 //! ```
 
 // `Refusal` carries the files' reports with the error; it is built once per request.
@@ -23,8 +27,9 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::pipeline::{self, Mode, Options, Target};
+use crate::pipeline::{self, Applied, Mode, Options, Refused, Target};
 use crate::plan::{Plan, Refusal};
+#[cfg(doc)]
 use crate::report::Report;
 use crate::tree::{MemTree, Tree};
 
@@ -44,18 +49,23 @@ pub fn plan(tree: &dyn Tree, input: &[u8], opts: &Options) -> Result<Plan, Refus
 }
 
 /// Parse `input` and apply it (or in [`Mode::Check`], only plan it) to the directory `root`.
-pub fn apply_to_dir(root: &Path, input: &[u8], opts: &Options, mode: Mode) -> Report {
-    pipeline::report(&pipeline::apply_bytes(Target::Dir(root), input, opts, mode))
+pub fn apply_to_dir(
+    root: &Path,
+    input: &[u8],
+    opts: &Options,
+    mode: Mode,
+) -> Result<Applied, Refused> {
+    pipeline::apply_bytes(Target::Dir(root), input, opts, mode)
 }
 
 /// Parse `input` and apply it (or in [`Mode::Check`], only plan it) to a memory tree.
-pub fn apply_to_memory(tree: &mut MemTree, input: &[u8], opts: &Options, mode: Mode) -> Report {
-    pipeline::report(&pipeline::apply_bytes(
-        Target::Memory(tree),
-        input,
-        opts,
-        mode,
-    ))
+pub fn apply_to_memory(
+    tree: &mut MemTree,
+    input: &[u8],
+    opts: &Options,
+    mode: Mode,
+) -> Result<Applied, Refused> {
+    pipeline::apply_bytes(Target::Memory(tree), input, opts, mode)
 }
 
 #[cfg(test)]
@@ -68,7 +78,7 @@ mod tests {
         let mut tree = MemTree::new();
         let opts = Options::builder().reverse(true).build();
         let patch = b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n";
-        let report = apply_to_memory(&mut tree, patch, &opts, Mode::Write);
-        assert_eq!(report.error.map(|e| e.code), Some(ErrorCode::Usage));
+        let refused = apply_to_memory(&mut tree, patch, &opts, Mode::Write).expect_err("refused");
+        assert_eq!(refused.error.code, ErrorCode::Usage);
     }
 }

@@ -4,6 +4,7 @@
 #![no_main]
 
 use apply_patch::apply::apply_to_memory;
+use apply_patch::report::Report;
 use apply_patch::pipeline::{Mode, Options};
 use apply_patch::tree::MemTree;
 use libfuzzer_sys::fuzz_target;
@@ -20,9 +21,9 @@ fuzz_target!(|data: &[u8]| {
         tree.insert(path, content.to_vec());
     }
     let before = tree.clone();
-    let checked = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Check);
+    let checked = Report::from(&apply_to_memory(&mut tree, patch, &Options::default(), Mode::Check));
     assert_eq!(tree, before, "--check changed the tree");
-    let report = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
+    let report = Report::from(&apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write));
     assert_eq!(report.ok, checked.ok, "--check and the real run disagree");
     if !report.ok {
         assert_eq!(tree, before, "a refused patch changed the tree");

@@ -157,7 +157,7 @@ fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String
         .and_then(Options::into_pipeline);
     match opts {
         Ok((opts, mode)) => py.detach(|| {
-            pipeline::report(&pipeline::apply_bytes(
+            Report::from(&pipeline::apply_bytes(
                 Target::Dir(&root),
                 &patch,
                 &opts,

@@ -577,7 +577,7 @@ impl Session {
         let Some(state) = &self.state else {
             return error_result(&no_state("confirm"));
         };
-        let r = run::confirm(&self.root, id, Some(state.state.clone()));
+        let r = run::ConfirmReport::of(id, &run::confirm(&self.root, id, Some(state.state.clone())));
         if r.ok {
             let paths: Vec<(String, Option<String>)> = r
                 .files

@@ -2,7 +2,8 @@
 //! "apply this patch":
 //! - [`read`]: numbered lines and the file's version (for `*** Base:`); `snapshots` keeps
 //!   what it served;
-//! - [`run`]: an apply with the agent options — `rebase` (three-way merge of a stale Base),
+//! - [`run`]: the JSON views of an agent apply and of `confirm` (the apply itself is the
+//!   pipeline's, with its agent options) — `rebase` (three-way merge of a stale Base),
 //!   the risk score (`--max-risk`; `risk` is in the core, pure), `preview` (`--preview` /
 //!   `confirm`), `postcheck` (`--post-check`, `--rollback-on-fail`) and `chips` (kept
 //!   refusals);

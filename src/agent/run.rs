@@ -33,7 +33,7 @@ pub struct AgentReport {
 impl AgentReport {
     /// The view of a pipeline result.
     pub fn of(outcome: &Result<Applied, Refused>) -> Self {
-        let report = pipeline::report(outcome);
+        let report = Report::from(outcome);
         match outcome {
             Ok(a) => AgentReport {
                 report,
@@ -79,7 +79,19 @@ pub fn apply_gated(
     pipeline::run(Target::Dir(root), &request, opts, mode, Some(gate))
 }
 
-/// The report of `apply-patch confirm ID`: the files as the preview planned them.
+/// A kept preview, committed by [`confirm`].
+#[derive(Debug, Clone)]
+#[must_use = "a confirmed preview says what was written"]
+pub struct Confirmed {
+    /// The preview's event id.
+    pub preview: String,
+    /// The `files` of the preview's report (what was written).
+    pub files: serde_json::Value,
+    pub warnings: Vec<Warning>,
+}
+
+/// The JSON view of `apply-patch confirm ID`'s result, built where it is printed or sent
+/// ([`ConfirmReport::of`]).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ConfirmReport {
     pub ok: bool,
@@ -91,32 +103,41 @@ pub struct ConfirmReport {
 }
 
 impl ConfirmReport {
+    /// The view of [`confirm`]'s result for preview `id`.
+    pub fn of(id: &str, result: &Result<Confirmed, Error>) -> Self {
+        match result {
+            Ok(c) => ConfirmReport {
+                ok: true,
+                preview: c.preview.clone(),
+                files: c.files.clone(),
+                warnings: c.warnings.clone(),
+                error: None,
+            },
+            Err(e) => ConfirmReport {
+                ok: false,
+                preview: id.to_string(),
+                files: serde_json::Value::Array(Vec::new()),
+                warnings: Vec::new(),
+                error: Some(e.clone()),
+            },
+        }
+    }
+
     pub fn exit_status(&self) -> u8 {
         self.error.as_ref().map_or(0, Error::exit_status)
     }
 }
 
 /// `apply-patch confirm ID`: commit a kept preview, exactly once.
-pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> ConfirmReport {
-    let failed = |e: Error| ConfirmReport {
-        ok: false,
-        preview: id.to_string(),
-        files: serde_json::Value::Array(Vec::new()),
-        warnings: Vec::new(),
-        error: Some(e),
+pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> Result<Confirmed, Error> {
+    let state = match state {
+        Some(s) => s,
+        None => StateDir::for_root(root)?,
     };
-    let state = match state.map(Ok).unwrap_or_else(|| StateDir::for_root(root)) {
-        Ok(s) => s,
-        Err(e) => return failed(e),
-    };
-    match pipeline::confirm::confirm(root, &state, id) {
-        Ok((preview, warnings)) => ConfirmReport {
-            ok: true,
-            preview: preview.id,
-            files: preview.report.get("files").cloned().unwrap_or_default(),
-            warnings,
-            error: None,
-        },
-        Err(e) => failed(e),
-    }
+    let (preview, warnings) = pipeline::confirm::confirm(root, &state, id)?;
+    Ok(Confirmed {
+        preview: preview.id,
+        files: preview.report.get("files").cloned().unwrap_or_default(),
+        warnings,
+    })
 }

@@ -96,7 +96,7 @@ pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcom
     if let Err(e) = apply_patch::agent::check_root(root) {
         return Outcome::error(e, json, style);
     }
-    let r: ConfirmReport = agent_run::confirm(root, id, None);
+    let r = ConfirmReport::of(id, &agent_run::confirm(root, id, None));
     let status = r.exit_status();
     if json {
         return json_outcome(&r, status);

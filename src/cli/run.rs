@@ -2,6 +2,7 @@
 //! the validated action to the library; the Codex drop-in lives here too.
 
 use super::*;
+use apply_patch::git::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
 pub struct Env {
@@ -169,7 +170,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
         Action::CheckPatches(paths) => {
-            let report = apply_patch::git::check_patches(&opts.root, paths);
+            let report = CheckReport::of(&apply_patch::git::check_patches(&opts.root, paths));
             Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()
@@ -221,7 +222,7 @@ pub(crate) fn run_codex(args: &[OsString]) -> Outcome {
         Ok(b) => b,
         Err(e) => return Outcome::error(e, false, Style::Plain),
     };
-    let report = pipeline::report(&pipeline::apply_bytes(
+    let report = Report::from(&pipeline::apply_bytes(
         Target::Dir(std::path::Path::new(".")),
         &bytes,
         &pipeline::Options::default(),

@@ -101,14 +101,6 @@ impl Applied {
         }
         0
     }
-
-    /// SPEC §8's report of this result.
-    pub fn report(&self) -> Report {
-        let mut report = Report::success(self.files.clone(), self.warnings.clone());
-        report.diff = self.diff.clone();
-        report.checked_only = self.mode == Mode::Check;
-        report
-    }
 }
 
 impl Refused {
@@ -132,17 +124,6 @@ impl Refused {
     pub fn exit_status(&self) -> u8 {
         self.error.exit_status()
     }
-
-    /// SPEC §8's report of this refusal.
-    pub fn report(&self) -> Report {
-        let mut report = Report::failure(
-            self.error.clone(),
-            self.files.clone(),
-            self.warnings.clone(),
-        );
-        report.diff = self.diff.clone();
-        report
-    }
 }
 
 impl From<crate::plan::Refusal> for Refused {
@@ -151,11 +132,31 @@ impl From<crate::plan::Refusal> for Refused {
     }
 }
 
-/// The JSON view of a result (SPEC §8's report).
-pub fn report(outcome: &Result<Applied, Refused>) -> Report {
-    match outcome {
-        Ok(a) => a.report(),
-        Err(r) => r.report(),
+/// The JSON view of a result (SPEC §8's report), built once, where it is printed or sent:
+/// `Report::from(&result)`. The library itself returns the `Result`.
+impl From<&Result<Applied, Refused>> for Report {
+    fn from(outcome: &Result<Applied, Refused>) -> Report {
+        match outcome {
+            Ok(a) => Report::from(a),
+            Err(r) => Report::from(r),
+        }
+    }
+}
+
+impl From<&Applied> for Report {
+    fn from(a: &Applied) -> Report {
+        let mut report = Report::success(a.files.clone(), a.warnings.clone());
+        report.diff = a.diff.clone();
+        report.checked_only = a.mode == Mode::Check;
+        report
+    }
+}
+
+impl From<&Refused> for Report {
+    fn from(r: &Refused) -> Report {
+        let mut report = Report::failure(r.error.clone(), r.files.clone(), r.warnings.clone());
+        report.diff = r.diff.clone();
+        report
     }
 }
 

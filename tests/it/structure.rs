@@ -456,6 +456,7 @@ mod apply_balance {
     use crate::util::TempTree;
     use apply_patch::apply::apply_to_memory;
     use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::report::Report;
     use apply_patch::tree::MemTree;
 
     const TWO: &str = "fn one() -> u32 {\n    1\n}\n\nfn two() -> u32 {\n    2\n}\n";
@@ -587,18 +588,23 @@ mod apply_balance {
         let mut tree = MemTree::new();
         tree.insert("src/two.rs", TWO.as_bytes().to_vec());
         let strict = Options::builder().strict_balance(true).build();
-        let report = apply_to_memory(&mut tree, BREAKS.as_bytes(), &strict, Mode::Write);
+        let report = Report::from(&apply_to_memory(
+            &mut tree,
+            BREAKS.as_bytes(),
+            &strict,
+            Mode::Write,
+        ));
         assert_eq!(
             report.error.map(|e| e.code),
             Some(apply_patch::ErrorCode::UnbalancedEdit)
         );
         assert_eq!(tree.get("src/two.rs"), Some(TWO.as_bytes()));
-        let report = apply_to_memory(
+        let report = Report::from(&apply_to_memory(
             &mut tree,
             BREAKS.as_bytes(),
             &Options::default(),
             Mode::Write,
-        );
+        ));
         assert!(report.ok, "{:?}", report.error);
         let codes: Vec<_> = report
             .warnings
@@ -613,12 +619,12 @@ mod apply_balance {
         let mut tree = MemTree::new();
         tree.insert("a.rs", b"fn f() {\n    g(1);\n}\n".to_vec());
         let moved = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
-        let report = apply_to_memory(
+        let report = Report::from(&apply_to_memory(
             &mut tree,
             moved.as_bytes(),
             &Options::default(),
             Mode::Write,
-        );
+        ));
         assert!(report.ok, "{:?}", report.error);
         let w: Vec<_> = report
             .warnings
