@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use apply_patch::model::Format;
 use apply_patch::parse::ParseOptions;
-use apply_patch::pipeline::{self, GitMode, Mode, PostCheck, Target};
+use apply_patch::pipeline::{self, FrontEnd, GitMode, Mode, PostCheck, Target};
 use apply_patch::report::{error_text, Report, Style};
 use apply_patch::structure;
 use apply_patch::txn;

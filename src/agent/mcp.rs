@@ -30,7 +30,7 @@ use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::run::{self, AgentReport};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
-use crate::pipeline::{self, Mode, PostCheck};
+use crate::pipeline::{self, FrontEnd, Mode, PostCheck};
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
 use crate::report::Warning;
@@ -435,7 +435,8 @@ impl Session {
             .rebase(options.rebase)
             .report_risk(true)
             // Every MCP write keeps a refused patch as a chip.
-            .keep_chips(true);
+            .keep_chips(true)
+            .front_end(FrontEnd::McpTool);
         if let Some(format) = format {
             builder = builder.format(format);
         }
@@ -465,9 +466,6 @@ impl Session {
         };
         let outcome = run::apply_gated(&self.root, &input, &opts, mode, &mut permit);
         let mut report = AgentReport::of(&outcome);
-        if let Some(e) = report.report.error.as_mut() {
-            crate::agent::rebase::reword_for_mcp(e);
-        }
         for n in notices {
             report
                 .report

@@ -234,6 +234,7 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         report_risk: raw.max_risk.is_some() || raw.preview,
         post_check,
         state: None,
+        front_end: FrontEnd::CommandLine,
     };
     options.check(mode)?;
     if raw.rollback_on_fail && options.post_check.is_none() {

@@ -130,6 +130,19 @@ impl GitMode {
     }
 }
 
+/// Which front end runs the pipeline, so that a refusal's hint names what that caller can do
+/// (the command line's `--rebase`, or the MCP tools' `rebase: true` and `read` tool). It
+/// changes words only, never what is planned or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FrontEnd {
+    /// The `apply-patch` command (and a library caller, who reads the same words).
+    #[default]
+    CommandLine,
+    /// An MCP tool (`apply_patch`, `edit`, `preview`).
+    McpTool,
+}
+
 /// `--post-check CMD`: a command run in the root after the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostCheck {
@@ -176,6 +189,8 @@ pub struct Options {
     pub report_risk: bool,
     /// Keep a patch refused at placement as a chip (the command line and MCP do).
     pub keep_chips: bool,
+    /// Whose words a refusal's hint uses.
+    pub front_end: FrontEnd,
 }
 
 impl Default for Options {
@@ -202,6 +217,7 @@ impl Default for Options {
             state: None,
             report_risk: false,
             keep_chips: false,
+            front_end: FrontEnd::CommandLine,
         }
     }
 }
@@ -260,6 +276,8 @@ impl OptionsBuilder {
         report_risk: bool;
         /// Keep a refused patch as a chip.
         keep_chips: bool;
+        /// Whose words a refusal's hint uses.
+        front_end: FrontEnd;
     }
 
     /// Only files matching these globs.
