@@ -21,8 +21,10 @@
 //!   pure (no file system); [`splice::splice`] writes placed hunks into the text.
 //! - [`transaction::undo`] and [`transaction::recover`]: the disk transaction's history.
 //! - [`agent`] (feature `git`): [`agent::read`] (numbered lines and a version for
-//!   `*** Base:`), [`agent::run`] (`confirm`, and the JSON views of an agent apply and of
-//!   `confirm`), [`agent::serve_mcp`] (feature `mcp`).
+//!   `*** Base:`); `pipeline::confirm::confirm` commits a kept preview, and
+//!   `pipeline::AgentReport` / `pipeline::ConfirmReport` are the JSON views of an agent apply
+//!   and of `confirm`.
+//! - [`mcp::serve_mcp`] (feature `mcp`): the MCP server.
 //! - [`structure`]: bracket, tag and indentation balance and enclosing ranges.
 //! - [`command::run`] (feature `cli`): the whole `apply-patch` command as a function;
 //!   [`run_cli`] runs it and prints (the binary and the Python wheel's command).
@@ -76,6 +78,8 @@ pub mod agent;
 pub mod apply;
 pub mod error;
 pub mod locate;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod parse;
 pub mod pipeline;

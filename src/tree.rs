@@ -66,7 +66,7 @@ pub trait Tree {
         id: &str,
         bytes: &[u8],
     ) -> Result<Option<(bool, String)>, Error> {
-        Ok(crate::guard::blob_matches(id, bytes))
+        Ok(crate::hash::blob_matches(id, bytes))
     }
 }
 

@@ -6,7 +6,7 @@
 //! Never writes the work tree itself.
 
 use super::*;
-use apply_patch::agent::run::AgentReport;
+use apply_patch::pipeline::AgentReport;
 
 /// An apply: the pipeline's result as JSON, or as the human report; `--stat` and its kin,
 /// counted from the patch, replace the per-file lines (and, without `--apply`, the run).

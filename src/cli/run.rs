@@ -2,7 +2,7 @@
 //! the validated action to the library; the Codex drop-in lives here too.
 
 use super::*;
-use apply_patch::git::CheckReport;
+use apply_patch::pipeline::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
 pub struct Env {
@@ -170,7 +170,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
         Action::CheckPatches(paths) => {
-            let report = CheckReport::of(&apply_patch::git::check_patches(&opts.root, paths));
+            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths));
             Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()

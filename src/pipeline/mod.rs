@@ -29,6 +29,9 @@
 // `Refused`/`Refusal` carry the files' reports with the error; built once per request.
 #![allow(clippy::result_large_err)]
 
+// `check-patches` is a command of the command line.
+#[cfg(feature = "cli")]
+mod check;
 #[cfg(feature = "git")]
 pub mod confirm;
 pub mod hooks;
@@ -37,6 +40,8 @@ pub mod options;
 mod rebase;
 pub mod sink;
 pub mod source;
+#[cfg(feature = "git")]
+mod view;
 
 use std::path::Path;
 
@@ -49,7 +54,11 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
+#[cfg(feature = "cli")]
+pub use check::{check_patches, CheckReport, PatchCheck};
 pub use options::{FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+#[cfg(feature = "git")]
+pub use view::{AgentReport, ConfirmReport};
 
 /// What a patch is applied to.
 #[derive(Debug)]

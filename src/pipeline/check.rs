@@ -2,9 +2,9 @@
 //! Each series is applied cumulatively to an in-memory tree seeded from the index blobs
 //! (`--cached` semantics). Writes nothing.
 
-use super::series::{self, Series};
-use super::Repo;
 use crate::error::{Error, ErrorCode};
+use crate::git::series::{self, Series};
+use crate::git::Repo;
 use crate::model::PatchSet;
 use crate::pipeline::{self, Mode, Options, Refused, Target};
 use crate::report::Warning;
@@ -79,16 +79,14 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, 
     let repo = match Repo::discover(root)? {
         Some(repo) => repo,
         None => {
-            return Err(
-                Error::new(
-                    ErrorCode::Usage,
-                    format!(
-                        "check-patches checks against the git index, and {} is in no git work tree",
-                        root.display()
-                    ),
-                )
-                .with_hint("run it inside the repository the patches belong to (--root DIR)"),
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "check-patches checks against the git index, and {} is in no git work tree",
+                    root.display()
+                ),
             )
+            .with_hint("run it inside the repository the patches belong to (--root DIR)"))
         }
     };
     if let Some(e) = repo.index_error() {

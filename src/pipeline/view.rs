@@ -1,17 +1,14 @@
-//! Stage: report (agent applies). The JSON view of a result with `risk`, `verification` and
-//! `preview` (what the command line and the MCP tools print), and the MCP tools' gated apply.
-//! The apply itself — and `confirm` — run the one pipeline ([`crate::pipeline`]), with its
-//! [`pipeline::Options`].
+//! Stage: report (feature `git`). The JSON views the command line and the MCP tools print,
+//! built once from a result where it is printed or sent: [`AgentReport::of`] (SPEC §8's
+//! report of an apply plus `risk`, `verification` and `preview`) and [`ConfirmReport::of`]
+//! (`confirm`). The library returns the results; nothing here runs anything.
 
-use std::path::Path;
-
+use super::confirm::Confirmed;
+use super::{Applied, Refused};
 use crate::agent::postcheck::Verification;
 use crate::error::Error;
-use crate::model::PatchSet;
-use crate::pipeline::{self, Applied, Refused, Target};
 use crate::report::{Report, Warning};
 use crate::risk::Risk;
-use crate::state::StateDir;
 
 /// The report of an agent apply: SPEC §8's object plus `risk`, `verification` and `preview`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -61,35 +58,6 @@ impl AgentReport {
     }
 }
 
-/// Parse `input` and apply it to `root`, with a check of the parsed patch after the
-/// recovery, before the plan (the MCP session's permission check).
-pub fn apply_gated(
-    root: &Path,
-    input: &[u8],
-    opts: &pipeline::Options,
-    mode: pipeline::Mode,
-    gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
-) -> Result<Applied, Refused> {
-    opts.check(mode).map_err(Refused::before)?;
-    let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
-    let request = pipeline::Request {
-        input: Some(input),
-        patch: &patch,
-    };
-    pipeline::run(Target::Dir(root), &request, opts, mode, Some(gate))
-}
-
-/// A kept preview, committed by [`confirm`].
-#[derive(Debug, Clone)]
-#[must_use = "a confirmed preview says what was written"]
-pub struct Confirmed {
-    /// The preview's event id.
-    pub preview: String,
-    /// The `files` of the preview's report (what was written).
-    pub files: serde_json::Value,
-    pub warnings: Vec<Warning>,
-}
-
 /// The JSON view of `apply-patch confirm ID`'s result, built where it is printed or sent
 /// ([`ConfirmReport::of`]).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -103,7 +71,7 @@ pub struct ConfirmReport {
 }
 
 impl ConfirmReport {
-    /// The view of [`confirm`]'s result for preview `id`.
+    /// The view of [`confirm`](super::confirm::confirm)'s result for preview `id`.
     pub fn of(id: &str, result: &Result<Confirmed, Error>) -> Self {
         match result {
             Ok(c) => ConfirmReport {
@@ -126,18 +94,4 @@ impl ConfirmReport {
     pub fn exit_status(&self) -> u8 {
         self.error.as_ref().map_or(0, Error::exit_status)
     }
-}
-
-/// `apply-patch confirm ID`: commit a kept preview, exactly once.
-pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> Result<Confirmed, Error> {
-    let state = match state {
-        Some(s) => s,
-        None => StateDir::for_root(root)?,
-    };
-    let (preview, warnings) = pipeline::confirm::confirm(root, &state, id)?;
-    Ok(Confirmed {
-        preview: preview.id,
-        files: preview.report.get("files").cloned().unwrap_or_default(),
-        warnings,
-    })
 }

@@ -1,4 +1,4 @@
-//! Stage: agent MCP. `apply-patch mcp [--read-only]` serves the Model Context Protocol over
+//! Stage: agent MCP (the server). `apply-patch mcp [--read-only]` serves the Model Context Protocol over
 //! standard input and output (rmcp), so an agent can read and edit files of one root through
 //! tools whose descriptions teach the model the formats and what to do on each error.
 //!
@@ -28,9 +28,8 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler,
 use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
-use crate::agent::run::{self, AgentReport};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
-use crate::pipeline::{self, FrontEnd, Mode, PostCheck};
+use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, PostCheck};
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
 use crate::report::Warning;
@@ -464,7 +463,7 @@ impl Session {
             notices = permit::check(&self.root, patch, &self.reads())?;
             Ok(())
         };
-        let outcome = run::apply_gated(&self.root, &input, &opts, mode, &mut permit);
+        let outcome = super::apply_gated(&self.root, &input, &opts, mode, &mut permit);
         let mut report = AgentReport::of(&outcome);
         for n in notices {
             report
@@ -575,7 +574,7 @@ impl Session {
         let Some(state) = &self.state else {
             return error_result(&no_state("confirm"));
         };
-        let r = run::ConfirmReport::of(id, &run::confirm(&self.root, id, Some(state.state.clone())));
+        let r = ConfirmReport::of(id, &pipeline::confirm::confirm(&self.root, id, Some(state.state.clone())));
         if r.ok {
             let paths: Vec<(String, Option<String>)> = r
                 .files
