@@ -6,7 +6,9 @@
 //! `cargo run --example snapshot_suite` prints every case; `cargo test --example
 //! snapshot_suite` checks them against `snapshots/examples/` with insta.
 
-use apply_patch::apply::{apply_to_memory, ApplyOptions};
+use apply_patch::apply::apply_to_memory;
+use apply_patch::pipeline::{Mode, Options};
+use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
 
 /// One regression case.
@@ -37,7 +39,12 @@ const CASES: &[Case] = &[
 /// The case's snapshot: the tree after the apply, then the report as JSON.
 fn run(case: &Case) -> String {
     let mut tree = MemTree::from_pairs(case.files.iter().copied());
-    let report = apply_to_memory(&mut tree, case.patch.as_bytes(), &ApplyOptions::default());
+    let report = Report::from(&apply_to_memory(
+        &mut tree,
+        case.patch.as_bytes(),
+        &Options::default(),
+        Mode::Write,
+    ));
     let json = serde_json::to_string_pretty(&report).expect("a report always serializes");
     format!("{tree}--- report\n{json}\n")
 }

@@ -9,10 +9,9 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::PathBuf;
 
-use apply_patch::agent::run::AgentOptions; // agent (issue 6)
-use apply_patch::apply::{self, ApplyOptions};
 use apply_patch::model::Format;
 use apply_patch::parse::ParseOptions;
+use apply_patch::pipeline::{self, FrontEnd, GitMode, Mode, PostCheck, Target};
 use apply_patch::report::{error_text, Report, Style};
 use apply_patch::structure;
 use apply_patch::txn;

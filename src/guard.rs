@@ -329,22 +329,6 @@ pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), Error
     .with_hint("re-read the file and write the patch against its current content"))
 }
 
-/// Compare a diff's `index` blob id (maybe abbreviated) with `bytes` hashed as a git blob:
-/// SHA-1 for ids of 40 hex digits or fewer, SHA-256 for longer ones. None when the id does
-/// not name content (all zeros) or is not hex; else whether it matches, and the full id.
-pub fn blob_matches(id: &str, bytes: &[u8]) -> Option<(bool, String)> {
-    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) || id.bytes().all(|b| b == b'0')
-    {
-        return None;
-    }
-    let full = if id.len() <= 40 {
-        crate::hash::git_blob_sha1(bytes)?
-    } else {
-        crate::hash::git_blob_sha256(bytes)
-    };
-    Some((full.starts_with(&id.to_ascii_lowercase()), full))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,16 +424,6 @@ mod tests {
         assert!(check_base("x", "E3B0C442", &empty).is_ok());
         let e = check_base("x", "deadbeef", &empty).expect_err("mismatch");
         assert_eq!(e.code, ErrorCode::StaleFile);
-    }
-
-    #[test]
-    fn blob_ids_hash_as_git_does() {
-        // `git hash-object` of "hello\n".
-        let (ok, full) = blob_matches("ce01362", b"hello\n").expect("hex id");
-        assert!(ok);
-        assert_eq!(full, "ce013625030ba8dba906f756967f9e9ca394464a");
-        assert_eq!(blob_matches("0000000", b"x"), None);
-        assert_eq!(blob_matches("ce01362", b"other").map(|r| r.0), Some(false));
     }
 
 }

@@ -43,6 +43,22 @@ pub fn git_blob_sha256(bytes: &[u8]) -> String {
     hex(&hasher.finalize())
 }
 
+/// Compare a diff's `index` blob id (maybe abbreviated) with `bytes` hashed as a git blob:
+/// SHA-1 for ids of 40 hex digits or fewer, SHA-256 for longer ones. None when the id does
+/// not name content (all zeros) or is not hex; else whether it matches, and the full id.
+pub fn blob_matches(id: &str, bytes: &[u8]) -> Option<(bool, String)> {
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) || id.bytes().all(|b| b == b'0')
+    {
+        return None;
+    }
+    let full = if id.len() <= 40 {
+        git_blob_sha1(bytes)?
+    } else {
+        git_blob_sha256(bytes)
+    };
+    Some((full.starts_with(&id.to_ascii_lowercase()), full))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +70,16 @@ mod tests {
             "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
         );
         assert_eq!(hex(&[0, 0xab, 0xff]), "00abff");
+    }
+
+    #[test]
+    fn blob_ids_hash_as_git_does() {
+        // `git hash-object` of "hello\n".
+        let (ok, full) = blob_matches("ce01362", b"hello\n").expect("hex id");
+        assert!(ok);
+        assert_eq!(full, "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(blob_matches("0000000", b"x"), None);
+        assert_eq!(blob_matches("ce01362", b"other").map(|r| r.0), Some(false));
     }
 
     /// The core's own blob ids agree with gix's (the git integration's) in both formats.

@@ -12,28 +12,33 @@
 //! - [`pipeline::apply`] / [`pipeline::apply_bytes`]: the typed entry, `Result<Applied,
 //!   Refused>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
 //! - [`apply::apply_to_dir`] and [`apply::apply_to_memory`]: parse, plan and commit a patch
-//!   against a directory or a [`tree::MemTree`]; both return a [`report::Report`] (the JSON
-//!   object of the command line). [`apply::plan`] plans without writing.
+//!   against a directory or a [`tree::MemTree`]; both return the pipeline's `Result`, whose
+//!   JSON view (the object of the command line's `--json`) is [`report::Report`]`::from(&result)`.
+//!   [`apply::plan`] plans without writing.
 //! - [`parse::parse`]: patch bytes to a [`PatchSet`] (any of the three formats;
 //!   [`parse::ParseOptions`] fixes the format or the strip count).
 //! - [`locate::locate_hunks`] / [`locate::locate_edits`]: where hunks go in a [`text::Text`],
 //!   pure (no file system); [`splice::splice`] writes placed hunks into the text.
 //! - [`transaction::undo`] and [`transaction::recover`]: the disk transaction's history.
 //! - [`agent`] (feature `git`): [`agent::read`] (numbered lines and a version for
-//!   `*** Base:`), [`agent::run`] (an apply with the agent options), [`agent::serve_mcp`]
-//!   (feature `mcp`).
+//!   `*** Base:`); `pipeline::confirm::confirm` commits a kept preview, and
+//!   `pipeline::AgentReport` / `pipeline::ConfirmReport` are the JSON views of an agent apply
+//!   and of `confirm`.
+//! - [`mcp::serve_mcp`] (feature `mcp`): the MCP server.
 //! - [`structure`]: bracket, tag and indentation balance and enclosing ranges.
 //! - [`command::run`] (feature `cli`): the whole `apply-patch` command as a function;
 //!   [`run_cli`] runs it and prints (the binary and the Python wheel's command).
 //!
 //! ```
-//! use apply_patch::apply::{apply_to_memory, ApplyOptions};
+//! use apply_patch::apply::apply_to_memory;
+//! use apply_patch::report::Report;
+//! use apply_patch::pipeline::{Mode, Options};
 //! use apply_patch::tree::MemTree;
 //!
 //! let mut tree = MemTree::from_pairs([("hello.txt", "hello\nworld\n")]);
 //! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
-//! let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
-//! assert!(report.ok, "{}", report.to_json());
+//! let result = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
+//! assert!(result.is_ok(), "{}", Report::from(&result).to_json());
 //! assert_eq!(tree.to_string(), "=== hello.txt\nhello\nthere\n");
 //! ```
 //!
@@ -73,6 +78,8 @@ pub mod agent;
 pub mod apply;
 pub mod error;
 pub mod locate;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod parse;
 pub mod pipeline;

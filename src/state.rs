@@ -236,6 +236,8 @@ fn user_state_dir() -> Result<PathBuf, Error> {
 mod tests {
     use super::*;
 
+    // The repository is found through gix: without the `git` feature the core finds none.
+    #[cfg(feature = "git")]
     #[test]
     fn plain_git_dir_is_found_from_a_subfolder() {
         let tmp = tempfile::tempdir().expect("temp dir");
@@ -256,6 +258,7 @@ mod tests {
         std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").expect("write");
     }
 
+    #[cfg(feature = "git")]
     #[test]
     fn gitdir_file_of_a_linked_worktree_is_followed() {
         let tmp = tempfile::tempdir().expect("temp dir");

@@ -3,7 +3,9 @@
 //! the tree unchanged; `--check` never changes it.
 #![no_main]
 
-use apply_patch::apply::{apply_to_memory, ApplyOptions};
+use apply_patch::apply::apply_to_memory;
+use apply_patch::pipeline::{Mode, Options};
+use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
 use libfuzzer_sys::fuzz_target;
 
@@ -19,13 +21,10 @@ fuzz_target!(|data: &[u8]| {
         tree.insert(path, content.to_vec());
     }
     let before = tree.clone();
-    let check = ApplyOptions {
-        check: true,
-        ..ApplyOptions::default()
-    };
-    let checked = apply_to_memory(&mut tree, patch, &check);
+    let opts = Options::default();
+    let checked = Report::from(&apply_to_memory(&mut tree, patch, &opts, Mode::Check));
     assert_eq!(tree, before, "--check changed the tree");
-    let report = apply_to_memory(&mut tree, patch, &ApplyOptions::default());
+    let report = Report::from(&apply_to_memory(&mut tree, patch, &opts, Mode::Write));
     assert_eq!(report.ok, checked.ok, "--check and the real run disagree");
     if !report.ok {
         assert_eq!(tree, before, "a refused patch changed the tree");

@@ -157,7 +157,7 @@ fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String
         .and_then(Options::into_pipeline);
     match opts {
         Ok((opts, mode)) => py.detach(|| {
-            pipeline::report(&pipeline::apply_bytes(
+            Report::from(&pipeline::apply_bytes(
                 Target::Dir(&root),
                 &patch,
                 &opts,
@@ -220,10 +220,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apply_patch::apply::ApplyOptions;
 
     /// The binding maps the git flags, the check and the usage refusals as the command
-    /// line's flag bag does, so the Python-visible reports stay the command line's.
+    /// line does (one mapping, `GitMode::from_flags`), so the Python-visible reports stay the
+    /// command line's.
     #[test]
     fn options_map_as_the_command_line_maps_its_flags() {
         let cases = [
@@ -248,20 +248,13 @@ mod tests {
                 ..Options::default()
             }
             .into_pipeline();
-            let cli = ApplyOptions {
-                check,
-                index,
-                cached,
-                three_way,
-                conflict_markers,
-                strip: Some(2),
-                ..ApplyOptions::default()
-            }
-            .to_options();
+            let cli = GitMode::from_flags(index, cached, three_way, conflict_markers);
             match (ours, cli) {
-                (Ok((ours, our_mode)), Ok((cli, cli_mode))) => {
-                    assert_eq!((ours.git, our_mode), (cli.git, cli_mode));
-                    assert_eq!((ours.strip, ours.window), (cli.strip, cli.window));
+                (Ok((ours, mode)), Ok(git)) => {
+                    let want = if check { Mode::Check } else { Mode::Write };
+                    assert_eq!((ours.git, mode), (git, want));
+                    let default = pipeline::Options::default();
+                    assert_eq!((ours.strip, ours.window), (Some(2), default.window));
                     assert_eq!(ours.keep_chips, !check);
                 }
                 (Err(ours), Err(cli)) => assert_eq!(

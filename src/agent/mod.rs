@@ -1,24 +1,23 @@
-//! Stage: the agent interface around the applier — what an agent pipeline needs besides
-//! "apply this patch":
+//! Stage: the agent interface around the applier — the building blocks an agent pipeline
+//! needs besides "apply this patch", which the pipeline ([`crate::pipeline`]) and the MCP
+//! server ([`crate::mcp`]) use:
 //! - [`read`]: numbered lines and the file's version (for `*** Base:`); `snapshots` keeps
 //!   what it served;
-//! - [`run`]: an apply with the agent options — `rebase` (three-way merge of a stale Base),
-//!   the risk score (`--max-risk`; `risk` is in the core, pure), `preview` (`--preview` /
-//!   `confirm`), `postcheck` (`--post-check`, `--rollback-on-fail`) and `chips` (kept
-//!   refusals);
-//! - `mcp`: the MCP server ([`serve_mcp`]), with `permit` (read before edit) and `tools` (the tool
-//!   descriptions). What the command line prints for all of it is the `cli` module's.
+//! - the agent options' parts: `rebase` (three-way merge of a stale Base), `preview`
+//!   (`--preview` / `confirm`), `postcheck` (`--post-check`, `--rollback-on-fail`) and
+//!   `chips` (kept refusals); the risk score (`--max-risk`) is the core's `risk`;
+//! - for the MCP server: `permit` (read before edit), `catalog` (the operator's checks),
+//!   `tools` (the tool descriptions), `around` and `oversize`. What the command line prints
+//!   for all of it is the `cli` module's.
 //!
-//! Nothing here places hunks or writes the work tree itself: placing is the locator's and the
-//! planner's job, writing the transaction's. This module reads files, keeps its own records in
-//! the state place (never in the work tree) and calls the public entry points of the other
-//! stages.
+//! Nothing here places hunks or writes the work tree itself, and nothing here runs the
+//! pipeline: this module sits below it (the dependency goes pipeline → agent only). It reads
+//! files and keeps its own records in the state place (never in the work tree).
 
 // `Refused` carries the files' reports with the error; it is built once per request.
 #![allow(clippy::result_large_err)]
 
 pub mod read;
-pub mod run;
 
 crate::internal_mod! {
     // `range --around` of the command line and the MCP server.
@@ -27,8 +26,6 @@ crate::internal_mod! {
     #[cfg(feature = "mcp")]
     catalog;
     chips;
-    #[cfg(feature = "mcp")]
-    mcp;
     #[cfg(feature = "mcp")]
     oversize;
     #[cfg(feature = "mcp")]
@@ -75,27 +72,6 @@ impl AgentState {
             state,
         })
     }
-}
-
-#[cfg(feature = "mcp")]
-pub use mcp::Permission as McpPermission;
-
-/// Serve the MCP tools (`read`, `apply_patch`, `edit`, `preview`, `confirm`, `range`,
-/// `check_balance`, `undo`) for `root` on standard input and output until the client closes
-/// them: what `apply-patch mcp` runs. `post_checks` are the operator's `--post-check`
-/// commands (`CMD` or `NAME=CMD`): the only ones a tool may run. Blocks the calling thread.
-#[cfg(feature = "mcp")]
-pub fn serve_mcp(
-    root: &std::path::Path,
-    permission: McpPermission,
-    post_checks: &[String],
-) -> Result<(), Error> {
-    check_root(root)?;
-    let checks = catalog::PostChecks::parse(post_checks)?;
-    let root = std::fs::canonicalize(root)
-        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
-    let state = AgentState::for_root(&root).ok();
-    mcp::serve_stdio(mcp::McpServer::new(root, permission, state, checks))
 }
 
 /// How many hex digits of the SHA-256 a file version has (SPEC §2 accepts ≥ 8 as `*** Base:`;

@@ -351,7 +351,7 @@ mod tests {
         assert!(e.message.contains("expired"), "{}", e.message);
     }
 
-    use crate::pipeline::confirm::confirm;
+    use crate::pipeline::confirm::commit_kept as confirm;
     use crate::state::StateDir;
     use crate::txn;
 

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use super::*;
 use apply_patch::agent::read::{read_file, LineRange};
-use apply_patch::agent::run::{self as agent_run, ConfirmReport};
-use apply_patch::agent::{mcp, AgentState};
+use apply_patch::agent::AgentState;
+use apply_patch::mcp::server as mcp;
+use apply_patch::pipeline::ConfirmReport;
 
 /// A JSON answer of a subcommand.
 fn json_outcome(value: &impl serde::Serialize, status: u8) -> Outcome {
@@ -96,7 +97,7 @@ pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcom
     if let Err(e) = apply_patch::agent::check_root(root) {
         return Outcome::error(e, json, style);
     }
-    let r: ConfirmReport = agent_run::confirm(root, id, None);
+    let r = ConfirmReport::of(id, &pipeline::confirm::confirm(root, id, None));
     let status = r.exit_status();
     if json {
         return json_outcome(&r, status);

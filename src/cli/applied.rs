@@ -6,20 +6,20 @@
 //! Never writes the work tree itself.
 
 use super::*;
-use apply_patch::agent::run::{self as agent_run, AgentReport};
+use apply_patch::pipeline::AgentReport;
 
 /// An apply: the pipeline's result as JSON, or as the human report; `--stat` and its kin,
 /// counted from the patch, replace the per-file lines (and, without `--apply`, the run).
 pub(crate) fn apply_outcome(
     opts: &Options,
     bytes: &[u8],
-    apply: &ApplyOptions,
-    agent: &AgentOptions,
+    options: &pipeline::Options,
+    mode: Mode,
     show: Show,
 ) -> Outcome {
     let wants_stat = (show.stat || show.numstat || show.summary) && !opts.json;
     let stat = if wants_stat {
-        match apply::parse_patch(bytes, apply) {
+        match pipeline::parse(bytes, options) {
             Ok(patch) => Some(stat::render(&patch, bytes, &opts.root, show)),
             Err(e) => return Outcome::error(e, false, opts.style),
         }
@@ -32,7 +32,7 @@ pub(crate) fn apply_outcome(
             ..Outcome::default()
         };
     }
-    let outcome = agent_run::apply_result(&opts.root, bytes, apply, agent);
+    let outcome = pipeline::apply_bytes(Target::Dir(&opts.root), bytes, options, mode);
     let mut report = AgentReport::of(&outcome);
     if let Some(e) = report.report.error.as_mut() {
         super::elsewhere::suggest(e, &opts.root);
@@ -52,7 +52,7 @@ pub(crate) fn apply_outcome(
             String::new()
         };
     }
-    let (more_out, more_err) = agent_lines(&report, agent);
+    let (more_out, more_err) = agent_lines(&report, options, mode);
     out.push_str(&more_out);
     err.push_str(&more_err);
     Outcome {
@@ -79,10 +79,10 @@ fn render_report(r: &AgentReport, style: Style, verbose: bool) -> (String, Strin
 
 /// What the agent options add: the risk (with `--max-risk` or `--preview`), the preview's
 /// id, the post-check's outcome with the tail of its output when it failed.
-fn agent_lines(r: &AgentReport, agent: &AgentOptions) -> (String, String) {
+fn agent_lines(r: &AgentReport, options: &pipeline::Options, mode: Mode) -> (String, String) {
     let (mut out, mut err) = (String::new(), String::new());
     if let Some(risk) = &r.risk {
-        if agent.max_risk.is_some() || agent.preview {
+        if options.max_risk.is_some() || mode == Mode::Preview {
             let factors: Vec<String> = risk
                 .factors
                 .iter()

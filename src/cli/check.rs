@@ -4,7 +4,7 @@
 //! what differs, the candidates, and the hint; then the patch's warnings. Never writes.
 
 use super::*;
-use apply_patch::git::CheckReport;
+use apply_patch::pipeline::CheckReport;
 
 /// The lines under a `FAIL` line are indented past the `FAIL  ` column.
 const INDENT: &str = "    ";

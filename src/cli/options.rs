@@ -16,9 +16,8 @@ pub enum Input {
 pub enum Action {
     Apply {
         input: Input,
-        apply: ApplyOptions,
-        // agent (issue 6)
-        agent: Box<AgentOptions>,
+        options: Box<pipeline::Options>,
+        mode: Mode,
         show: Show,
     },
     // agent (issue 6)
@@ -196,7 +195,23 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         Some(file) => Input::File(PathBuf::from(file)),
         None => input_of(raw.patch)?,
     };
-    let apply = ApplyOptions {
+    // --stat and its kin print and write nothing, as git apply does.
+    let check = raw.check || report_only;
+    if raw.preview && check {
+        return Err(usage("--preview and --check do not go together"));
+    }
+    let mode = match (check, raw.preview) {
+        (true, _) => Mode::Check,
+        (false, true) => Mode::Preview,
+        (false, false) => Mode::Write,
+    };
+    let git = GitMode::from_flags(raw.index, raw.cached, raw.three_way, raw.conflict_markers)?;
+    let post_check = raw.post_check.map(|command| PostCheck {
+        command,
+        timeout: None,
+        rollback_on_fail: raw.rollback_on_fail,
+    });
+    let options = pipeline::Options {
         format: raw.read.format.map(format_of),
         strip: raw.read.strip,
         recount: raw.read.recount,
@@ -209,33 +224,26 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         strict_base: raw.strict_base,
         protect: raw.protect,
         allow_notebooks: raw.allow_notebooks,
-        // --stat and its kin print and write nothing, as git apply does.
-        check: raw.check || report_only,
-        diff: raw.diff,
-        index: raw.index,
-        cached: raw.cached,
-        three_way: raw.three_way,
-        conflict_markers: raw.conflict_markers,
         strict_balance: raw.strict_balance,
-    };
-    // agent (issue 6)
-    let agent = AgentOptions {
+        diff: raw.diff,
+        git,
         rebase: raw.rebase,
-        preview: raw.preview,
-        post_check: raw.post_check,
-        post_check_timeout: None,
-        rollback_on_fail: raw.rollback_on_fail,
         max_risk: raw.max_risk,
-        state: None,
+        // A plain `--check` keeps no chip; every other run does.
+        keep_chips: mode != Mode::Check || raw.rebase || raw.max_risk.is_some(),
         report_risk: raw.max_risk.is_some() || raw.preview,
+        post_check,
+        state: None,
+        front_end: FrontEnd::CommandLine,
     };
-    if agent.preview && apply.check {
-        return Err(usage("--preview and --check do not go together"));
+    options.check(mode)?;
+    if raw.rollback_on_fail && options.post_check.is_none() {
+        return Err(usage("--rollback-on-fail needs --post-check"));
     }
     Ok(Action::Apply {
         input,
-        apply,
-        agent: Box::new(agent),
+        options: Box::new(options),
+        mode,
         show,
     })
 }

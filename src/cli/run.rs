@@ -2,6 +2,7 @@
 //! the validated action to the library; the Codex drop-in lives here too.
 
 use super::*;
+use apply_patch::pipeline::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
 pub struct Env {
@@ -130,11 +131,11 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         // Every apply, with agent options or without, is one pipeline and one rendering.
         Action::Apply {
             input,
-            apply,
-            agent,
+            options,
+            mode,
             show,
         } => match read_input(input) {
-            Ok(bytes) => apply_outcome(&opts, &bytes, apply, agent, *show),
+            Ok(bytes) => apply_outcome(&opts, &bytes, options, *mode, *show),
             Err(e) => Outcome::error(e, json, style),
         },
         Action::Read {
@@ -169,7 +170,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
         Action::CheckPatches(paths) => {
-            let report = apply_patch::git::check_patches(&opts.root, paths);
+            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths));
             Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()
@@ -221,7 +222,12 @@ pub(crate) fn run_codex(args: &[OsString]) -> Outcome {
         Ok(b) => b,
         Err(e) => return Outcome::error(e, false, Style::Plain),
     };
-    let report = apply::apply_to_dir(std::path::Path::new("."), &bytes, &ApplyOptions::default());
+    let report = Report::from(&pipeline::apply_bytes(
+        Target::Dir(std::path::Path::new(".")),
+        &bytes,
+        &pipeline::Options::default(),
+        Mode::Write,
+    ));
     let (out, err) = report.render_codex();
     Outcome {
         stdout: out.into_bytes(),

@@ -20,9 +20,6 @@
 
 mod blob;
 pub(crate) mod changes;
-// `check-patches` is a command of the command line.
-#[cfg(feature = "cli")]
-mod check;
 mod discover;
 pub(crate) mod fallback;
 mod hooks;
@@ -34,15 +31,11 @@ mod threeway;
 pub(crate) mod trees;
 
 pub use blob::{id_matches, is_null_id};
-#[cfg(feature = "cli")]
-pub use check::{check_patches, CheckReport};
 // Used by the integration tests only.
 #[cfg(feature = "internals")]
 pub use {
     blob::{blob_id_of_bytes, BaseCheck},
 };
-#[cfg(all(feature = "internals", feature = "cli"))]
-pub use check::PatchCheck;
 pub use discover::Repo;
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};

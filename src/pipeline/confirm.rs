@@ -22,9 +22,38 @@ use crate::state::StateDir;
 use crate::tree::{DiskTree, Tree};
 use crate::txn::{self, Change, Snapshot, TxnOptions};
 
+/// A kept preview, committed by [`confirm`].
+#[derive(Debug, Clone)]
+#[must_use = "a confirmed preview says what was written"]
+pub struct Confirmed {
+    /// The preview's event id.
+    pub preview: String,
+    /// The `files` of the preview's report (what was written).
+    pub files: serde_json::Value,
+    pub warnings: Vec<Warning>,
+}
+
+/// `apply-patch confirm ID`: commit a kept preview, exactly once.
+pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> Result<Confirmed, Error> {
+    let state = match state {
+        Some(s) => s,
+        None => StateDir::for_root(root)?,
+    };
+    let (preview, warnings) = commit_kept(root, &state, id)?;
+    Ok(Confirmed {
+        preview: preview.id,
+        files: preview.report.get("files").cloned().unwrap_or_default(),
+        warnings,
+    })
+}
+
 /// Claim preview `id` (once), check it still fits, and commit exactly the kept plan.
 /// Returns the preview and the warnings of the run (a recovery's, the commit's).
-pub fn confirm(root: &Path, state: &StateDir, id: &str) -> Result<(Preview, Vec<Warning>), Error> {
+pub(crate) fn commit_kept(
+    root: &Path,
+    state: &StateDir,
+    id: &str,
+) -> Result<(Preview, Vec<Warning>), Error> {
     let tree = DiskTree::new(root)?;
     let txn_opts = TxnOptions {
         state: Some(state.clone()),

@@ -29,6 +29,9 @@
 // `Refused`/`Refusal` carry the files' reports with the error; built once per request.
 #![allow(clippy::result_large_err)]
 
+// `check-patches` is a command of the command line.
+#[cfg(feature = "cli")]
+mod check;
 #[cfg(feature = "git")]
 pub mod confirm;
 pub mod hooks;
@@ -37,6 +40,8 @@ pub mod options;
 mod rebase;
 pub mod sink;
 pub mod source;
+#[cfg(feature = "git")]
+mod view;
 
 use std::path::Path;
 
@@ -49,7 +54,11 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
-pub use options::{GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+#[cfg(feature = "cli")]
+pub use check::{check_patches, CheckReport, PatchCheck};
+pub use options::{FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+#[cfg(feature = "git")]
+pub use view::{AgentReport, ConfirmReport};
 
 /// What a patch is applied to.
 #[derive(Debug)]
@@ -101,14 +110,6 @@ impl Applied {
         }
         0
     }
-
-    /// SPEC §8's report of this result.
-    pub fn report(&self) -> Report {
-        let mut report = Report::success(self.files.clone(), self.warnings.clone());
-        report.diff = self.diff.clone();
-        report.checked_only = self.mode == Mode::Check;
-        report
-    }
 }
 
 impl Refused {
@@ -132,17 +133,6 @@ impl Refused {
     pub fn exit_status(&self) -> u8 {
         self.error.exit_status()
     }
-
-    /// SPEC §8's report of this refusal.
-    pub fn report(&self) -> Report {
-        let mut report = Report::failure(
-            self.error.clone(),
-            self.files.clone(),
-            self.warnings.clone(),
-        );
-        report.diff = self.diff.clone();
-        report
-    }
 }
 
 impl From<crate::plan::Refusal> for Refused {
@@ -151,11 +141,31 @@ impl From<crate::plan::Refusal> for Refused {
     }
 }
 
-/// The JSON view of a result (SPEC §8's report).
-pub fn report(outcome: &Result<Applied, Refused>) -> Report {
-    match outcome {
-        Ok(a) => a.report(),
-        Err(r) => r.report(),
+/// The JSON view of a result (SPEC §8's report), built once, where it is printed or sent:
+/// `Report::from(&result)`. The library itself returns the `Result`.
+impl From<&Result<Applied, Refused>> for Report {
+    fn from(outcome: &Result<Applied, Refused>) -> Report {
+        match outcome {
+            Ok(a) => Report::from(a),
+            Err(r) => Report::from(r),
+        }
+    }
+}
+
+impl From<&Applied> for Report {
+    fn from(a: &Applied) -> Report {
+        let mut report = Report::success(a.files.clone(), a.warnings.clone());
+        report.diff = a.diff.clone();
+        report.checked_only = a.mode == Mode::Check;
+        report
+    }
+}
+
+impl From<&Refused> for Report {
+    fn from(r: &Refused) -> Report {
+        let mut report = Report::failure(r.error.clone(), r.files.clone(), r.warnings.clone());
+        report.diff = r.diff.clone();
+        report
     }
 }
 
@@ -230,6 +240,8 @@ pub(crate) fn run(
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
 ) -> Result<Applied, Refused> {
+    // The front ends checked before reading the patch; a library caller meets it here.
+    opts.check(mode).map_err(Refused::before)?;
     #[cfg(not(feature = "git"))]
     if let Some(what) = opts.needs_git(mode) {
         return Err(Refused::before(options::usage(&format!(

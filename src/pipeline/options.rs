@@ -1,15 +1,12 @@
 //! Stage: orchestration (options). What one run of the pipeline is asked to do: the typed
 //! [`Options`] a library caller builds with [`Options::builder`], the git mode as one enum
 //! ([`GitMode`]), and the run's [`Mode`] (write, check, preview) kept apart from them. The
-//! command line's flag bags ([`ApplyOptions`], and with the `git` feature `AgentOptions`) are
-//! mapped here, once, by [`Options::from_apply`] and `Options::from_flags`, which is also
-//! where a combination of flags that cannot mean anything becomes a usage error that says why.
+//! command line, the MCP tools and the Python binding build these directly (the command line
+//! maps its four git flags with [`GitMode::from_flags`]); [`Options::check`] is where a
+//! combination that cannot mean anything becomes a usage error that says why.
 
 use std::time::Duration;
 
-#[cfg(feature = "git")]
-use crate::agent::run::AgentOptions;
-use crate::apply::ApplyOptions;
 use crate::error::{Error, ErrorCode};
 use crate::guard::Globs;
 use crate::locate::LocateOptions;
@@ -133,6 +130,19 @@ impl GitMode {
     }
 }
 
+/// Which front end runs the pipeline, so that a refusal's hint names what that caller can do
+/// (the command line's `--rebase`, or the MCP tools' `rebase: true` and `read` tool). It
+/// changes words only, never what is planned or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FrontEnd {
+    /// The `apply-patch` command (and a library caller, who reads the same words).
+    #[default]
+    CommandLine,
+    /// An MCP tool (`apply_patch`, `edit`, `preview`).
+    McpTool,
+}
+
 /// `--post-check CMD`: a command run in the root after the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostCheck {
@@ -179,6 +189,8 @@ pub struct Options {
     pub report_risk: bool,
     /// Keep a patch refused at placement as a chip (the command line and MCP do).
     pub keep_chips: bool,
+    /// Whose words a refusal's hint uses.
+    pub front_end: FrontEnd,
 }
 
 impl Default for Options {
@@ -205,6 +217,7 @@ impl Default for Options {
             state: None,
             report_risk: false,
             keep_chips: false,
+            front_end: FrontEnd::CommandLine,
         }
     }
 }
@@ -263,6 +276,8 @@ impl OptionsBuilder {
         report_risk: bool;
         /// Keep a refused patch as a chip.
         keep_chips: bool;
+        /// Whose words a refusal's hint uses.
+        front_end: FrontEnd;
     }
 
     /// Only files matching these globs.
@@ -293,73 +308,33 @@ impl Options {
         OptionsBuilder::default()
     }
 
-    /// Map the apply command's flags (no agent options), refusing (`usage`, saying why) a
-    /// combination that cannot mean anything.
-    pub fn from_apply(apply: &ApplyOptions) -> Result<(Options, Mode), Error> {
-        let mode = if apply.check {
-            Mode::Check
-        } else {
-            Mode::Write
-        };
-        Ok((Options::of_apply(apply, git_mode(apply)?), mode))
-    }
-
-    /// Map the command line's flags, refusing (`usage`, saying why) a combination that
-    /// cannot mean anything; the README's table lists every pair.
-    #[cfg(feature = "git")]
-    pub fn from_flags(
-        apply: &ApplyOptions,
-        agent: &AgentOptions,
-    ) -> Result<(Options, Mode), Error> {
-        let mode = match (apply.check, agent.preview) {
-            (true, true) => return Err(usage("--preview and --check do not go together")),
-            (true, false) => Mode::Check,
-            (false, true) => Mode::Preview,
-            (false, false) => Mode::Write,
-        };
-        let git = git_mode(apply)?;
-        check_combinations(git, mode, agent)?;
-        let post_check = agent.post_check.clone().map(|command| PostCheck {
-            command,
-            timeout: agent.post_check_timeout,
-            rollback_on_fail: agent.rollback_on_fail,
-        });
-        let opts = Options {
-            rebase: agent.rebase,
-            max_risk: agent.max_risk,
-            post_check,
-            state: agent.state.clone(),
-            report_risk: agent.report_risk,
-            ..Options::of_apply(apply, git)
-        };
-        Ok((opts, mode))
-    }
-
-    /// What the apply command's flags set (the agent options left at their defaults).
-    fn of_apply(apply: &ApplyOptions, git: GitMode) -> Options {
-        Options {
-            format: apply.format,
-            strip: apply.strip,
-            recount: apply.recount,
-            unidiff_zero: apply.unidiff_zero,
-            reverse: apply.reverse,
-            directory: apply.directory.clone(),
-            include: apply.include.clone(),
-            exclude: apply.exclude.clone(),
-            window: apply.window,
-            strict_base: apply.strict_base,
-            protect: apply.protect.clone(),
-            allow_notebooks: apply.allow_notebooks,
-            strict_balance: apply.strict_balance,
-            diff: apply.diff,
-            git,
-            rebase: false,
-            max_risk: None,
-            post_check: None,
-            state: None,
-            report_risk: false,
-            keep_chips: false,
+    /// Refuse (`usage`, saying why) a combination that cannot mean anything in `mode`; the
+    /// README's table lists every pair. The front ends call it before they read the patch,
+    /// and every run calls it again.
+    pub fn check(&self, mode: Mode) -> Result<(), Error> {
+        if self.rebase && self.git.cached() {
+            return Err(usage(
+                "--rebase merges onto the file in the work tree, and --cached plans against the \
+                 index, not the work tree",
+            ));
         }
+        if mode == Mode::Preview && self.git.three_way() == Some(true) {
+            return Err(usage(
+                "--preview keeps a change to confirm later, and a change written with \
+                 --conflict-markers is a conflict to resolve, not a change to confirm",
+            ));
+        }
+        if self.post_check.is_some() && mode != Mode::Write {
+            let flag = if mode == Mode::Check {
+                "--check"
+            } else {
+                "--preview"
+            };
+            return Err(usage(&format!(
+                "--post-check runs after a write, and {flag} writes nothing"
+            )));
+        }
+        Ok(())
     }
 
     /// Without the `git` feature: the first option asked for that needs it, for the usage
@@ -410,46 +385,6 @@ impl Options {
     }
 }
 
-fn git_mode(apply: &ApplyOptions) -> Result<GitMode, Error> {
-    GitMode::from_flags(
-        apply.index,
-        apply.cached,
-        apply.three_way,
-        apply.conflict_markers,
-    )
-}
-
-/// The pairs that cannot mean anything (README, "Applying: the command line", the table).
-#[cfg(feature = "git")]
-fn check_combinations(git: GitMode, mode: Mode, agent: &AgentOptions) -> Result<(), Error> {
-    if agent.rebase && git.cached() {
-        return Err(usage(
-            "--rebase merges onto the file in the work tree, and --cached plans against the \
-             index, not the work tree",
-        ));
-    }
-    if mode == Mode::Preview && git.three_way() == Some(true) {
-        return Err(usage(
-            "--preview keeps a change to confirm later, and a change written with \
-             --conflict-markers is a conflict to resolve, not a change to confirm",
-        ));
-    }
-    if agent.post_check.is_some() && mode != Mode::Write {
-        let flag = if mode == Mode::Check {
-            "--check"
-        } else {
-            "--preview"
-        };
-        return Err(usage(&format!(
-            "--post-check runs after a write, and {flag} writes nothing"
-        )));
-    }
-    if agent.rollback_on_fail && agent.post_check.is_none() {
-        return Err(usage("--rollback-on-fail needs --post-check"));
-    }
-    Ok(())
-}
-
 pub(crate) fn usage(message: &str) -> Error {
     Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
@@ -465,36 +400,42 @@ mod tests {
         send::<PlanOptions>();
     }
 
-    #[cfg(feature = "git")]
     #[test]
     fn flags_map_to_one_git_mode_and_meaningless_pairs_say_why() {
-        let flags = ApplyOptions {
-            three_way: true,
-            index: true,
-            ..ApplyOptions::default()
-        };
-        let (opts, mode) = Options::from_flags(&flags, &AgentOptions::default()).expect("maps");
-        assert_eq!(mode, Mode::Write);
+        let git = GitMode::from_flags(true, false, true, false).expect("maps");
         let want = GitMode::ThreeWay {
             markers: false,
             into: Stage::Index,
         };
-        assert_eq!(opts.git, want);
-        assert!(opts.git.writes_index() && !opts.git.cached());
+        assert_eq!(git, want);
+        assert!(git.writes_index() && !git.cached());
+        assert_eq!(
+            GitMode::from_flags(true, true, false, false).ok(),
+            Some(GitMode::Cached)
+        );
+        let e = GitMode::from_flags(false, false, false, true).expect_err("markers alone");
+        assert_eq!(e.message, "--conflict-markers needs --3way");
         let built = Options::builder().git(want).max_risk(5).build();
         assert_eq!((built.git, built.max_risk), (want, Some(5)));
-        let cached = ApplyOptions {
-            cached: true,
-            ..ApplyOptions::default()
-        };
-        let rebase = AgentOptions {
-            rebase: true,
-            ..AgentOptions::default()
-        };
-        let e = Options::from_flags(&cached, &rebase).expect_err("meaningless");
+        assert!(built.check(Mode::Write).is_ok());
+        let rebase = Options::builder().git(GitMode::Cached).rebase(true).build();
+        let e = rebase.check(Mode::Write).expect_err("meaningless");
         assert_eq!(e.code, ErrorCode::Usage);
         assert!(
             e.message.contains("--cached plans against the index"),
+            "{}",
+            e.message
+        );
+        let post = Options::builder()
+            .post_check(PostCheck {
+                command: "true".into(),
+                timeout: None,
+                rollback_on_fail: false,
+            })
+            .build();
+        let e = post.check(Mode::Check).expect_err("nothing to check after");
+        assert!(
+            e.message.contains("--check writes nothing"),
             "{}",
             e.message
         );

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::options::Options;
+use super::options::{FrontEnd, Options};
 use super::source::{Planned, Source};
 use crate::agent::rebase;
 use crate::agent::sha256_hex;
@@ -68,7 +68,7 @@ struct Rebasing {
 /// After a `stale_file` refusal on a disk source: with `--rebase`, the file patches whose
 /// `*** Base:` versions have known content are planned again on those bases (an overlay of
 /// the source's tree) and merged onto the current files. A `stale_file` refusal that stays
-/// says what a rebase would do ([`rebase::advise_rebase`], [`rebase::explain_no_base`]).
+/// says what a rebase would do ([`advise_rebase`], [`explain_no_base`]).
 pub(super) fn on_stale(
     source: &Source<'_>,
     refusal: Refusal,
@@ -85,7 +85,7 @@ pub(super) fn on_stale(
     };
     let advised = |mut r: Refusal| {
         if r.error.code == ErrorCode::StaleFile {
-            advise(&mut r.error, &stale, opts.rebase);
+            advise(&mut r.error, &stale, opts.rebase, opts.front_end);
         }
         r
     };
@@ -131,8 +131,9 @@ fn snapshot_store(opts: &Options, tree: &DiskTree) -> Option<SnapshotStore> {
 
 /// Word a `stale_file` refusal of a file whose `*** Base:` no longer matches for what a
 /// rebase would do: its base content is known (`--rebase` would merge), or `--rebase` was
-/// given and nothing of that version was kept.
-fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool) {
+/// given and nothing of that version was kept. Worded once, here, for the front end that
+/// runs (the command line's flags, or the MCP tools' arguments and `read` tool).
+fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool, front: FrontEnd) {
     let Some(r) = stale
         .iter()
         .find(|r| error.path.as_deref() == Some(r.old.as_str()))
@@ -140,9 +141,73 @@ fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool) {
         return;
     };
     match (&r.found, rebase) {
-        (Some((_, source)), false) => rebase::advise_rebase(error, *source),
-        (None, true) => rebase::explain_no_base(error, &r.version),
+        (Some((_, source)), false) => advise_rebase(error, *source, front),
+        (None, true) => explain_no_base(error, &r.version, front),
         _ => {}
+    }
+}
+
+/// The `error.details.rebase` value of a `stale_file` refusal whose base content is known:
+/// the same patch with `--rebase` (MCP: `rebase: true`) would be merged.
+pub const REBASE_POSSIBLE: &str = "possible";
+
+/// The `error.details.rebase` value when `--rebase` was given but no content of the Base's
+/// version is known.
+pub const REBASE_NO_BASE: &str = "no_base";
+
+/// A `stale_file` refusal of a file whose base content is known (`source`): the hint names
+/// the rebase option, and `details.rebase` says so.
+fn advise_rebase(error: &mut Error, source: rebase::BaseSource, front: FrontEnd) {
+    error.hint = Some(match front {
+        FrontEnd::CommandLine => format!(
+            "the content of that version is known ({}): run again with --rebase to merge the \
+             patch onto the current file, or re-read the file and write the patch against it",
+            source.as_str()
+        ),
+        FrontEnd::McpTool => "the content of the version you read was kept: send the same \
+             change again with rebase: true to merge it onto the current file, or read the file \
+             again and redo the change"
+            .into(),
+    });
+    set_detail(error, REBASE_POSSIBLE);
+}
+
+/// A `stale_file` refusal under `--rebase` when no content of version `version` is known: the
+/// message says why nothing was merged, the hint how to have a base next time.
+fn explain_no_base(error: &mut Error, version: &str, front: FrontEnd) {
+    let option = match front {
+        FrontEnd::CommandLine => "--rebase",
+        FrontEnd::McpTool => "rebase: true",
+    };
+    error.message = format!(
+        "{}; {option} had nothing to merge from: no snapshot of the content of version \
+         {version} was kept, and neither the git index nor HEAD holds it",
+        error.message
+    );
+    error.hint = Some(
+        match front {
+            FrontEnd::CommandLine => {
+                "read the file with `apply-patch read` first (it keeps a \
+             snapshot of what it shows, for --rebase); now re-read it and write the patch \
+             against its current content"
+            }
+            FrontEnd::McpTool => {
+                "read the file with the read tool before writing a change to it \
+             (it keeps a snapshot of what it shows, for rebase: true); now read it again and \
+             redo the change on its current content"
+            }
+        }
+        .into(),
+    );
+    set_detail(error, REBASE_NO_BASE);
+}
+
+fn set_detail(error: &mut Error, advice: &str) {
+    match error.details_mut() {
+        Some(serde_json::Value::Object(map)) => {
+            map.insert("rebase".into(), advice.into());
+        }
+        _ => error.set_details(Some(serde_json::json!({ "rebase": advice }))),
     }
 }
 
@@ -247,4 +312,51 @@ fn diff_of(tree: &DiskTree, plan: &Plan) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hint is worded once, for the front end that runs: the command line's flag, or the
+    /// MCP tools' argument and `read` tool; `details.rebase` is the same for both.
+    #[test]
+    fn the_rebase_hints_name_what_the_front_end_offers() {
+        let stale = || Error::new(ErrorCode::StaleFile, "a.txt changed").with_path("a.txt");
+        for (front, option, read) in [
+            (FrontEnd::CommandLine, "--rebase", "`apply-patch read`"),
+            (FrontEnd::McpTool, "rebase: true", "the read tool"),
+        ] {
+            let mut e = stale();
+            explain_no_base(&mut e, "0011", front);
+            assert_eq!(
+                e.message,
+                format!(
+                    "a.txt changed; {option} had nothing to merge from: no snapshot of the \
+                     content of version 0011 was kept, and neither the git index nor HEAD \
+                     holds it"
+                )
+            );
+            let hint = e.hint.clone().unwrap_or_default();
+            assert!(hint.contains(read) && hint.contains(option), "{hint}");
+            assert_eq!(
+                e.details().and_then(|d| d.get("rebase")),
+                Some(&REBASE_NO_BASE.into())
+            );
+            let mut e = stale();
+            advise_rebase(&mut e, rebase::BaseSource::Snapshot, front);
+            let hint = e.hint.clone().unwrap_or_default();
+            assert!(hint.contains(option), "{hint}");
+            let other = if option == "--rebase" {
+                "rebase: true"
+            } else {
+                "--rebase"
+            };
+            assert!(!hint.contains(other), "{hint}");
+            assert_eq!(
+                e.details().and_then(|d| d.get("rebase")),
+                Some(&REBASE_POSSIBLE.into())
+            );
+        }
+    }
 }

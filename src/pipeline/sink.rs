@@ -285,7 +285,7 @@ fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied,
         Some(s) => AgentState::in_state_dir(s.clone()),
         None => AgentState::for_root(tree.path()),
     };
-    let json = serde_json::to_value(out.report()).unwrap_or_default();
+    let json = serde_json::to_value(crate::report::Report::from(&out)).unwrap_or_default();
     match state.and_then(|s| s.previews.save_kept(&changes, json, &kept)) {
         Ok(id) => {
             out.preview = Some(id);

@@ -283,7 +283,7 @@ pub(super) fn not_found(shown: &str, verb: &str, deleting: bool) -> Error {
 pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
     fp.blob_ids.as_ref().is_some_and(|ids| {
         matches!(ids.old.len(), 40 | 64)
-            && crate::guard::blob_matches(&ids.old, bytes).is_some_and(|(ok, _)| ok)
+            && crate::hash::blob_matches(&ids.old, bytes).is_some_and(|(ok, _)| ok)
     })
 }
 

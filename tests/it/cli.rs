@@ -753,7 +753,9 @@ fn line_range_expected_mismatch() {
 
 #[test]
 fn memory_and_disk_trees_give_the_same_report() {
-    use apply_patch::apply::{apply_to_dir, apply_to_memory, ApplyOptions};
+    use apply_patch::apply::{apply_to_dir, apply_to_memory};
+    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::report::Report;
     use apply_patch::tree::MemTree;
     let tree = sample();
     let mut mem = MemTree::new();
@@ -764,16 +766,27 @@ fn memory_and_disk_trees_give_the_same_report() {
     }
     // `check` on both: the disk run must not need a state directory (no environment to set
     // in a test binary whose threads run in parallel).
-    let check = ApplyOptions {
-        diff: true,
-        check: true,
-        ..ApplyOptions::default()
-    };
-    let disk = apply_to_dir(&tree.root(), AGENT.as_bytes(), &check);
-    let memory = apply_to_memory(&mut mem, AGENT.as_bytes(), &check);
+    let diff = Options::builder().diff(true).build();
+    let disk = Report::from(&apply_to_dir(
+        &tree.root(),
+        AGENT.as_bytes(),
+        &diff,
+        Mode::Check,
+    ));
+    let memory = Report::from(&apply_to_memory(
+        &mut mem,
+        AGENT.as_bytes(),
+        &diff,
+        Mode::Check,
+    ));
     assert!(disk.ok, "{:?}", disk.error);
     assert_eq!(disk, memory);
-    let applied = apply_to_memory(&mut mem, AGENT.as_bytes(), &ApplyOptions::default());
+    let applied = Report::from(&apply_to_memory(
+        &mut mem,
+        AGENT.as_bytes(),
+        &Options::default(),
+        Mode::Write,
+    ));
     assert!(applied.ok);
     assert_eq!(tree.run(&[], AGENT).status, 0);
     for (path, entry) in tree.snapshot() {

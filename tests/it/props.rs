@@ -6,8 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use apply_patch::apply::{apply_to_memory, ApplyOptions};
+use apply_patch::apply::apply_to_memory;
+use apply_patch::pipeline::{Mode, Options};
 use apply_patch::render;
+use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
 use proptest::prelude::*;
 
@@ -185,15 +187,15 @@ proptest! {
         let (mut tree, want, patch, reversible) = scenario(&files, &added);
         prop_assume!(!patch.is_empty());
         let before = files_of(&tree);
-        let report = apply_to_memory(&mut tree, patch.as_bytes(), &ApplyOptions::default());
+        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &Options::default(), Mode::Write));
         prop_assert!(report.ok, "{:?}\n{}", report.error, patch);
         prop_assert_eq!(files_of(&tree), want, "{}", patch);
         if !reversible {
             return Ok(());
         }
         // --reverse gives the original bytes back.
-        let reverse = ApplyOptions { reverse: true, ..ApplyOptions::default() };
-        let report = apply_to_memory(&mut tree, patch.as_bytes(), &reverse);
+        let reverse = Options::builder().reverse(true).build();
+        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &reverse, Mode::Write));
         prop_assert!(report.ok, "reverse: {:?}\n{}", report.error, patch);
         prop_assert_eq!(files_of(&tree), before, "reverse: {}", patch);
     }
@@ -223,7 +225,7 @@ proptest! {
         parts.insert(starts[at % starts.len()], &bad);
         let patch = parts.concat();
         let before = tree.clone();
-        let report = apply_to_memory(&mut tree, patch.as_bytes(), &ApplyOptions::default());
+        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &Options::default(), Mode::Write));
         prop_assert!(!report.ok, "{}", patch);
         prop_assert_eq!(
             report.error.as_ref().map(|e| e.code.as_str()),
@@ -253,7 +255,7 @@ proptest! {
             return Ok(());
         };
         let before = tree.clone();
-        let report = apply_to_memory(&mut tree, agent.as_bytes(), &ApplyOptions::default());
+        let report = Report::from(&apply_to_memory(&mut tree, agent.as_bytes(), &Options::default(), Mode::Write));
         if report.ok {
             prop_assert_eq!(files_of(&tree), want, "{}", agent);
         } else {

@@ -441,13 +441,18 @@ fn load_tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8
 fn apply_in_memory(
     start: &std::collections::BTreeMap<String, Vec<u8>>,
     patch: &[u8],
-    opts: &apply_patch::apply::ApplyOptions,
+    opts: &apply_patch::pipeline::Options,
 ) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut tree = apply_patch::tree::MemTree::new();
     for (p, b) in start {
         tree.insert(p, b.clone());
     }
-    let report = apply_patch::apply::apply_to_memory(&mut tree, patch, opts);
+    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
+        &mut tree,
+        patch,
+        opts,
+        apply_patch::pipeline::Mode::Write,
+    ));
     assert!(report.ok, "{:?}", report.error);
     tree.entries()
         .filter_map(|(p, e)| match e {
@@ -475,12 +480,11 @@ fn real_diffs_apply_forward_reversed_and_as_agent() {
         load_tree(&case.join("before")),
         load_tree(&case.join("after")),
     );
-    let opts = apply_patch::apply::ApplyOptions::default();
+    let opts = apply_patch::pipeline::Options::default();
     assert!(apply_in_memory(&before, &diff, &opts) == after, "forward");
-    let reverse = apply_patch::apply::ApplyOptions {
-        reverse: true,
-        ..opts.clone()
-    };
+    let reverse = apply_patch::pipeline::Options::builder()
+        .reverse(true)
+        .build();
     assert!(
         apply_in_memory(&after, &diff, &reverse) == before,
         "reversed"
@@ -520,7 +524,7 @@ proptest! {
         let start = std::collections::BTreeMap::from([("f.txt".to_string(), a.clone())]);
         let mut tree = apply_patch::tree::MemTree::new();
         tree.insert("f.txt", a.clone());
-        let report = apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::apply::ApplyOptions::default());
+        let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::pipeline::Options::default(), apply_patch::pipeline::Mode::Write));
         prop_assert!(report.ok, "{:?}\n{}", report.error, diff);
         prop_assert_eq!(tree.get("f.txt"), Some(&b[..]), "{}\n{:?}", diff, start);
     }
@@ -621,11 +625,12 @@ fn an_insert_above_a_context_line_takes_its_crlf() {
     let mut tree = apply_patch::tree::MemTree::new();
     tree.insert("f", b"\r\n".to_vec());
     let diff = b"--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n+a\n \n";
-    let report = apply_patch::apply::apply_to_memory(
+    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
         &mut tree,
         diff,
-        &apply_patch::apply::ApplyOptions::default(),
-    );
+        &apply_patch::pipeline::Options::default(),
+        apply_patch::pipeline::Mode::Write,
+    ));
     assert!(report.ok, "{:?}", report.error);
     assert_eq!(tree.get("f"), Some(&b"a\r\n\r\n"[..]));
 }

@@ -454,7 +454,9 @@ mod cli {
 mod apply_balance {
     use super::snapshot;
     use crate::util::TempTree;
-    use apply_patch::apply::{apply_to_memory, ApplyOptions};
+    use apply_patch::apply::apply_to_memory;
+    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::report::Report;
     use apply_patch::tree::MemTree;
 
     const TWO: &str = "fn one() -> u32 {\n    1\n}\n\nfn two() -> u32 {\n    2\n}\n";
@@ -585,17 +587,24 @@ mod apply_balance {
     fn in_memory_trees_are_checked() {
         let mut tree = MemTree::new();
         tree.insert("src/two.rs", TWO.as_bytes().to_vec());
-        let strict = ApplyOptions {
-            strict_balance: true,
-            ..ApplyOptions::default()
-        };
-        let report = apply_to_memory(&mut tree, BREAKS.as_bytes(), &strict);
+        let strict = Options::builder().strict_balance(true).build();
+        let report = Report::from(&apply_to_memory(
+            &mut tree,
+            BREAKS.as_bytes(),
+            &strict,
+            Mode::Write,
+        ));
         assert_eq!(
             report.error.map(|e| e.code),
             Some(apply_patch::ErrorCode::UnbalancedEdit)
         );
         assert_eq!(tree.get("src/two.rs"), Some(TWO.as_bytes()));
-        let report = apply_to_memory(&mut tree, BREAKS.as_bytes(), &ApplyOptions::default());
+        let report = Report::from(&apply_to_memory(
+            &mut tree,
+            BREAKS.as_bytes(),
+            &Options::default(),
+            Mode::Write,
+        ));
         assert!(report.ok, "{:?}", report.error);
         let codes: Vec<_> = report
             .warnings
@@ -610,7 +619,12 @@ mod apply_balance {
         let mut tree = MemTree::new();
         tree.insert("a.rs", b"fn f() {\n    g(1);\n}\n".to_vec());
         let moved = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
-        let report = apply_to_memory(&mut tree, moved.as_bytes(), &ApplyOptions::default());
+        let report = Report::from(&apply_to_memory(
+            &mut tree,
+            moved.as_bytes(),
+            &Options::default(),
+            Mode::Write,
+        ));
         assert!(report.ok, "{:?}", report.error);
         let w: Vec<_> = report
             .warnings

@@ -2,11 +2,11 @@
 //! Each series is applied cumulatively to an in-memory tree seeded from the index blobs
 //! (`--cached` semantics). Writes nothing.
 
-use super::series::{self, Series};
-use super::Repo;
 use crate::error::{Error, ErrorCode};
+use crate::git::series::{self, Series};
+use crate::git::Repo;
 use crate::model::PatchSet;
-use crate::pipeline::{self, Mode, Options, Target};
+use crate::pipeline::{self, Mode, Options, Refused, Target};
 use crate::report::Warning;
 use crate::tree::{MemEntry, MemTree};
 use std::collections::HashSet;
@@ -27,7 +27,8 @@ pub struct PatchCheck {
     pub error: Option<Error>,
 }
 
-/// The outcome of `check-patches`: one entry per patch, or an error that stopped the run.
+/// The JSON view of `check-patches`' result: one entry per patch, or the error that stopped
+/// the run; built where it is printed, [`CheckReport::of`].
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CheckReport {
     pub ok: bool,
@@ -36,11 +37,19 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    fn failed(error: Error) -> Self {
-        CheckReport {
-            ok: false,
-            patches: Vec::new(),
-            error: Some(error),
+    /// The view of [`check_patches`]' result.
+    pub fn of(result: &Result<Vec<PatchCheck>, Error>) -> Self {
+        match result {
+            Ok(patches) => CheckReport {
+                ok: patches.iter().all(|p| p.ok),
+                patches: patches.clone(),
+                error: None,
+            },
+            Err(e) => CheckReport {
+                ok: false,
+                patches: Vec::new(),
+                error: Some(e.clone()),
+            },
         }
     }
 
@@ -63,48 +72,37 @@ impl CheckReport {
 
 /// Check the patch files under `paths` (files, or directories searched for `*.patch` and
 /// `*.diff`; none: `root`) against the staged tree of the repository containing `root`.
-/// Patch paths are relative to `root`.
-pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
-    if let Err(e) = crate::root::check_root(root) {
-        return CheckReport::failed(e);
-    }
-    let repo = match Repo::discover(root) {
-        Ok(Some(repo)) => repo,
-        Ok(None) => {
-            return CheckReport::failed(
-                Error::new(
-                    ErrorCode::Usage,
-                    format!(
-                        "check-patches checks against the git index, and {} is in no git work tree",
-                        root.display()
-                    ),
-                )
-                .with_hint("run it inside the repository the patches belong to (--root DIR)"),
+/// Patch paths are relative to `root`. One entry per patch (a patch that does not apply is
+/// an entry, not an error); an error stops the whole run.
+pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, Error> {
+    crate::root::check_root(root)?;
+    let repo = match Repo::discover(root)? {
+        Some(repo) => repo,
+        None => {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "check-patches checks against the git index, and {} is in no git work tree",
+                    root.display()
+                ),
             )
+            .with_hint("run it inside the repository the patches belong to (--root DIR)"))
         }
-        Err(e) => return CheckReport::failed(e),
     };
     if let Some(e) = repo.index_error() {
-        return CheckReport::failed(e.clone());
+        return Err(e.clone());
     }
     let roots = if paths.is_empty() {
         vec![root.to_path_buf()]
     } else {
         paths.to_vec()
     };
-    let all = match series::collect(&roots) {
-        Ok(s) => s,
-        Err(e) => return CheckReport::failed(e),
-    };
+    let all = series::collect(&roots)?;
     let mut patches = Vec::new();
     for one in &all {
         check_series(&repo, root, one, &mut patches);
     }
-    CheckReport {
-        ok: patches.iter().all(|p| p.ok),
-        patches,
-        error: None,
-    }
+    Ok(patches)
 }
 
 /// Apply one series cumulatively; after the first failure the rest are skipped.
@@ -128,55 +126,40 @@ fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCh
             });
             continue;
         }
-        let result = check_one(repo, root, path, &mut tree, &mut seeded);
-        if result.error.is_some() {
-            failed = Some(shown);
-        }
-        out.push(result);
+        let (warnings, error) = match check_one(repo, root, path, &mut tree, &mut seeded) {
+            Ok(warnings) => (warnings, None),
+            Err(refused) => {
+                failed = Some(shown.clone());
+                (refused.warnings, Some(refused.error))
+            }
+        };
+        out.push(PatchCheck {
+            patch: shown,
+            ok: error.is_none(),
+            skipped: false,
+            warnings,
+            error,
+        });
     }
 }
 
+/// Apply one patch file to the series' tree: its warnings, or the refusal.
 fn check_one(
     repo: &Repo,
     root: &Path,
     path: &Path,
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
-) -> PatchCheck {
+) -> Result<Vec<Warning>, Refused> {
     let shown = path.display().to_string();
-    let fail = |error: Error| PatchCheck {
-        patch: shown.clone(),
-        ok: false,
-        skipped: false,
-        warnings: Vec::new(),
-        error: Some(error),
-    };
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => return fail(Error::io(&shown, "cannot read the patch", &e)),
-    };
+    let bytes = std::fs::read(path)
+        .map_err(|e| Refused::before(Error::io(&shown, "cannot read the patch", &e)))?;
     // Parsed once: the seeding and the apply both work from this patch.
     let opts = Options::default();
-    let patch = match pipeline::parse(&bytes, &opts) {
-        Ok(p) => p,
-        Err(e) => return fail(e),
-    };
-    if let Err(e) = seed(repo, root, &patch, tree, seeded) {
-        return fail(e);
-    }
-    let report = pipeline::report(&pipeline::apply(
-        Target::Memory(tree),
-        &patch,
-        &opts,
-        Mode::Write,
-    ));
-    PatchCheck {
-        patch: shown,
-        ok: report.ok,
-        skipped: false,
-        warnings: report.warnings,
-        error: report.error,
-    }
+    let patch = pipeline::parse(&bytes, &opts).map_err(Refused::before)?;
+    seed(repo, root, &patch, tree, seeded).map_err(Refused::before)?;
+    let applied = pipeline::apply(Target::Memory(tree), &patch, &opts, Mode::Write)?;
+    Ok(applied.warnings)
 }
 
 /// Put the index blob of every path the patch names into the tree, once per series (a path

@@ -1,4 +1,4 @@
-//! Stage: agent MCP. `apply-patch mcp [--read-only]` serves the Model Context Protocol over
+//! Stage: agent MCP (the server). `apply-patch mcp [--read-only]` serves the Model Context Protocol over
 //! standard input and output (rmcp), so an agent can read and edit files of one root through
 //! tools whose descriptions teach the model the formats and what to do on each error.
 //!
@@ -28,9 +28,8 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler,
 use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
-use crate::agent::run::{self, AgentOptions};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
-use crate::apply::ApplyOptions;
+use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, PostCheck};
 use crate::error::{Error, ErrorCode};
 use crate::model::Format;
 use crate::report::Warning;
@@ -323,7 +322,7 @@ impl Session {
             state: self.state.as_ref().map(|s| s.state.clone()),
             ..crate::txn::TxnOptions::new(&self.root)
         };
-        crate::apply::recover_first(&opts, check || !self.writes)
+        crate::pipeline::recover_first(&opts, check || !self.writes)
     }
 
     /// A reading tool after [`Session::recover_first`]; what a recovery did is added to the
@@ -421,29 +420,42 @@ impl Session {
             Ok(c) => c,
             Err(e) => return error_result(&e),
         };
-        let opts = ApplyOptions {
-            format,
-            check: options.dry_run,
-            diff: preview,
-            strict_balance: options.strict_balance,
-            window: options
-                .window
-                .unwrap_or(crate::locate::LocateOptions::default().window),
-            ..ApplyOptions::default()
-        };
         if preview && self.state.is_none() {
             return error_result(&no_state("preview"));
         }
-        let agent = AgentOptions {
-            rebase: options.rebase,
-            preview,
-            post_check,
-            post_check_timeout: None,
-            rollback_on_fail: options.rollback_on_fail,
-            max_risk: options.max_risk,
-            state: self.state.as_ref().map(|s| s.state.clone()),
-            report_risk: true,
+        let mode = match (preview, options.dry_run) {
+            (true, _) => Mode::Preview,
+            (false, true) => Mode::Check,
+            (false, false) => Mode::Write,
         };
+        let mut builder = pipeline::Options::builder()
+            .diff(preview)
+            .strict_balance(options.strict_balance)
+            .rebase(options.rebase)
+            .report_risk(true)
+            // Every MCP write keeps a refused patch as a chip.
+            .keep_chips(true)
+            .front_end(FrontEnd::McpTool);
+        if let Some(format) = format {
+            builder = builder.format(format);
+        }
+        if let Some(window) = options.window {
+            builder = builder.window(window);
+        }
+        if let Some(command) = post_check {
+            builder = builder.post_check(PostCheck {
+                command,
+                timeout: None,
+                rollback_on_fail: options.rollback_on_fail,
+            });
+        }
+        if let Some(max) = options.max_risk {
+            builder = builder.max_risk(max);
+        }
+        if let Some(s) = &self.state {
+            builder = builder.state(s.state.clone());
+        }
+        let opts = builder.build();
         // The pipeline recovers first, then runs the permission check (which reads the
         // files the patch names) on the patch it parsed, before it plans.
         let mut notices = Vec::new();
@@ -451,17 +463,15 @@ impl Session {
             notices = permit::check(&self.root, patch, &self.reads())?;
             Ok(())
         };
-        let mut report = run::apply_gated(&self.root, &input, &opts, &agent, &mut permit);
-        if let Some(e) = report.report.error.as_mut() {
-            crate::agent::rebase::reword_for_mcp(e);
-        }
+        let outcome = super::apply_gated(&self.root, &input, &opts, mode, &mut permit);
+        let mut report = AgentReport::of(&outcome);
         for n in notices {
             report
                 .report
                 .warnings
                 .push(Warning::new(n.code, n.message).with_path(n.path));
         }
-        if report.report.ok && !opts.check && !preview {
+        if report.report.ok && mode == Mode::Write {
             let paths: Vec<(String, Option<String>)> = report
                 .report
                 .files
@@ -564,7 +574,7 @@ impl Session {
         let Some(state) = &self.state else {
             return error_result(&no_state("confirm"));
         };
-        let r = run::confirm(&self.root, id, Some(state.state.clone()));
+        let r = ConfirmReport::of(id, &pipeline::confirm::confirm(&self.root, id, Some(state.state.clone())));
         if r.ok {
             let paths: Vec<(String, Option<String>)> = r
                 .files

@@ -1,0 +1,52 @@
+//! Stage: agent MCP (feature `mcp`). `apply-patch mcp [--read-only]` serves the Model Context
+//! Protocol over standard input and output ([`serve_mcp`]); the server itself, its tools and
+//! session are in `server`. A front end like the command line: it builds the pipeline's
+//! options ([`crate::pipeline::Options`], worded for an MCP tool) and renders the result, so
+//! it sits above the pipeline and the agent building blocks, and nothing below depends on it.
+
+// `Refused` carries the files' reports with the error; it is built once per request.
+#![allow(clippy::result_large_err)]
+
+use std::path::Path;
+
+use crate::agent::{catalog, check_root, AgentState};
+use crate::error::Error;
+use crate::model::PatchSet;
+use crate::pipeline::{self, Applied, Mode, Options, Refused, Target};
+
+crate::internal_mod! {
+    server;
+}
+
+pub use server::Permission;
+
+/// Serve the MCP tools (`read`, `apply_patch`, `edit`, `preview`, `confirm`, `range`,
+/// `check_balance`, `undo`) for `root` on standard input and output until the client closes
+/// them: what `apply-patch mcp` runs. `post_checks` are the operator's `--post-check`
+/// commands (`CMD` or `NAME=CMD`): the only ones a tool may run. Blocks the calling thread.
+pub fn serve_mcp(root: &Path, permission: Permission, post_checks: &[String]) -> Result<(), Error> {
+    check_root(root)?;
+    let checks = catalog::PostChecks::parse(post_checks)?;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
+    let state = AgentState::for_root(&root).ok();
+    server::serve_stdio(server::McpServer::new(root, permission, state, checks))
+}
+
+/// Parse `input` and apply it to `root`, with a check of the parsed patch after the
+/// recovery, before the plan (the MCP session's permission check).
+fn apply_gated(
+    root: &Path,
+    input: &[u8],
+    opts: &Options,
+    mode: Mode,
+    gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
+) -> Result<Applied, Refused> {
+    opts.check(mode).map_err(Refused::before)?;
+    let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
+    let request = pipeline::Request {
+        input: Some(input),
+        patch: &patch,
+    };
+    pipeline::run(Target::Dir(root), &request, opts, mode, Some(gate))
+}
