@@ -653,7 +653,7 @@ impl<'a> Planner<'a> {
         );
         if self.opts.strict_base || matches!(fp.body, Body::Binary(_)) {
             return Err(Error::new(ErrorCode::StaleFile, message)
-                .with_path(shown)
+                .with_unnamed_path(shown)
                 .with_details(serde_json::json!({"expected": ids.old, "actual": full}))
                 .with_hint("the file differs from the diff's base; regenerate the diff against the current file"));
         }

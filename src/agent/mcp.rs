@@ -526,7 +526,7 @@ impl Session {
         };
         let found = self.text_of(&args.path).and_then(|(rel, text)| {
             let r = range(&text, args.line, kind, Lang::from_path(&rel))
-                .map_err(|e| Error::from(e).with_path(&rel))?;
+                .map_err(|e| Error::from(e).with_unnamed_path(&rel))?;
             Ok(RangeReport {
                 path: rel,
                 range: r,

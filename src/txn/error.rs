@@ -18,6 +18,10 @@ pub enum TxnError {
     /// A commit failed after it had renamed files, and the work tree was rolled back.
     #[error("{}; the work-tree changes were rolled back", .cause.message)]
     RolledBack { cause: Box<Error> },
+    /// A file changed since it was planned against (`stale_file`), right after a crashed
+    /// transaction was recovered, which is what changed it.
+    #[error("{}", .cause.message)]
+    StaleAfterRecovery { cause: Box<Error> },
 }
 
 impl TxnError {
@@ -29,6 +33,10 @@ impl TxnError {
                  place, then run this command again",
             ),
             TxnError::RolledBack { .. } => None,
+            TxnError::StaleAfterRecovery { .. } => Some(
+                "an interrupted transaction was just recovered, which changed files this patch \
+                 was planned against; run the command again",
+            ),
         }
     }
 }
@@ -37,7 +45,9 @@ impl From<TxnError> for Error {
     fn from(err: TxnError) -> Error {
         let message = err.to_string();
         let hint = err.hint();
-        let (TxnError::RecoveryFailed { cause } | TxnError::RolledBack { cause }) = err;
+        let (TxnError::RecoveryFailed { cause }
+        | TxnError::RolledBack { cause }
+        | TxnError::StaleAfterRecovery { cause }) = err;
         let mut out = *cause;
         out.message = message;
         if let Some(hint) = hint {
@@ -83,5 +93,21 @@ mod tests {
             rolled.hint, cause.hint,
             "the cause's own next step still holds"
         );
+    }
+
+    #[test]
+    fn a_stale_file_after_a_recovery_keeps_its_message_and_says_why() {
+        let cause = Error::new(ErrorCode::StaleFile, "a.txt changed since it was read")
+            .with_path("a.txt")
+            .with_hint("read the file again");
+        let out: Error = TxnError::StaleAfterRecovery {
+            cause: Box::new(cause.clone()),
+        }
+        .into();
+        assert_eq!(out.code, ErrorCode::StaleFile);
+        assert_eq!(out.message, cause.message);
+        assert!(out
+            .hint
+            .is_some_and(|h| h.starts_with("an interrupted transaction was just recovered")));
     }
 }
