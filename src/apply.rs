@@ -16,9 +16,6 @@
 //! assert_eq!(report.files[0].path, "hello.txt");
 //! ```
 
-// `Refusal` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
-
 use std::path::Path;
 
 use crate::error::Error;
@@ -116,7 +113,7 @@ pub fn parse_patch<'a>(input: &'a [u8], opts: &ApplyOptions) -> Result<PatchSet<
 }
 
 /// Parse and plan against any tree, writing nothing.
-pub fn plan(tree: &dyn Tree, input: &[u8], opts: &ApplyOptions) -> Result<Plan, Refusal> {
+pub fn plan(tree: &dyn Tree, input: &[u8], opts: &ApplyOptions) -> Result<Plan, Box<Refusal>> {
     let refusal = |error: Error| Refusal {
         error,
         files: Vec::new(),

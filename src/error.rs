@@ -468,6 +468,34 @@ mod tests {
         assert!(std::mem::size_of::<Error>() < 128);
     }
 
+    #[test]
+    fn stage_errors_stay_small() {
+        // Every stage's `Result` stays under clippy's `result_large_err` threshold without an
+        // allow: rich parts, refusals and their reports are boxed.
+        let sizes = [
+            (
+                "ParseError",
+                std::mem::size_of::<crate::parse::ParseError>(),
+            ),
+            (
+                "LocateError",
+                std::mem::size_of::<crate::locate::LocateError>(),
+            ),
+            ("TxnError", std::mem::size_of::<crate::txn::TxnError>()),
+            (
+                "Box<Refusal>",
+                std::mem::size_of::<Box<crate::plan::Refusal>>(),
+            ),
+            (
+                "Box<Refused>",
+                std::mem::size_of::<Box<crate::pipeline::Refused>>(),
+            ),
+        ];
+        for (name, size) in sizes {
+            assert!(size < 128, "{name} is {size} bytes");
+        }
+    }
+
     fn rich_error() -> Error {
         let line = |line: usize| NumberedLine {
             line,

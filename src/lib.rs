@@ -10,7 +10,7 @@
 //! # Entry points
 //!
 //! - [`pipeline::apply`] / [`pipeline::apply_bytes`]: the typed entry, `Result<Applied,
-//!   Refused>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
+//!   Box<Refused>>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
 //! - [`apply::apply_to_dir`] and [`apply::apply_to_memory`]: parse, plan and commit a patch
 //!   against a directory or a [`tree::MemTree`]; both return a [`report::Report`] (the JSON
 //!   object of the command line). [`apply::plan`] plans without writing.

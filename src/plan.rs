@@ -6,10 +6,6 @@
 //! planned contents over the tree). Every path is read once. Pure apart from reading the
 //! tree; never writes.
 
-// `Refusal` and `LocateError` carry the files' reports and the refusal's teaching by value;
-// they are built once, on the cold path.
-#![allow(clippy::result_large_err)]
-
 use std::collections::BTreeMap;
 
 use crate::content::{Content, ContentHash};
@@ -80,7 +76,11 @@ pub struct Refusal {
 }
 
 /// Plan `patch` against `tree`.
-pub fn plan(tree: &dyn Tree, patch: &PatchSet<'_>, opts: &PlanOptions) -> Result<Plan, Refusal> {
+pub fn plan(
+    tree: &dyn Tree,
+    patch: &PatchSet<'_>,
+    opts: &PlanOptions,
+) -> Result<Plan, Box<Refusal>> {
     let mut planner = Planner {
         tree,
         opts,
@@ -197,12 +197,12 @@ impl Edited {
 }
 
 impl<'a> Planner<'a> {
-    fn refuse(self, error: Error) -> Refusal {
-        Refusal {
+    fn refuse(self, error: Error) -> Box<Refusal> {
+        Box::new(Refusal {
             error,
             files: self.files,
             warnings: self.warnings,
-        }
+        })
     }
 
     /// The current state of a (resolved) path, reading it on first use.
@@ -707,7 +707,7 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<Plan, Refusal> {
+    fn finish(mut self) -> Result<Plan, Box<Refusal>> {
         // A Delete of a missing file stays `file_not_found` (a mistyped path must not pass
         // silently) unless every other operation of the patch is already applied.
         if let Some((_, first)) = self.missing_deletes.first() {

@@ -14,9 +14,6 @@
 //! the state place (never in the work tree) and calls the public entry points of the other
 //! stages.
 
-// `Refused` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
-
 pub mod read;
 pub mod run;
 

@@ -56,7 +56,7 @@ pub struct AgentReport {
 
 impl AgentReport {
     /// The view of a pipeline result.
-    pub fn of(outcome: &Result<Applied, Refused>) -> Self {
+    pub fn of(outcome: &Result<Applied, Box<Refused>>) -> Self {
         let report = pipeline::report(outcome);
         match outcome {
             Ok(a) => AgentReport {
@@ -102,7 +102,7 @@ pub fn apply_result(
     input: &[u8],
     opts: &ApplyOptions,
     agent: &AgentOptions,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     // A plain `--check` keeps no chip; every other run on disk does.
     let keep_chips = !opts.check || any(agent);
     run(root, input, opts, agent, keep_chips, &mut |_| Ok(()))
@@ -127,7 +127,7 @@ fn run(
     agent: &AgentOptions,
     keep_chips: bool,
     gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let (mut options, mode) =
         pipeline::Options::from_flags(opts, agent).map_err(Refused::before)?;
     options.keep_chips = keep_chips;

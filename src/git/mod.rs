@@ -15,8 +15,6 @@
 //! Nothing here decides where a hunk goes or writes the work tree: the planner and the
 //! transaction call in at fixed points.
 
-// `Refusal` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
 
 mod blob;
 pub(crate) mod changes;

@@ -337,7 +337,7 @@ fn replace_lines(
         message,
         below,
         expected: old_lines.iter().map(|l| l.to_string()).collect(),
-        nearest,
+        nearest: nearest.map(Box::new),
         hint: "copy `old` exactly from the file (see the nearest text), or re-read the file"
             .to_string(),
     })

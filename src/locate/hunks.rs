@@ -390,7 +390,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             message,
             below,
             expected: pat.lines.iter().map(|l| lossy(l)).collect(),
-            nearest,
+            nearest: nearest.map(Box::new),
             hint: order_hint(prev.hunk),
         })
     }
@@ -614,7 +614,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             message,
             below: (!below.is_empty()).then(|| below.join("\n")),
             expected: expected.iter().map(|l| lossy(l)).collect(),
-            nearest,
+            nearest: nearest.map(Box::new),
             hint: missing.hint.to_string(),
         }
     }

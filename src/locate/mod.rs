@@ -2,10 +2,6 @@
 //! hunk or a typed refusal out (SPEC §5, and the `replace` / `line_range` checks of §4).
 //! No I/O, no line endings (the splicer in `crate::splice` owns those).
 
-// A refusal carries its teaching (nearest text, candidates) by value, as the contract's
-// `LocateError` does; it is built once, on the cold path, so its size costs nothing.
-#![allow(clippy::result_large_err)]
-
 use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
 use crate::model::{Edit, Format, Hunk};
 use crate::text::Text;
@@ -196,7 +192,8 @@ pub enum LocateError {
         below: Option<String>,
         /// The lines the hunk (or its anchor) expected.
         expected: Vec<String>,
-        nearest: Option<Nearest>,
+        /// Boxed: a refusal stays small on the paths that succeed.
+        nearest: Option<Box<Nearest>>,
         hint: String,
     },
     #[error("{unit} {}: {message}\n{}", hunk + 1, diagnose::candidate_block(candidates))]
@@ -270,7 +267,7 @@ impl LocateError {
             } => base(&message)
                 .with_hint(hint)
                 .with_expected(expected)
-                .with_nearest(nearest),
+                .with_nearest(nearest.map(|n| *n)),
             LocateError::ContextNotFound {
                 message,
                 below: Some(below),
@@ -282,7 +279,7 @@ impl LocateError {
                 .with_context_in_message()
                 .with_hint(hint)
                 .with_expected(expected)
-                .with_nearest(nearest),
+                .with_nearest(nearest.map(|n| *n)),
             LocateError::AmbiguousMatch {
                 message,
                 expected,

@@ -74,7 +74,7 @@ pub(crate) fn score(plan: &Plan) -> Risk {
 }
 
 /// `--max-risk N`: refuse (`risk_exceeded`) a plan scoring more. Returns the risk to report.
-pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Refused> {
+pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Box<Refused>> {
     if opts.max_risk.is_none() && !opts.report_risk {
         return Ok(None);
     }
@@ -128,7 +128,7 @@ pub(crate) fn post_check(
     written: Written,
     repo: Option<&Repo>,
     state: &StateDir,
-) -> Result<Verification, (Error, Verification)> {
+) -> Result<Verification, Box<(Error, Verification)>> {
     let timeout = check.timeout.unwrap_or(postcheck::DEFAULT_TIMEOUT);
     let mut verification =
         postcheck::run(root, &check.command, timeout).unwrap_or_else(|e| Verification {
@@ -145,9 +145,9 @@ pub(crate) fn post_check(
     match revert(written, repo, state) {
         Ok(()) => {
             verification.rolled_back = true;
-            Err((verification.to_error(), verification))
+            Err(Box::new((verification.to_error(), verification)))
         }
-        Err(e) => Err((rollback_failed(e), verification)),
+        Err(e) => Err(Box::new((rollback_failed(e), verification))),
     }
 }
 

@@ -26,9 +26,6 @@
 //! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
 //! ```
 
-// `Refused`/`Refusal` carry the files' reports with the error; built once per request.
-#![allow(clippy::result_large_err)]
-
 #[cfg(feature = "git")]
 pub mod confirm;
 pub mod hooks;
@@ -112,13 +109,14 @@ impl Applied {
 }
 
 impl Refused {
-    /// A refusal before anything was planned.
-    pub fn before(error: Error) -> Refused {
+    /// A refusal before anything was planned (boxed, as results carry it: a refusal is
+    /// large and rare).
+    pub fn before(error: Error) -> Box<Refused> {
         Refused::of(error, Vec::new(), Vec::new())
     }
 
-    pub(crate) fn of(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Refused {
-        Refused {
+    pub(crate) fn of(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Box<Refused> {
+        Box::new(Refused {
             error,
             files,
             warnings,
@@ -126,7 +124,7 @@ impl Refused {
             risk: None,
             #[cfg(feature = "git")]
             verification: None,
-        }
+        })
     }
 
     pub fn exit_status(&self) -> u8 {
@@ -147,12 +145,19 @@ impl Refused {
 
 impl From<crate::plan::Refusal> for Refused {
     fn from(r: crate::plan::Refusal) -> Refused {
+        *Refused::of(r.error, r.files, r.warnings)
+    }
+}
+
+impl From<Box<crate::plan::Refusal>> for Box<Refused> {
+    fn from(r: Box<crate::plan::Refusal>) -> Box<Refused> {
+        let r = *r;
         Refused::of(r.error, r.files, r.warnings)
     }
 }
 
 /// The JSON view of a result (SPEC §8's report).
-pub fn report(outcome: &Result<Applied, Refused>) -> Report {
+pub fn report(outcome: &Result<Applied, Box<Refused>>) -> Report {
     match outcome {
         Ok(a) => a.report(),
         Err(r) => r.report(),
@@ -190,7 +195,7 @@ pub fn apply(
     patch: &PatchSet<'_>,
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     run(target, &Request { input: None, patch }, opts, mode, None)
 }
 
@@ -200,7 +205,7 @@ pub fn apply_bytes(
     input: &[u8],
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let patch = parse(input, opts).map_err(Refused::before)?;
     let request = Request {
         input: Some(input),
@@ -229,7 +234,7 @@ pub(crate) fn run(
     opts: &Options,
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     #[cfg(not(feature = "git"))]
     if let Some(what) = opts.needs_git(mode) {
         return Err(Refused::before(options::usage(&format!(
@@ -260,7 +265,7 @@ fn on_disk(
     opts: &Options,
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     // The root check (`root::check_root`) and the repository discovery, once per run: the
     // tree's nested-repository guard and every step that needs the state place (the
     // recovery, the commit, the undo record) share them. A state place given by the caller
