@@ -2,9 +2,10 @@
 //! Each series is applied cumulatively to an in-memory tree seeded from the index blobs
 //! (`--cached` semantics). Writes nothing.
 
+use super::GitError;
 use super::series::{self, Series};
 use super::Repo;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::PatchSet;
 use crate::pipeline::{self, Mode, Options, Target};
 use crate::report::Warning;
@@ -72,14 +73,10 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> CheckReport {
         Ok(Some(repo)) => repo,
         Ok(None) => {
             return CheckReport::failed(
-                Error::new(
-                    ErrorCode::Usage,
-                    format!(
-                        "check-patches checks against the git index, and {} is in no git work tree",
-                        root.display()
-                    ),
-                )
-                .with_hint("run it inside the repository the patches belong to (--root DIR)"),
+                GitError::NotInWorkTree {
+                    root: root.to_path_buf(),
+                }
+                .into(),
             )
         }
         Err(e) => return CheckReport::failed(e),
@@ -115,10 +112,9 @@ fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCh
     for path in &series.patches {
         let shown = path.display().to_string();
         if let Some(earlier) = &failed {
-            let error = Error::new(
-                ErrorCode::ContextNotFound,
-                format!("not checked: {earlier}, before it in the series, does not apply"),
-            );
+            let error = Error::from(GitError::EarlierPatchFailed {
+                earlier: earlier.clone(),
+            });
             out.push(PatchCheck {
                 patch: shown,
                 ok: false,

@@ -22,6 +22,7 @@ pub(crate) mod changes;
 #[cfg(feature = "cli")]
 mod check;
 mod discover;
+mod error;
 pub(crate) mod fallback;
 mod hooks;
 pub(crate) mod index;
@@ -42,6 +43,7 @@ pub use {
 #[cfg(all(feature = "internals", feature = "cli"))]
 pub use check::PatchCheck;
 pub use discover::Repo;
+pub use error::{GitError, MergeFate};
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
 pub use threeway::{Conflicted, ThreeWay};
