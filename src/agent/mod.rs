@@ -14,8 +14,11 @@
 //! the state place (never in the work tree) and calls the public entry points of the other
 //! stages.
 
+mod error;
 pub mod read;
 pub mod run;
+
+pub use error::{AgentError, BadArguments, PreviewGone};
 
 crate::internal_mod! {
     // `range --around` of the command line and the MCP server.
