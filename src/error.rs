@@ -481,6 +481,7 @@ mod tests {
                 "LocateError",
                 std::mem::size_of::<crate::locate::LocateError>(),
             ),
+            ("PlanError", std::mem::size_of::<crate::plan::PlanError>()),
             ("TxnError", std::mem::size_of::<crate::txn::TxnError>()),
             (
                 "Box<Refusal>",
@@ -489,6 +490,13 @@ mod tests {
             (
                 "Box<Refused>",
                 std::mem::size_of::<Box<crate::pipeline::Refused>>(),
+            ),
+            #[cfg(feature = "git")]
+            ("GitError", std::mem::size_of::<crate::git::GitError>()),
+            #[cfg(feature = "git")]
+            (
+                "AgentError",
+                std::mem::size_of::<crate::agent::AgentError>(),
             ),
         ];
         for (name, size) in sizes {

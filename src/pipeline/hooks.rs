@@ -152,17 +152,8 @@ pub(crate) fn post_check(
 }
 
 #[cfg(feature = "git")]
-fn rollback_failed(mut e: Error) -> Error {
-    let mut error = Error::new(
-        ErrorCode::RollbackFailed,
-        format!(
-            "the post-check failed and the change could not be rolled back: {}",
-            e.message
-        ),
-    )
-    .with_hint("inspect the files; `apply-patch undo` reverts the last transaction");
-    error.set_details(e.take_details());
-    error
+fn rollback_failed(e: Error) -> Error {
+    crate::txn::TxnError::RevertFailed { cause: Box::new(e) }.into()
 }
 
 /// Revert this run's transaction (by its id, under the root's lock) and the index entries it

@@ -1,9 +1,12 @@
 //! Stage: commit. The refusals the transaction layer composes around a cause (a step that
-//! failed, and what the transaction did about it). The cause stays a field; the message is
-//! written once, when the refusal becomes the boundary [`Error`], which keeps the cause's code,
-//! path and details.
+//! failed, and what the transaction did about it), and the refusals of an undo, each with its
+//! context (transaction ids, paths) as fields. A cause stays a field; the message is written
+//! once, when the refusal becomes the boundary [`Error`], which keeps the cause's code, path and
+//! details.
 
-use crate::Error;
+use std::path::PathBuf;
+
+use crate::{Error, ErrorCode};
 
 /// A failed step and what the transaction did about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -22,6 +25,51 @@ pub enum TxnError {
     /// transaction was recovered, which is what changed it.
     #[error("{}", .cause.message)]
     StaleAfterRecovery { cause: Box<Error> },
+    /// A post-check failed and reverting the transaction failed too (`rollback_failed`).
+    #[error(
+        "the post-check failed and the change could not be rolled back: {}",
+        .cause.message
+    )]
+    RevertFailed { cause: Box<Error> },
+    /// An undo record without its journal.
+    #[error("the undo record {} has no journal", record.display())]
+    NoJournal { record: PathBuf },
+    /// Transaction `id` is not the last one any more: reverting it would undo another's
+    /// change.
+    #[error(
+        "cannot roll back transaction {id}: {}, and reverting in its place would undo another \
+         change",
+        match last {
+            Some(l) => format!("transaction {l} was committed after it"),
+            None => "the history no longer ends with it".to_string(),
+        }
+    )]
+    NotTheLast { id: String, last: Option<String> },
+    /// The last transaction has no undo record (writing it failed after its commit):
+    /// reverting the newest record would skip it.
+    #[error(
+        "cannot undo: the last transaction ({last}) has no undo record (writing it failed after \
+         its commit); {}, and reverting that would skip the last one",
+        match newest {
+            Some(n) => format!("the newest one is of the earlier transaction {n}"),
+            None => "there is none".to_string(),
+        }
+    )]
+    NoRecordOfTheLast {
+        last: String,
+        newest: Option<String>,
+    },
+    /// Files changed since transaction `id` was applied: undoing it would lose those changes.
+    #[error("cannot undo transaction {id}: changed since it was applied: {}", changed.join(", "))]
+    ChangedSinceApplied { id: String, changed: Vec<String> },
+    /// A backup that no longer holds the content it was taken of.
+    #[error(
+        "the backup of {path} no longer holds its old content (a hard link of it was edited)"
+    )]
+    BackupEdited { path: String },
+    /// A journal entry whose old state was neither a file, a symlink nor absent.
+    #[error("{path} was not a file; cannot undo it")]
+    NotAFile { path: String },
 }
 
 impl TxnError {
@@ -33,10 +81,69 @@ impl TxnError {
                  place, then run this command again",
             ),
             TxnError::RolledBack { .. } => None,
+            TxnError::RevertFailed { .. } => {
+                Some("inspect the files; `apply-patch undo` reverts the last transaction")
+            }
             TxnError::StaleAfterRecovery { .. } => Some(
                 "an interrupted transaction was just recovered, which changed files this patch \
                  was planned against; run the command again",
             ),
+            TxnError::NotTheLast { .. } => {
+                Some("inspect the files; `apply-patch undo` reverts the last transaction")
+            }
+            TxnError::NoRecordOfTheLast { .. } => Some(
+                "revert the last transaction by hand (its audit line lists its files), or apply a \
+                 reverse patch",
+            ),
+            TxnError::ChangedSinceApplied { .. } => {
+                Some("revert those files by hand, or apply a reverse patch instead")
+            }
+            TxnError::NoJournal { .. }
+            | TxnError::BackupEdited { .. }
+            | TxnError::NotAFile { .. } => None,
+        }
+    }
+
+    /// The stable error code: a wrapped cause keeps its own.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            TxnError::RevertFailed { .. } | TxnError::NotTheLast { .. } => {
+                ErrorCode::RollbackFailed
+            }
+            TxnError::ChangedSinceApplied { .. } => ErrorCode::StaleFile,
+            TxnError::NoJournal { .. }
+            | TxnError::NoRecordOfTheLast { .. }
+            | TxnError::BackupEdited { .. }
+            | TxnError::NotAFile { .. } => ErrorCode::IoError,
+            TxnError::RecoveryFailed { cause }
+            | TxnError::RolledBack { cause }
+            | TxnError::StaleAfterRecovery { cause } => cause.code,
+        }
+    }
+
+    /// The path a refusal of its own is about (every message names it).
+    fn own_path(&self) -> Option<&str> {
+        match self {
+            TxnError::ChangedSinceApplied { changed, .. } => changed.first().map(String::as_str),
+            TxnError::BackupEdited { path } | TxnError::NotAFile { path } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The structured data a refusal of its own carries.
+    fn own_details(&self) -> Option<serde_json::Value> {
+        match self {
+            TxnError::NotTheLast { id, last } => {
+                Some(serde_json::json!({ "transaction": id, "last": last }))
+            }
+            TxnError::NoRecordOfTheLast { last, newest } => {
+                Some(serde_json::json!({ "last": last, "newest_record": newest }))
+            }
+            TxnError::ChangedSinceApplied { changed, .. } => {
+                Some(serde_json::json!({ "changed": changed }))
+            }
+            TxnError::RevertFailed { cause } => cause.details().cloned(),
+            _ => None,
         }
     }
 }
@@ -47,7 +154,21 @@ impl From<TxnError> for Error {
         let hint = err.hint();
         let (TxnError::RecoveryFailed { cause }
         | TxnError::RolledBack { cause }
-        | TxnError::StaleAfterRecovery { cause }) = err;
+        | TxnError::StaleAfterRecovery { cause }) = err
+        else {
+            // A refusal of its own (a failed revert keeps only its cause's details).
+            let mut out = Error::new(err.code(), message);
+            if let Some(path) = err.own_path() {
+                out = out.with_path(path);
+            }
+            if let Some(hint) = hint {
+                out = out.with_hint(hint);
+            }
+            if let Some(details) = err.own_details() {
+                out = out.with_details(details);
+            }
+            return out;
+        };
         let mut out = *cause;
         out.message = message;
         if let Some(hint) = hint {
@@ -60,7 +181,6 @@ impl From<TxnError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorCode;
 
     #[test]
     fn a_refusal_keeps_its_causes_code_path_and_details() {
@@ -109,5 +229,63 @@ mod tests {
         assert!(out
             .hint
             .is_some_and(|h| h.starts_with("an interrupted transaction was just recovered")));
+    }
+
+    #[test]
+    fn a_failed_revert_is_rollback_failed_with_the_causes_details() {
+        let cause = Error::new(ErrorCode::Busy, "another transaction committed since")
+            .with_path("a.txt")
+            .with_details(serde_json::json!({"other": "t2"}));
+        let out: Error = TxnError::RevertFailed {
+            cause: Box::new(cause.clone()),
+        }
+        .into();
+        assert_eq!(out.code, ErrorCode::RollbackFailed);
+        assert_eq!(
+            out.message,
+            "the post-check failed and the change could not be rolled back: another \
+             transaction committed since"
+        );
+        assert_eq!(out.path, None);
+        assert_eq!(out.details(), cause.details());
+        assert!(out.hint.is_some_and(|h| h.contains("apply-patch undo")));
+    }
+
+    #[test]
+    fn an_undo_refusal_names_the_transactions_and_files() {
+        let late: Error = TxnError::NotTheLast {
+            id: "t1".into(),
+            last: Some("t2".into()),
+        }
+        .into();
+        assert_eq!(late.code, ErrorCode::RollbackFailed);
+        assert_eq!(
+            late.message,
+            "cannot roll back transaction t1: transaction t2 was committed after it, and \
+             reverting in its place would undo another change"
+        );
+        assert_eq!(
+            late.details(),
+            Some(&serde_json::json!({"transaction": "t1", "last": "t2"}))
+        );
+        let changed: Error = TxnError::ChangedSinceApplied {
+            id: "t1".into(),
+            changed: vec!["a.txt".into(), "b.txt".into()],
+        }
+        .into();
+        assert_eq!(changed.code, ErrorCode::StaleFile);
+        assert_eq!(changed.path.as_deref(), Some("a.txt"));
+        assert!(changed.message.ends_with("changed since it was applied: a.txt, b.txt"));
+        let none: Error = TxnError::NoRecordOfTheLast {
+            last: "t3".into(),
+            newest: None,
+        }
+        .into();
+        assert_eq!(none.code, ErrorCode::IoError);
+        assert!(none.message.contains("; there is none, and reverting"));
+        assert_eq!(
+            TxnError::NotAFile { path: "d".into() }.code(),
+            ErrorCode::IoError
+        );
     }
 }
