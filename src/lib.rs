@@ -107,8 +107,8 @@ mod release;
 /// [`Plan`](plan::Plan) would commit.
 pub mod transaction {
     pub use crate::txn::{
-        recover, undo, Change, NewState, RecoverAction, RecoverReport, Snapshot, TxnError,
-        TxnWarning, UndoReport,
+        recover, undo, Change, NewState, RecoverAction, RecoverReport, Restoring, Snapshot,
+        TxnError, TxnWarning, UndoReport,
     };
 }
 

@@ -70,6 +70,46 @@ pub enum TxnError {
     /// A journal entry whose old state was neither a file, a symlink nor absent.
     #[error("{path} was not a file; cannot undo it")]
     NotAFile { path: String },
+    /// Restoring the old state failed (`rollback_failed`): some files could not be put back,
+    /// or hold neither their old nor their new content. The journal and backups are kept.
+    #[error("{}", restore_failed(during, failures, conflicts))]
+    RestoreFailed {
+        during: Restoring,
+        /// The journal's folder.
+        journal: PathBuf,
+        /// The restores that failed.
+        failures: Vec<Error>,
+        /// The paths that hold neither their old nor their new content.
+        conflicts: Vec<String>,
+    },
+}
+
+/// What was being restored when a restore failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restoring {
+    /// A recovery of the crashed transaction `id`.
+    Recovery { id: String },
+    /// The rollback of a commit that failed with `cause`.
+    FailedCommit { cause: Box<Error> },
+}
+
+/// The message of [`TxnError::RestoreFailed`]: what failed, then each failure.
+fn restore_failed(during: &Restoring, failures: &[Error], conflicts: &[String]) -> String {
+    let mut text = match during {
+        Restoring::Recovery { id } => {
+            format!("recovering transaction {id} could not restore every file")
+        }
+        Restoring::FailedCommit { cause } => {
+            format!("{} — and restoring the old state failed", cause.message)
+        }
+    };
+    for f in failures {
+        text.push_str(&format!("; {}", f.message));
+    }
+    for c in conflicts {
+        text.push_str(&format!("; {c} holds neither its old nor its new content"));
+    }
+    text
 }
 
 impl TxnError {
@@ -98,6 +138,10 @@ impl TxnError {
             TxnError::ChangedSinceApplied { .. } => {
                 Some("revert those files by hand, or apply a reverse patch instead")
             }
+            TxnError::RestoreFailed { .. } => Some(
+                "run `apply-patch recover` to finish restoring the old state (the journal and \
+                 backups are kept)",
+            ),
             TxnError::NoJournal { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. } => None,
@@ -107,9 +151,9 @@ impl TxnError {
     /// The stable error code: a wrapped cause keeps its own.
     pub fn code(&self) -> ErrorCode {
         match self {
-            TxnError::RevertFailed { .. } | TxnError::NotTheLast { .. } => {
-                ErrorCode::RollbackFailed
-            }
+            TxnError::RevertFailed { .. }
+            | TxnError::NotTheLast { .. }
+            | TxnError::RestoreFailed { .. } => ErrorCode::RollbackFailed,
             TxnError::ChangedSinceApplied { .. } => ErrorCode::StaleFile,
             TxnError::NoJournal { .. }
             | TxnError::NoRecordOfTheLast { .. }
@@ -143,6 +187,28 @@ impl TxnError {
                 Some(serde_json::json!({ "changed": changed }))
             }
             TxnError::RevertFailed { cause } => cause.details().cloned(),
+            TxnError::RestoreFailed {
+                during,
+                journal,
+                failures,
+                conflicts,
+            } => {
+                let failures: Vec<_> = failures
+                    .iter()
+                    .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
+                    .collect();
+                let mut details = serde_json::json!({
+                    "journal": journal.display().to_string(),
+                    "failures": failures,
+                    "conflicts": conflicts,
+                });
+                if let Restoring::FailedCommit { cause } = during {
+                    details["cause"] = serde_json::json!({
+                        "code": cause.code, "message": cause.message, "path": cause.path
+                    });
+                }
+                Some(details)
+            }
             _ => None,
         }
     }
@@ -287,5 +353,44 @@ mod tests {
             TxnError::NotAFile { path: "d".into() }.code(),
             ErrorCode::IoError
         );
+    }
+
+    #[test]
+    fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
+        let cause = Error::new(ErrorCode::IoError, "cannot rename a.txt").with_path("a.txt");
+        let failure = Error::new(ErrorCode::IoError, "cannot restore b.txt").with_path("b.txt");
+        let out: Error = TxnError::RestoreFailed {
+            during: Restoring::FailedCommit {
+                cause: Box::new(cause),
+            },
+            journal: PathBuf::from("/s/j1"),
+            failures: vec![failure],
+            conflicts: vec!["c.txt".into()],
+        }
+        .into();
+        assert_eq!(out.code, ErrorCode::RollbackFailed);
+        assert_eq!(
+            out.message,
+            "cannot rename a.txt — and restoring the old state failed; cannot restore b.txt; \
+             c.txt holds neither its old nor its new content"
+        );
+        let details = out.details().expect("a failed restore has details");
+        assert_eq!(details["journal"], "/s/j1");
+        assert_eq!(details["failures"][0]["path"], "b.txt");
+        assert_eq!(details["conflicts"][0], "c.txt");
+        assert_eq!(details["cause"]["path"], "a.txt");
+        assert!(out.hint.is_some_and(|h| h.contains("apply-patch recover")));
+        let recovering: Error = TxnError::RestoreFailed {
+            during: Restoring::Recovery { id: "t9".into() },
+            journal: PathBuf::from("/s/j9"),
+            failures: Vec::new(),
+            conflicts: Vec::new(),
+        }
+        .into();
+        assert_eq!(
+            recovering.message,
+            "recovering transaction t9 could not restore every file"
+        );
+        assert!(recovering.details().is_some_and(|d| d.get("cause").is_none()));
     }
 }
