@@ -70,6 +70,30 @@ pub enum TxnError {
     /// A journal entry whose old state was neither a file, a symlink nor absent.
     #[error("{path} was not a file; cannot undo it")]
     NotAFile { path: String },
+    /// A journal that does not read as one.
+    #[error("the journal {journal} is damaged: {cause}")]
+    JournalDamaged { journal: String, cause: String },
+    /// A journal of another version of apply-patch.
+    #[error("the journal {journal} has version {version}; this apply-patch reads version {reads}")]
+    JournalVersion {
+        journal: String,
+        version: u32,
+        reads: u32,
+    },
+    #[error("cannot encode the journal: {cause}")]
+    JournalUnencodable { cause: String },
+    /// A journal or undo record that is not this root's own.
+    #[error("refusing the apply-patch journal {place}: {reason}; it was left as it is")]
+    Untrusted { place: String, reason: String },
+    /// A path inside apply-patch's or git's own folder.
+    #[error("{path} is inside apply-patch's or git's own folder")]
+    OwnFolder { path: String },
+    /// A folder on the way to `path` is a symbolic link.
+    #[error("{symlink} on the path of {path} is a symbolic link; refusing to write through it")]
+    SymlinkOnPath { path: String, symlink: String },
+    /// A folder on the way to `path` is not a folder.
+    #[error("{at} on the path of {path} is not a folder")]
+    NotAFolderOnPath { path: String, at: String },
     /// Restoring the old state failed (`rollback_failed`): some files could not be put back,
     /// or hold neither their old nor their new content. The journal and backups are kept.
     #[error("{}", restore_failed(during, failures, conflicts))]
@@ -114,13 +138,13 @@ fn restore_failed(during: &Restoring, failures: &[Error], conflicts: &[String]) 
 
 impl TxnError {
     /// The next step, when this refusal names one of its own.
-    fn hint(&self) -> Option<&'static str> {
-        match self {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
             TxnError::RecoveryFailed { .. } => Some(
                 "run `apply-patch recover` as a user who can write the root and its state \
                  place, then run this command again",
             ),
-            TxnError::RolledBack { .. } => None,
+            TxnError::RolledBack { .. } => return None,
             TxnError::RevertFailed { .. } => {
                 Some("inspect the files; `apply-patch undo` reverts the last transaction")
             }
@@ -142,10 +166,26 @@ impl TxnError {
                 "run `apply-patch recover` to finish restoring the old state (the journal and \
                  backups are kept)",
             ),
+            TxnError::JournalDamaged { .. } | TxnError::JournalVersion { .. } => Some(
+                "inspect the journal folder, restore any file by hand from its backups, then \
+                 remove the folder",
+            ),
+            TxnError::Untrusted { place, .. } => {
+                return Some(format!(
+                    "if it came with a copy or an archive of the tree, remove {place}; if it is \
+                     this tree's own, restore its files by hand from the backups in it, then \
+                     remove it"
+                ))
+            }
             TxnError::NoJournal { .. }
             | TxnError::BackupEdited { .. }
-            | TxnError::NotAFile { .. } => None,
-        }
+            | TxnError::NotAFile { .. }
+            | TxnError::JournalUnencodable { .. }
+            | TxnError::OwnFolder { .. }
+            | TxnError::SymlinkOnPath { .. }
+            | TxnError::NotAFolderOnPath { .. } => return None,
+        };
+        hint.map(str::to_string)
     }
 
     /// The stable error code: a wrapped cause keeps its own.
@@ -155,7 +195,13 @@ impl TxnError {
             | TxnError::NotTheLast { .. }
             | TxnError::RestoreFailed { .. } => ErrorCode::RollbackFailed,
             TxnError::ChangedSinceApplied { .. } => ErrorCode::StaleFile,
-            TxnError::NoJournal { .. }
+            TxnError::OwnFolder { .. } | TxnError::SymlinkOnPath { .. } => ErrorCode::PathEscape,
+            TxnError::JournalDamaged { .. }
+            | TxnError::JournalVersion { .. }
+            | TxnError::JournalUnencodable { .. }
+            | TxnError::Untrusted { .. }
+            | TxnError::NotAFolderOnPath { .. }
+            | TxnError::NoJournal { .. }
             | TxnError::NoRecordOfTheLast { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. } => ErrorCode::IoError,
@@ -169,7 +215,15 @@ impl TxnError {
     fn own_path(&self) -> Option<&str> {
         match self {
             TxnError::ChangedSinceApplied { changed, .. } => changed.first().map(String::as_str),
-            TxnError::BackupEdited { path } | TxnError::NotAFile { path } => Some(path),
+            TxnError::BackupEdited { path }
+            | TxnError::NotAFile { path }
+            | TxnError::OwnFolder { path }
+            | TxnError::SymlinkOnPath { path, .. }
+            | TxnError::NotAFolderOnPath { path, .. } => Some(path),
+            TxnError::JournalDamaged { journal, .. } | TxnError::JournalVersion { journal, .. } => {
+                Some(journal)
+            }
+            TxnError::Untrusted { place, .. } => Some(place),
             _ => None,
         }
     }
@@ -187,6 +241,12 @@ impl TxnError {
                 Some(serde_json::json!({ "changed": changed }))
             }
             TxnError::RevertFailed { cause } => cause.details().cloned(),
+            TxnError::Untrusted { place, reason } => {
+                Some(serde_json::json!({ "journal": place, "reason": reason }))
+            }
+            TxnError::SymlinkOnPath { symlink, .. } => {
+                Some(serde_json::json!({ "symlink": symlink }))
+            }
             TxnError::RestoreFailed {
                 during,
                 journal,
@@ -238,7 +298,7 @@ impl From<TxnError> for Error {
         let mut out = *cause;
         out.message = message;
         if let Some(hint) = hint {
-            out.hint = Some(hint.to_string());
+            out.hint = Some(hint);
         }
         out
     }
@@ -392,5 +452,47 @@ mod tests {
             "recovering transaction t9 could not restore every file"
         );
         assert!(recovering.details().is_some_and(|d| d.get("cause").is_none()));
+    }
+
+    #[test]
+    fn a_journal_refusal_names_the_journal_and_the_next_step() {
+        let untrusted: Error = TxnError::Untrusted {
+            place: "/s/j1".into(),
+            reason: "its secret differs".into(),
+        }
+        .into();
+        assert_eq!(untrusted.code, ErrorCode::IoError);
+        assert_eq!(
+            untrusted.message,
+            "refusing the apply-patch journal /s/j1: its secret differs; it was left as it is"
+        );
+        assert_eq!(untrusted.path.as_deref(), Some("/s/j1"));
+        assert!(untrusted
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("if it came with a copy or an archive of the tree, remove /s/j1;")));
+        assert_eq!(
+            untrusted.details(),
+            Some(&serde_json::json!({"journal": "/s/j1", "reason": "its secret differs"}))
+        );
+        let link: Error = TxnError::SymlinkOnPath {
+            path: "a/b/c.txt".into(),
+            symlink: "a/b".into(),
+        }
+        .into();
+        assert_eq!(link.code, ErrorCode::PathEscape);
+        assert_eq!(link.path.as_deref(), Some("a/b/c.txt"));
+        assert_eq!(link.details(), Some(&serde_json::json!({"symlink": "a/b"})));
+        let version: Error = TxnError::JournalVersion {
+            journal: "j.json".into(),
+            version: 9,
+            reads: 2,
+        }
+        .into();
+        assert_eq!(
+            version.message,
+            "the journal j.json has version 9; this apply-patch reads version 2"
+        );
+        assert!(version.hint.is_some());
     }
 }
