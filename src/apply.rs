@@ -1,7 +1,7 @@
 //! Stage: the library's front door. Parse-and-apply conveniences over [`crate::pipeline`]
 //! (where the one apply sequence lives), taking its [`Options`] and [`Mode`]: a directory
 //! ([`apply_to_dir`]), a memory tree ([`apply_to_memory`]), or a plan only ([`plan`]). They
-//! return the pipeline's `Result<Applied, Refused>`; [`Report::from`] is its JSON view.
+//! return the pipeline's `Result<Applied, Box<Refused>>`; [`Report::from`] is its JSON view.
 //! Nothing here plans or writes by itself, and there is no second list of options.
 //!
 //! ```
@@ -21,9 +21,6 @@
 //! assert!(Report::from(&result).to_json().contains("\"ok\": true"));
 //! ```
 
-// `Refusal` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
-
 use std::path::Path;
 
 use crate::error::Error;
@@ -34,7 +31,7 @@ use crate::report::Report;
 use crate::tree::{MemTree, Tree};
 
 /// Parse and plan against any tree, writing nothing.
-pub fn plan(tree: &dyn Tree, input: &[u8], opts: &Options) -> Result<Plan, Refusal> {
+pub fn plan(tree: &dyn Tree, input: &[u8], opts: &Options) -> Result<Plan, Box<Refusal>> {
     let refusal = |error: Error| Refusal {
         error,
         files: Vec::new(),
@@ -54,7 +51,7 @@ pub fn apply_to_dir(
     input: &[u8],
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     pipeline::apply_bytes(Target::Dir(root), input, opts, mode)
 }
 
@@ -64,7 +61,7 @@ pub fn apply_to_memory(
     input: &[u8],
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     pipeline::apply_bytes(Target::Memory(tree), input, opts, mode)
 }
 

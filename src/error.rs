@@ -182,6 +182,19 @@ pub struct Error {
     pub hint: Option<String>,
     /// None when every rich part is absent.
     rich: Option<Box<Rich>>,
+    /// How the human output lays the message out (not part of the JSON).
+    layout: Layout,
+}
+
+/// How the human output lays an [`Error`] out: decided where the message is written, never
+/// by reading the message.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Layout {
+    /// The message does not name the error's path: the human output writes `PATH: ` first.
+    path_unnamed: bool,
+    /// The message goes on, below its first line, with the comparison with the nearest text
+    /// or the candidates: the human output does not show the structured fields again.
+    context_in_message: bool,
 }
 
 /// The boxed parts of an [`Error`].
@@ -207,12 +220,41 @@ impl Error {
             hunk: None,
             hint: None,
             rich: None,
+            layout: Layout::default(),
         }
     }
 
+    /// Sets the path the error is about; the message names it.
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
+        self.layout.path_unnamed = false;
         self
+    }
+
+    /// Sets the path the error is about, for a message that does not name it (the human
+    /// output writes it before the message).
+    pub fn with_unnamed_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self.layout.path_unnamed = true;
+        self
+    }
+
+    /// The message already shows, below its first line, the comparison with the nearest
+    /// text or the candidates (the locator's refusals).
+    pub(crate) fn with_context_in_message(mut self) -> Self {
+        self.layout.context_in_message = true;
+        self
+    }
+
+    /// The human output writes the path before the message (it has one the message does
+    /// not name).
+    pub(crate) fn path_unnamed(&self) -> bool {
+        self.path.is_some() && self.layout.path_unnamed
+    }
+
+    /// The message shows the structured context itself (see [`Error::with_context_in_message`]).
+    pub(crate) fn context_in_message(&self) -> bool {
+        self.layout.context_in_message
     }
 
     pub fn with_hunk(mut self, hunk: usize) -> Self {
@@ -332,7 +374,8 @@ struct View<'a> {
     details: Option<&'a serde_json::Value>,
 }
 
-/// Equal when every field reads the same: an emptied box equals no box.
+/// Equal when every field reads the same: an emptied box equals no box; the human layout
+/// is not compared (the JSON does not carry it).
 impl PartialEq for Error {
     fn eq(&self, other: &Self) -> bool {
         self.code == other.code
@@ -394,6 +437,7 @@ impl From<Owned> for Error {
             hunk: o.hunk,
             hint: o.hint,
             rich: (!empty).then(|| Box::new(rich)),
+            layout: Layout::default(),
         }
     }
 }
@@ -422,6 +466,42 @@ mod tests {
     fn error_stays_small() {
         // Clippy's `result_large_err` threshold is 128 bytes; the rich parts are boxed.
         assert!(std::mem::size_of::<Error>() < 128);
+    }
+
+    #[test]
+    fn stage_errors_stay_small() {
+        // Every stage's `Result` stays under clippy's `result_large_err` threshold without an
+        // allow: rich parts, refusals and their reports are boxed.
+        let sizes = [
+            (
+                "ParseError",
+                std::mem::size_of::<crate::parse::ParseError>(),
+            ),
+            (
+                "LocateError",
+                std::mem::size_of::<crate::locate::LocateError>(),
+            ),
+            ("PlanError", std::mem::size_of::<crate::plan::PlanError>()),
+            ("TxnError", std::mem::size_of::<crate::txn::TxnError>()),
+            (
+                "Box<Refusal>",
+                std::mem::size_of::<Box<crate::plan::Refusal>>(),
+            ),
+            (
+                "Box<Refused>",
+                std::mem::size_of::<Box<crate::pipeline::Refused>>(),
+            ),
+            #[cfg(feature = "git")]
+            ("GitError", std::mem::size_of::<crate::git::GitError>()),
+            #[cfg(feature = "git")]
+            (
+                "AgentError",
+                std::mem::size_of::<crate::agent::AgentError>(),
+            ),
+        ];
+        for (name, size) in sizes {
+            assert!(size < 128, "{name} is {size} bytes");
+        }
     }
 
     fn rich_error() -> Error {

@@ -10,7 +10,7 @@
 //! # Entry points
 //!
 //! - [`pipeline::apply`] / [`pipeline::apply_bytes`]: the typed entry, `Result<Applied,
-//!   Refused>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
+//!   Box<Refused>>`, with [`pipeline::Options`] (a builder) and the git mode as one enum.
 //! - [`apply::apply_to_dir`] and [`apply::apply_to_memory`]: parse, plan and commit a patch
 //!   against a directory or a [`tree::MemTree`]; both return the pipeline's `Result`, whose
 //!   JSON view (the object of the command line's `--json`) is [`report::Report`]`::from(&result)`.
@@ -114,8 +114,8 @@ mod release;
 /// [`Plan`](plan::Plan) would commit.
 pub mod transaction {
     pub use crate::txn::{
-        recover, undo, Change, NewState, RecoverAction, RecoverReport, Snapshot, TxnWarning,
-        UndoReport,
+        recover, undo, Change, NewState, RecoverAction, RecoverReport, Restoring, Snapshot,
+        TxnError, TxnWarning, UndoReport,
     };
 }
 

@@ -6,14 +6,10 @@
 //! planned contents over the tree). Every path is read once. Pure apart from reading the
 //! tree; never writes.
 
-// `Refusal` and `LocateError` carry the files' reports and the refusal's teaching by value;
-// they are built once, on the cold path.
-#![allow(clippy::result_large_err)]
-
 use std::collections::BTreeMap;
 
 use crate::content::{Content, ContentHash};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
@@ -23,9 +19,8 @@ use crate::text::Text;
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
 use content::{
-    add_exists_hint, added_node, binary_error, changed_mode, deletion_matches, destination_exists,
-    full_blob_matches, is_directory, is_link_patch, missing_hint, node_bytes, node_sha256,
-    not_found, refuse_gitlinks,
+    added_node, changed_mode, deletion_matches, full_blob_matches, is_link_patch, node_bytes,
+    node_sha256, refuse_gitlinks,
 };
 
 /// What the planner needs to know beyond the patch.
@@ -80,7 +75,11 @@ pub struct Refusal {
 }
 
 /// Plan `patch` against `tree`.
-pub fn plan(tree: &dyn Tree, patch: &PatchSet<'_>, opts: &PlanOptions) -> Result<Plan, Refusal> {
+pub fn plan(
+    tree: &dyn Tree,
+    patch: &PatchSet<'_>,
+    opts: &PlanOptions,
+) -> Result<Plan, Box<Refusal>> {
     let mut planner = Planner {
         tree,
         opts,
@@ -197,12 +196,12 @@ impl Edited {
 }
 
 impl<'a> Planner<'a> {
-    fn refuse(self, error: Error) -> Refusal {
-        Refusal {
+    fn refuse(self, error: Error) -> Box<Refusal> {
+        Box::new(Refusal {
             error,
             files: self.files,
             warnings: self.warnings,
-        }
+        })
     }
 
     /// The current state of a (resolved) path, reading it on first use.
@@ -301,11 +300,11 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         refuse_gitlinks(fp)?;
         let link_patch = is_link_patch(fp);
-        let missing_path = || {
-            Error::new(
-                ErrorCode::ParseError,
-                format!("file patch at line {} has no path", fp.patch_line),
-            )
+        let missing_path = || -> Error {
+            PlanError::NoPath {
+                line: fp.patch_line,
+            }
+            .into()
         };
         match fp.op {
             FileOp::Add => {
@@ -357,7 +356,7 @@ impl<'a> Planner<'a> {
         let wanted = added_node(fp, shown)?;
         let there = match self.node(real)? {
             Node::Missing => None,
-            Node::Directory => return Err(is_directory(shown)),
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
             Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if b == bytes) => {
                 Some(true)
             }
@@ -365,12 +364,11 @@ impl<'a> Planner<'a> {
                 Some(false)
             }
             _ => {
-                return Err(Error::new(
-                    ErrorCode::FileExists,
-                    format!("cannot add {shown}: the file already exists with other content"),
-                )
-                .with_path(shown)
-                .with_hint(add_exists_hint(self.format)))
+                return Err(PlanError::AddExists {
+                    path: shown.into(),
+                    format: self.format,
+                }
+                .into())
             }
         };
         if let Some(file) = there {
@@ -398,7 +396,7 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         let current = self.take(real)?;
         if matches!(current, Node::Missing) && self.defer_missing_deletes {
-            let error = not_found(shown, "delete", true);
+            let error = Error::from(PlanError::MissingToDelete { path: shown.into() });
             self.missing_deletes.push((shown.to_string(), error));
             self.set(real, current);
             return Ok(());
@@ -420,31 +418,27 @@ impl<'a> Planner<'a> {
         current: &Node,
     ) -> Result<(), Error> {
         let content = match current {
-            Node::Missing => return Err(not_found(shown, "delete", true)),
-            Node::Directory => return Err(is_directory(shown)),
+            Node::Missing => {
+                return Err(Error::from(PlanError::MissingToDelete {
+                    path: shown.into(),
+                }))
+            }
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
             Node::File { bytes, .. } => bytes.clone(),
             Node::Symlink { target } => Content::from(target.as_slice()),
         };
         self.check_bases(fp, shown, &content)?;
         let bytes = content.as_slice();
         if fp.body == Body::BinaryWithoutData && !full_blob_matches(fp, bytes) {
-            return Err(binary_error(
-                shown,
-                "the diff deletes a binary file without its data or a full blob id to check it against",
-            )
-            .with_hint("regenerate the diff with git diff --binary (or --full-index)"));
+            return Err(PlanError::Binary {
+                path: shown.into(),
+                why: BinaryWhy::DeletedUnchecked,
+            }
+            .into());
         }
         let hunks = fp.body.hunks();
         if !hunks.is_empty() && !deletion_matches(bytes, hunks) {
-            return Err(Error::new(
-                ErrorCode::ContextNotFound,
-                format!(
-                    "cannot delete {shown}: its content differs from the lines the diff deletes"
-                ),
-            )
-            .with_path(shown)
-            .with_hunk(1)
-            .with_hint("re-read the file; it changed since the diff was made"));
+            return Err(PlanError::DeleteDiffers { path: shown.into() }.into());
         }
         report.set_old_content(&content);
         report.removed = Text::parse(bytes).len();
@@ -484,9 +478,13 @@ impl<'a> Planner<'a> {
     ) -> Result<(), Error> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
-                return Err(not_found(shown, "update", false).with_hint(missing_hint(self.format)))
+                return Err(PlanError::MissingToUpdate {
+                    path: shown.into(),
+                    format: self.format,
+                }
+                .into())
             }
-            Node::Directory => return Err(is_directory(shown)),
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
             Node::File { bytes, mode } => (bytes.clone(), *mode, false),
             Node::Symlink { target } => (Content::from(target.as_slice()), 0, true),
         };
@@ -525,20 +523,27 @@ impl<'a> Planner<'a> {
         let source = self.node(old_real)?.clone();
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
-            return Err(is_directory(new_shown));
+            return Err(PlanError::IsDirectory {
+                path: new_shown.into(),
+            }
+            .into());
         }
         let (bytes, mode, link) = match source {
-            Node::Directory => return Err(is_directory(old_shown)),
+            Node::Directory => {
+                return Err(PlanError::IsDirectory {
+                    path: old_shown.into(),
+                }
+                .into())
+            }
             Node::Missing => return self.moved_already(fp, old_shown, new_shown, dest),
             Node::File { bytes, mode } => (bytes, mode, false),
             Node::Symlink { target } => (Content::from(target), 0, true),
         };
         if link && !fp.body.hunks().is_empty() && !is_link_patch(fp) {
-            return Err(Error::new(
-                ErrorCode::UnsupportedFile,
-                format!("{old_shown} is a symlink; move it without editing, or edit its target"),
-            )
-            .with_path(old_shown));
+            return Err(PlanError::SymlinkEdited {
+                path: old_shown.into(),
+            }
+            .into());
         }
         let edited = self.checked_edit(fp, old_shown, &bytes, link)?;
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
@@ -552,7 +557,12 @@ impl<'a> Planner<'a> {
                 self.already.push(format!("{new_shown} (already copied)"));
                 return Ok(());
             }
-            return Err(destination_exists(fp.op, old_shown, new_shown));
+            return Err(PlanError::DestinationExists {
+                op: fp.op,
+                old: old_shown.into(),
+                new: new_shown.into(),
+            }
+            .into());
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
@@ -579,23 +589,29 @@ impl<'a> Planner<'a> {
         new: &str,
         dest: Node,
     ) -> Result<(), Error> {
-        let verb = if fp.op == FileOp::Copy {
-            "copy"
-        } else {
-            "move"
-        };
         let bytes = match dest {
             Node::File { bytes, .. } if fp.op == FileOp::Rename => bytes,
-            _ => return Err(not_found(old, verb, false)),
+            _ => {
+                return Err(Error::from(PlanError::MissingSource {
+                    path: old.into(),
+                    op: fp.op,
+                }))
+            }
         };
         // A probe: its placement warnings are not this run's.
         let warnings = self.warnings.len();
-        let edited = self
-            .edit(fp, new, &bytes, false)
-            .map_err(|_| not_found(old, verb, false))?;
+        let edited = self.edit(fp, new, &bytes, false).map_err(|_| {
+            Error::from(PlanError::MissingSource {
+                path: old.into(),
+                op: fp.op,
+            })
+        })?;
         self.warnings.truncate(warnings);
         if !edited.done.is_empty() {
-            return Err(not_found(old, verb, false));
+            return Err(Error::from(PlanError::MissingSource {
+                path: old.into(),
+                op: fp.op,
+            }));
         }
         self.already
             .push(format!("{new} (already moved from {old})"));
@@ -652,10 +668,12 @@ impl<'a> Planner<'a> {
             ids.old
         );
         if self.opts.strict_base || matches!(fp.body, Body::Binary(_)) {
-            return Err(Error::new(ErrorCode::StaleFile, message)
-                .with_path(shown)
-                .with_details(serde_json::json!({"expected": ids.old, "actual": full}))
-                .with_hint("the file differs from the diff's base; regenerate the diff against the current file"));
+            return Err(PlanError::BaseMismatch {
+                path: shown.into(),
+                expected: ids.old.clone(),
+                actual: full,
+            }
+            .into());
         }
         self.warnings
             .push(Warning::new(WarningCode::BaseMismatch, message).with_path(shown));
@@ -694,12 +712,11 @@ impl<'a> Planner<'a> {
             let mut parent = path.as_str();
             while let Some((up, _)) = parent.rsplit_once('/') {
                 if holds_file(up) {
-                    return Err(Error::new(
-                        ErrorCode::FileExists,
-                        format!("cannot write {path}: the patch also makes {up} a file, so it cannot be a folder"),
-                    )
-                    .with_path(path.as_str())
-                    .with_hint("a path cannot be both a file and a folder; rename one of them"));
+                    return Err(PlanError::FileUnderFile {
+                        path: path.clone(),
+                        parent: up.to_string(),
+                    }
+                    .into());
                 }
                 parent = up;
             }
@@ -707,7 +724,7 @@ impl<'a> Planner<'a> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<Plan, Refusal> {
+    fn finish(mut self) -> Result<Plan, Box<Refusal>> {
         // A Delete of a missing file stays `file_not_found` (a mistyped path must not pass
         // silently) unless every other operation of the patch is already applied.
         if let Some((_, first)) = self.missing_deletes.first() {
@@ -719,36 +736,18 @@ impl<'a> Planner<'a> {
                 self.already.push(format!("{shown} (already deleted)"));
             }
         }
-        let (partly, hint, whole) = if self.opts.reversed {
-            (
-                "reverted",
-                "some of the patch's changes are already gone: drop those files or hunks from \
-                 the patch, or re-read the files",
-                "the patch is already reverted (none of its changes are in the files); nothing \
-                 to do",
-            )
+        let whole = if self.opts.reversed {
+            "the patch is already reverted (none of its changes are in the files); nothing to do"
         } else {
-            (
-                "applied",
-                "drop the parts that are already applied, or re-read the files and regenerate \
-                 the patch",
-                "the patch is already applied; nothing to do",
-            )
+            "the patch is already applied; nothing to do"
         };
         if !self.done.is_empty() && !self.already.is_empty() {
-            let error = Error::new(
-                ErrorCode::AlreadyApplied,
-                format!(
-                    "the patch is partly {partly} already: {} {} there",
-                    self.already.join(", "),
-                    if self.already.len() == 1 { "is" } else { "are" }
-                ),
-            )
-            .with_details(
-                serde_json::json!({"already_applied": self.already, "not_applied": self.done}),
-            )
-            .with_hint(hint);
-            return Err(self.refuse(error));
+            let error = PlanError::PartlyApplied {
+                already: self.already.clone(),
+                not_applied: self.done.clone(),
+                reversed: self.opts.reversed,
+            };
+            return Err(self.refuse(error.into()));
         }
         if self.done.is_empty() && !self.already.is_empty() {
             self.warnings
@@ -789,5 +788,8 @@ impl<'a> Planner<'a> {
 mod balance;
 mod content;
 mod edit;
+mod error;
+
+pub use error::{BinaryWhy, PlanError};
 #[cfg(test)]
 mod tests;

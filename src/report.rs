@@ -459,22 +459,18 @@ fn warning_text(w: &Warning, style: Style) -> String {
 /// extra details) and the hint.
 pub fn error_text(e: &Error, style: Style) -> String {
     let mut s = format!("{}[{}]: ", style.paint("31;1", "error"), e.code.as_str());
-    if let Some(p) = &e.path {
-        if !e.message.contains(p.as_str()) {
-            let _ = write!(s, "{p}: ");
-        }
+    if let (Some(p), true) = (&e.path, e.path_unnamed()) {
+        let _ = write!(s, "{p}: ");
     }
-    // A message of several lines (the locator's) already shows the comparison with the
-    // nearest text: print it indented and do not repeat the structured fields.
+    // The lines after the first (the locator's comparison, a list) are printed indented.
     let mut lines = e.message.lines();
     s.push_str(lines.next().unwrap_or(""));
     s.push('\n');
-    let self_rendered = e.message.contains('\n');
     for line in lines {
         let _ = writeln!(s, "  {line}");
     }
     parse_location(e, &mut s);
-    if !self_rendered {
+    if !e.context_in_message() {
         structured_context(e, &mut s);
     }
     other_details(e, &mut s);
@@ -623,7 +619,7 @@ mod tests {
     #[test]
     fn errors_show_nearest_text_and_hint() {
         let mut e = Error::new(ErrorCode::ContextNotFound, "hunk 1: context not found")
-            .with_path("a.txt")
+            .with_unnamed_path("a.txt")
             .with_hint("re-read the file");
         e.set_nearest(Some(Nearest {
             start_line: 4,
@@ -655,6 +651,41 @@ mod tests {
         assert_eq!(
             report.render_codex().0,
             "Success. Updated the following files:\nA x\n"
+        );
+    }
+
+    #[test]
+    fn the_path_goes_before_a_message_that_does_not_name_it() {
+        // Decided where the error is made: a message naming its path gets no prefix, even
+        // when it names it quoted or the path is a word of it.
+        let named = Error::new(ErrorCode::FileNotFound, "a does not exist").with_path("a");
+        assert_eq!(
+            error_text(&named, Style::Plain),
+            "error[file_not_found]: a does not exist\n"
+        );
+        let unnamed = Error::new(ErrorCode::StaleFile, "the file changed").with_unnamed_path("a");
+        assert_eq!(
+            error_text(&unnamed, Style::Plain),
+            "error[stale_file]: a: the file changed\n"
+        );
+    }
+
+    #[test]
+    fn a_message_that_shows_its_context_is_not_followed_by_the_fields() {
+        let e = |shown: bool| {
+            let e = Error::new(ErrorCode::ContextNotFound, "head\ncomparison")
+                .with_expected(vec!["x".into()]);
+            let e = if shown {
+                e.with_context_in_message()
+            } else {
+                e
+            };
+            error_text(&e, Style::Plain)
+        };
+        assert_eq!(e(true), "error[context_not_found]: head\n  comparison\n");
+        assert_eq!(
+            e(false),
+            "error[context_not_found]: head\n  comparison\n  expected:\n        | x\n"
         );
     }
 }

@@ -68,7 +68,7 @@ pub fn read_around(
     // the joined text numbers its lines exactly as the file does.
     let text = read.lines.join("\n");
     let lang = Lang::from_path(&read.path);
-    let found = around(&text, line, lang).map_err(|e| Error::from(e).with_path(&read.path))?;
+    let found = around(&text, line, lang).map_err(|e| Error::from(e).with_unnamed_path(&read.path))?;
     let range = found.range;
     read.lines = read
         .lines

@@ -7,6 +7,7 @@
 //! Pure: no I/O, no tool logic. The model never chooses a command: it may only pick one of
 //! the checks the operator named when starting the server.
 
+use super::AgentError;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
 use crate::agent::tools;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 
 /// One check the operator allows: `--post-check NAME=CMD` (or `--post-check CMD`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,17 +58,13 @@ impl PostChecks {
                 }
             };
             if command.trim().is_empty() {
-                return Err(Error::new(
-                    ErrorCode::Usage,
-                    format!("--post-check '{value}' has no command"),
-                ));
+                return Err(AgentError::CheckWithoutCommand {
+                    value: value.to_string(),
+                }
+                .into());
             }
             if checks.iter().any(|c| c.name == name) {
-                return Err(Error::new(
-                    ErrorCode::Usage,
-                    format!("two --post-check values are named '{name}'"),
-                )
-                .with_hint("give each check its own name: --post-check NAME=CMD"));
+                return Err(AgentError::DuplicateCheck { name }.into());
             }
             checks.push(PostCheck {
                 name,
@@ -94,40 +91,35 @@ impl PostChecks {
         choice: Option<&PostCheckChoice>,
         rollback_on_fail: bool,
     ) -> Result<Option<String>, Error> {
-        let usage = |m: String| Error::new(ErrorCode::Usage, m).with_hint(self.hint());
         let found = match choice {
             None | Some(PostCheckChoice::Run(false)) => None,
             Some(_) if self.is_empty() => {
-                return Err(usage(
-                    "this server runs no checks: the operator started it without --post-check"
-                        .into(),
-                ))
+                return Err(AgentError::NoChecks { hint: self.hint() }.into())
             }
             Some(PostCheckChoice::Run(true)) => match self.0.as_slice() {
                 [only] => Some(only),
                 _ => {
-                    return Err(usage(format!(
-                        "post_check: true is ambiguous: name one of {}",
-                        self.names()
-                    )))
+                    return Err(AgentError::AmbiguousCheck {
+                        names: self.names(),
+                        hint: self.hint(),
+                    }
+                    .into())
                 }
             },
             Some(PostCheckChoice::Named(name)) => match self.0.iter().find(|c| &c.name == name) {
                 Some(check) => Some(check),
                 None => {
-                    return Err(usage(format!(
-                        "post_check '{}' is not one of this server's checks ({})",
-                        shorten(name),
-                        self.names()
-                    )))
+                    return Err(AgentError::UnknownCheck {
+                        name: shorten(name),
+                        names: self.names(),
+                        hint: self.hint(),
+                    }
+                    .into())
                 }
             },
         };
         if rollback_on_fail && found.is_none() {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                "rollback_on_fail needs a post_check to run",
-            ));
+            return Err(AgentError::RollbackWithoutCheck.into());
         }
         Ok(found.map(|c| c.command.clone()))
     }
@@ -403,6 +395,7 @@ pub fn instructions(offered: &[Tool], checks: &PostChecks) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::ErrorCode;
     use super::*;
 
     fn checks(values: &[&str]) -> PostChecks {

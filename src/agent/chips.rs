@@ -7,6 +7,7 @@
 //! names the same chip. The store keeps the [`MAX_CHIPS`] most recent chips. Must not write
 //! the work tree.
 
+use super::AgentError;
 use std::fs;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -62,15 +63,7 @@ impl ChipStore {
 
     /// The kept patch of chip `id`.
     pub fn load(&self, id: &str) -> Result<Vec<u8>, Error> {
-        let unknown = || {
-            Error::new(
-                ErrorCode::Usage,
-                format!("no kept patch (chip) with id '{id}'"),
-            )
-            .with_hint(format!(
-                "chips are the last {MAX_CHIPS} refused patches, named in their errors"
-            ))
-        };
+        let unknown = || -> Error { AgentError::UnknownChip { id: id.to_string() }.into() };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown());
         }
@@ -210,48 +203,13 @@ fn assess_file(
 
 /// Name chip `id` in a refusal, with what would have applied and what failed, and teach the
 /// next step.
-pub fn attach(mut error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
-    let applicable: Vec<&HunkStatus> = hunks.iter().filter(|h| h.applies).collect();
-    let failed: Vec<&HunkStatus> = hunks.iter().filter(|h| !h.applies).collect();
-    let mut details = match error.take_details() {
-        Some(serde_json::Value::Object(map)) => map,
-        Some(other) => {
-            let mut map = serde_json::Map::new();
-            map.insert("detail".into(), other);
-            map
-        }
-        None => serde_json::Map::new(),
-    };
-    details.insert("chip".into(), id.into());
-    details.insert("applicable".into(), serde_json::json!(applicable));
-    details.insert("failed".into(), serde_json::json!(failed));
-    error.set_details(Some(serde_json::Value::Object(details)));
-    let names = |list: &[&HunkStatus]| {
-        list.iter()
-            .map(|h| {
-                if h.hunk == 0 {
-                    h.path.clone()
-                } else {
-                    format!("hunk {} of {}", h.hunk, h.path)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if !failed.is_empty() && !applicable.is_empty() {
-        let step = format!(
-            "only {} failed ({} would apply): fix {} and send the patch again \
-             (kept as chip {id}; `apply-patch chip {id}` prints it)",
-            names(&failed),
-            names(&applicable),
-            if failed.len() == 1 { "it" } else { "them" }
-        );
-        error.hint = Some(match error.hint.take() {
-            Some(h) => format!("{h}; {step}"),
-            None => step,
-        });
+pub fn attach(error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
+    AgentError::Chipped {
+        cause: Box::new(error),
+        chip: id.to_string(),
+        hunks: hunks.to_vec(),
     }
-    error
+    .into()
 }
 
 #[cfg(test)]

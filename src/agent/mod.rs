@@ -14,10 +14,10 @@
 //! pipeline: this module sits below it (the dependency goes pipeline → agent only). It reads
 //! files and keeps its own records in the state place (never in the work tree).
 
-// `Refused` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
-
+mod error;
 pub mod read;
+
+pub use error::{AgentError, BadArguments, PreviewGone};
 
 crate::internal_mod! {
     // `range --around` of the command line and the MCP server.

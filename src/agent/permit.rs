@@ -6,12 +6,13 @@
 //! Pure over the parsed patch and the session's records, plus reading the current files to
 //! count their lines. Must not write anything.
 
+use super::AgentError;
 use std::collections::HashMap;
 use std::path::Path;
 
 use crate::agent::read::read_confined;
 use crate::agent::sha256_hex;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::{Body, Edit, FileOp, PatchSet};
 use crate::text::Text;
 
@@ -55,28 +56,17 @@ pub fn check(
             continue;
         };
         let Some(record) = reads.get(&rel) else {
-            return Err(Error::new(
-                ErrorCode::NotRead,
-                format!("{rel} was not read in this session: read it before changing it"),
-            )
-            .with_path(&rel)
-            .with_hint(format!(
-                "call `read` with path \"{rel}\", then send the change again"
-            )));
+            return Err(AgentError::NotRead { path: rel }.into());
         };
         if uses_line_numbers(&fp.body) {
             let lines = Text::parse(&bytes).len();
             if lines != record.total_lines {
-                return Err(Error::new(
-                    ErrorCode::StaleFile,
-                    format!(
-                        "{rel} has {lines} lines now, {} when it was read: line numbers \
-                         from that read no longer hold",
-                        record.total_lines
-                    ),
-                )
-                .with_path(&rel)
-                .with_hint("read the file again and use the new line numbers"));
+                return Err(AgentError::LineCountChanged {
+                    path: rel,
+                    now: lines,
+                    then: record.total_lines,
+                }
+                .into());
             }
             if sha256_hex(&bytes) != record.sha256 {
                 notices.push(Notice {
@@ -104,6 +94,7 @@ fn uses_line_numbers(body: &Body<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::ErrorCode;
     use super::*;
     use crate::model::{FilePatch, Format};
     use std::borrow::Cow;

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 
 /// How long a post-check may run before it is killed: 10 minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -43,20 +43,10 @@ impl Verification {
 
     /// The error a failed check becomes with `--rollback-on-fail`.
     pub fn to_error(&self) -> Error {
-        let how = match (self.status.as_str(), self.exit_code) {
-            ("timed_out", _) => "timed out".to_string(),
-            (_, Some(code)) => format!("exited with status {code}"),
-            _ => "was killed by a signal".to_string(),
-        };
-        Error::new(
-            ErrorCode::PostCheckFailed,
-            format!(
-                "post-check `{}` {how}; the change was rolled back",
-                self.command
-            ),
-        )
-        .with_hint("read the command's output in `verification`, fix the patch and send it again")
-        .with_details(serde_json::to_value(self).unwrap_or_default())
+        crate::agent::AgentError::PostCheckFailed {
+            verification: Box::new(self.clone()),
+        }
+        .into()
     }
 }
 
@@ -150,6 +140,7 @@ fn tail(mut r: impl Read) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::ErrorCode;
     use super::*;
 
     #[test]

@@ -11,12 +11,13 @@
 //! used). A confirm that is refused (e.g. `stale_file`) still uses the preview up: plan again.
 //! Must not write the work tree: committing is the caller's job (through the transaction).
 
+use super::{AgentError, PreviewGone};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::agent::sha256_hex;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::txn::{AuditRecord, NewState, Snapshot};
 
 /// How long a preview can be confirmed: one hour.
@@ -187,10 +188,9 @@ impl PreviewStore {
             audit: kept.audit.clone(),
         };
         let json = serde_json::to_vec_pretty(&preview).map_err(|e| {
-            Error::new(
-                ErrorCode::IoError,
-                format!("cannot encode the preview: {e}"),
-            )
+            Error::from(AgentError::PreviewUnencodable {
+                cause: e.to_string(),
+            })
         })?;
         fs::write(folder.join("preview.json"), json).map_err(io)?;
         Ok(id)
@@ -199,12 +199,15 @@ impl PreviewStore {
     /// Claim preview `id` for its one confirm: it can never be claimed again. Refuses an
     /// unknown, already confirmed or expired id with `unknown_preview`.
     pub fn claim(&self, id: &str) -> Result<Claimed, Error> {
-        let unknown = |why: &str| {
-            Error::new(ErrorCode::UnknownPreview, format!("preview {id} {why}"))
-                .with_hint("run the patch with --preview again and confirm the new id")
+        let unknown = |why: PreviewGone| -> Error {
+            AgentError::UnknownPreview {
+                id: id.to_string(),
+                why,
+            }
+            .into()
         };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(unknown("is not a preview id (12 hex digits)"));
+            return Err(unknown(PreviewGone::NotAnId));
         }
         let folder = self.dir.join(id.to_ascii_lowercase());
         let claimed = self
@@ -212,16 +215,15 @@ impl PreviewStore {
             .join(format!("{id}.claimed.{}", std::process::id()));
         // The rename is the claim: only one caller can move the folder away.
         if fs::rename(&folder, &claimed).is_err() {
-            return Err(unknown("is unknown or was already confirmed"));
+            return Err(unknown(PreviewGone::Unknown));
         }
         let result = load(&claimed);
         let _ = fs::remove_dir_all(&claimed);
-        let claimed = result.map_err(|_| unknown("is damaged"))?;
+        let claimed = result.map_err(|_| unknown(PreviewGone::Damaged))?;
         if now_secs().saturating_sub(claimed.preview.created) > self.ttl.as_secs() {
-            return Err(unknown(&format!(
-                "expired (previews can be confirmed for {} minutes)",
-                self.ttl.as_secs() / 60
-            )));
+            return Err(unknown(PreviewGone::Expired {
+                minutes: self.ttl.as_secs() / 60,
+            }));
         }
         Ok(claimed)
     }
@@ -281,6 +283,7 @@ fn now_secs() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use crate::ErrorCode;
     use super::*;
 
     fn plan() -> Vec<(String, Snapshot, NewState)> {

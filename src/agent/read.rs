@@ -8,11 +8,12 @@
 //! replaced). Keeping the served content for rebases is the caller's choice (a
 //! snapshot store).
 
+use super::AgentError;
 use std::path::Path;
 
 use crate::agent::snapshots::SnapshotStore;
 use crate::agent::{sha256_hex, version_of};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::guard;
 use crate::text::{Ending, Text};
 use crate::tree::DiskTree;
@@ -29,12 +30,7 @@ pub struct LineRange {
 impl LineRange {
     /// Parse `A:B`, `A:`, `:B` or `A`.
     pub fn parse(s: &str) -> Result<LineRange, Error> {
-        let bad = || {
-            Error::new(
-                ErrorCode::Usage,
-                format!("invalid line range '{s}': expected A:B, A:, :B or A (1-based)"),
-            )
-        };
+        let bad = || -> Error { AgentError::BadLineRange { range: s.into() }.into() };
         let num = |t: &str| -> Result<Option<usize>, Error> {
             let t = t.trim();
             if t.is_empty() {
@@ -176,38 +172,37 @@ fn clamp(rel: &str, range: LineRange, total: usize) -> Result<(usize, usize), Er
     }
     let start = range.start.unwrap_or(1);
     if start > total {
-        return Err(Error::new(
-            ErrorCode::Usage,
-            format!("line {start} is past the end of {rel} ({total} lines)"),
-        )
-        .with_path(rel)
-        .with_hint(format!("ask for lines 1:{total} or fewer")));
+        return Err(AgentError::PastTheEnd {
+            path: rel.into(),
+            start,
+            total,
+        }
+        .into());
     }
     Ok((start, range.end.unwrap_or(total).min(total)))
 }
 
 /// Refuse to serve a binary (a NUL byte) or non-UTF-8 file, naming where and its version.
 fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), Error> {
-    let details = serde_json::json!({"base": base, "size": bytes.len()});
     if bytes.contains(&0) {
-        return Err(Error::new(
-            ErrorCode::BinaryFile,
-            format!("{rel} is a binary file ({} bytes): not shown", bytes.len()),
-        )
-        .with_path(rel)
-        .with_details(details)
-        .with_hint("binary files cannot be edited as text; replace or delete it whole"));
+        return Err(AgentError::BinaryFile {
+            path: rel.into(),
+            size: bytes.len(),
+            base: base.into(),
+        }
+        .into());
     }
     if let Err(e) = std::str::from_utf8(bytes) {
         let offset = e.valid_up_to();
         let line = bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
-        return Err(Error::new(
-            ErrorCode::InvalidUtf8,
-            format!("{rel} is not UTF-8 (line {line}, byte {offset}): not shown"),
-        )
-        .with_path(rel)
-        .with_details(details)
-        .with_hint("edit it with a unified diff (matched byte for byte) or convert it to UTF-8"));
+        return Err(AgentError::NotUtf8 {
+            path: rel.into(),
+            line,
+            offset,
+            size: bytes.len(),
+            base: base.into(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -234,33 +229,24 @@ pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>)
     let rel = resolve(root, path)?;
     let tree = DiskTree::new(root)?;
     let real = guard::resolve(&tree, &rel, true)?;
-    let (_, found) = crate::txn::read_snapshot(tree.path(), &real).map_err(|mut e| {
-        e.path = Some(rel.clone());
-        e
+    let (_, found) = crate::txn::read_snapshot(tree.path(), &real).map_err(|e| {
+        Error::from(AgentError::Unreadable {
+            path: rel.clone(),
+            read_as: real.clone(),
+            cause: Box::new(e),
+        })
     })?;
     match found {
         Found::File(content) => Ok((rel, content.into_vec())),
         Found::Missing => Err(not_found(&rel)),
-        Found::Directory => Err(Error::new(
-            ErrorCode::IsDirectory,
-            format!("{rel} is a directory"),
-        )
-        .with_path(&rel)
-        .with_hint("read a file inside it")),
+        Found::Directory => Err(AgentError::IsDirectory { path: rel }.into()),
         // `guard::resolve` followed every link; one standing there now was swapped in.
-        Found::Symlink(_) => Err(Error::new(
-            ErrorCode::PathEscape,
-            format!("{rel}: a symbolic link was put in its place while it was read; not followed"),
-        )
-        .with_path(&rel)
-        .with_hint("read it again")),
+        Found::Symlink(_) => Err(AgentError::SymlinkSwapped { path: rel }.into()),
     }
 }
 
 fn not_found(rel: &str) -> Error {
-    Error::new(ErrorCode::FileNotFound, format!("{rel} does not exist"))
-        .with_path(rel)
-        .with_hint("check the path (relative to the root); list the directory to find it")
+    AgentError::NotFound { path: rel.into() }.into()
 }
 
 /// Confine `path` to `root` by its text, by the patches' own rule ([`guard::confine`]):
@@ -269,14 +255,14 @@ fn not_found(rel: &str) -> Error {
 /// [`read_confined`].
 pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
     let canon_root = crate::root::check_root(root)?;
-    guard::confine(path, None, Some(&canon_root))?.ok_or_else(|| {
-        Error::new(ErrorCode::IsDirectory, format!("{path} is the root")).with_path(path)
-    })
+    guard::confine(path, None, Some(&canon_root))?
+        .ok_or_else(|| Error::from(AgentError::IsRoot { path: path.into() }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
     use std::fs;
 
     fn root_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {

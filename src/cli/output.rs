@@ -39,13 +39,13 @@ pub(crate) fn read_text(
 ) -> Result<Option<String>, Error> {
     use std::io::Read as _;
     let shown = file.display().to_string();
-    let io = |e: std::io::Error| {
-        let mut err = Error::io(&shown, "cannot read", &e);
-        if e.kind() == std::io::ErrorKind::NotFound {
-            err.code = ErrorCode::Usage;
-            err.hint = Some("FILE is relative to --root (default: the current directory)".into());
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::new(ErrorCode::Usage, format!("cannot read {shown}: {e}"))
+                .with_path(&shown)
+                .with_hint("FILE is relative to --root (default: the current directory)")
         }
-        err
+        _ => Error::io(&shown, "cannot read", &e),
     };
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -102,7 +102,8 @@ pub(crate) fn range_outcome(
                 .with_path(&shown)
         })?;
         let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
-        structure::range(&text, line, kind, lang).map_err(|e| Error::from(e).with_path(&shown))
+        structure::range(&text, line, kind, lang)
+            .map_err(|e| Error::from(e).with_unnamed_path(&shown))
     });
     match found {
         Ok(range) => {

@@ -105,14 +105,16 @@ pub(crate) fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
         Input::File(p) => {
             let shown = p.display().to_string();
             std::fs::read(p).map_err(|e| {
-                let mut err = Error::io(&shown, "cannot read the patch", &e);
                 if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
-                    err.code = ErrorCode::Usage;
-                    err.hint = Some(
-                        "PATCH is a file, `-` for standard input, or the patch text itself".into(),
-                    );
+                    Error::new(
+                        ErrorCode::Usage,
+                        format!("cannot read the patch {shown}: {e}"),
+                    )
+                    .with_path(&shown)
+                    .with_hint("PATCH is a file, `-` for standard input, or the patch text itself")
+                } else {
+                    Error::io(&shown, "cannot read the patch", &e)
                 }
-                err
             })
         }
         Input::Stdin => {

@@ -1,8 +1,9 @@
 //! Blob ids as `git add` would store them, and the staleness check of a diff's
 //! `index OLD..NEW` line. Reads only (no object is written here).
 
+use super::GitError;
 use super::{gix_error, Repo};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::{FileOp, FilePatch};
 use gix::ObjectId;
 use std::io::Read;
@@ -57,17 +58,20 @@ impl BaseCheck {
                 path,
                 expected,
                 actual,
-            } => Some(format!(
-                "patch was made against a different version of {path}: the diff's index line names blob {expected}, the file is blob {}",
-                &actual[..actual.len().min(expected.len().max(12))]
-            )),
+            } => Some(
+                GitError::StaleBase {
+                    path: path.clone(),
+                    expected: expected.clone(),
+                    actual: actual.clone(),
+                }
+                .to_string(),
+            ),
             _ => None,
         }
     }
 
     /// The `stale_file` error that `--strict-base` turns a mismatch into.
     pub fn into_stale_error(self) -> Option<Error> {
-        let message = self.message()?;
         let BaseCheck::Mismatch {
             path,
             expected,
@@ -77,10 +81,12 @@ impl BaseCheck {
             return None;
         };
         Some(
-            Error::new(ErrorCode::StaleFile, message)
-                .with_path(path)
-                .with_hint("regenerate the patch against the current file, or drop --strict-base to apply it anyway")
-                .with_details(serde_json::json!({ "expected_blob": expected, "actual_blob": actual })),
+            GitError::StaleBase {
+                path,
+                expected,
+                actual,
+            }
+            .into(),
         )
     }
 }
@@ -203,6 +209,6 @@ mod tests {
         let err = check
             .into_stale_error()
             .expect("a mismatch becomes stale_file");
-        assert_eq!(err.code, ErrorCode::StaleFile);
+        assert_eq!(err.code, crate::ErrorCode::StaleFile);
     }
 }

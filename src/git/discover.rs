@@ -1,7 +1,8 @@
 //! Finding the repository of the root, repo-relative paths, and the write guard (no `.git`, no
 //! submodule). Reads only.
 
-use crate::error::{Error, ErrorCode};
+use super::GitError;
+use crate::error::Error;
 use crate::root::{canonical_or_same, gix_error};
 use gix::bstr::{BStr, ByteSlice};
 use std::path::{Path, PathBuf};
@@ -45,14 +46,10 @@ impl Repo {
         let git_dir = canonical_or_same(repo.git_dir());
         let common_dir = canonical_or_same(repo.common_dir());
         if root_canon.starts_with(&git_dir) || root_canon.starts_with(&common_dir) {
-            return Err(Error::new(
-                ErrorCode::PathEscape,
-                format!(
-                    "the root {} is inside the git directory: apply-patch never writes git's own files",
-                    root.display()
-                ),
-            )
-            .with_hint("run apply-patch from the work tree (--root DIR)"));
+            return Err(GitError::RootInGitDir {
+                root: root.to_path_buf(),
+            }
+            .into());
         }
         let Some(workdir) = repo.workdir().map(canonical_or_same) else {
             return Ok(None);
@@ -117,11 +114,7 @@ impl Repo {
                 "" | "." => {}
                 ".." => {
                     if parts.pop().is_none() {
-                        return Err(Error::new(
-                            ErrorCode::PathEscape,
-                            format!("{rel} leaves the git work tree"),
-                        )
-                        .with_path(rel));
+                        return Err(GitError::LeavesWorkTree { path: rel.into() }.into());
                     }
                 }
                 other => parts.push(other),
@@ -143,12 +136,7 @@ impl Repo {
         let repo_path = self.repo_path(rel)?;
         let parts: Vec<&str> = repo_path.split('/').collect();
         if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-            return Err(Error::new(
-                ErrorCode::PathEscape,
-                format!("{rel} is inside .git: apply-patch never writes git's own files"),
-            )
-            .with_path(rel)
-            .with_hint("patch files of the work tree only"));
+            return Err(GitError::InsideGitDir { path: rel.into() }.into());
         }
         for end in 1..=parts.len() {
             let dir = parts[..end].join("/");
@@ -158,21 +146,13 @@ impl Repo {
                 .is_some_and(|e| e.mode.is_submodule());
             let nested = end < parts.len() && self.worktree_file(&dir).join(".git").exists();
             if gitlink || nested {
-                let what = if gitlink {
-                    "the submodule"
-                } else {
-                    "the nested repository"
-                };
-                let message = if end == parts.len() {
-                    format!("{rel} is {what}: it belongs to another repository")
-                } else {
-                    format!("{rel} is inside {what} {dir}: its files belong to another repository")
-                };
-                return Err(Error::new(ErrorCode::PathEscape, message)
-                    .with_path(rel)
-                    .with_hint(format!(
-                        "apply the part of the patch for {dir} from inside it (--root {dir})"
-                    )));
+                return Err(GitError::OtherRepository {
+                    path: rel.into(),
+                    dir,
+                    submodule: gitlink,
+                    whole: end == parts.len(),
+                }
+                .into());
             }
         }
         Ok(())
@@ -194,10 +174,9 @@ fn slash_path(path: &Path) -> Result<String, Error> {
     let mut parts = Vec::new();
     for component in path.components() {
         let text = component.as_os_str().to_str().ok_or_else(|| {
-            Error::new(
-                ErrorCode::IoError,
-                format!("the path {} is not valid UTF-8", path.display()),
-            )
+            Error::from(GitError::PathNotUtf8 {
+                path: path.to_path_buf(),
+            })
         })?;
         parts.push(text);
     }

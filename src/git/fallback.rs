@@ -44,7 +44,7 @@ pub(crate) struct Conflicted {
 }
 
 /// Plans against the tree with the given `--3way` bases.
-pub(crate) type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Refusal> + 'a;
+pub(crate) type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Box<Refusal>> + 'a;
 
 /// Plan against `make_tree(bases)`, retrying with the base blob of each file whose hunks do
 /// not apply when `--3way` is on; then merge those files.
@@ -55,7 +55,7 @@ pub(crate) fn plan_with_fallback(
     cached: bool,
     make_tree: &PlanWith<'_>,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Planned, Refusal> {
+) -> Result<Planned, Box<Refusal>> {
     let mut bases: BTreeMap<String, Base> = BTreeMap::new();
     let plan = loop {
         match make_tree(&bases) {
@@ -67,10 +67,10 @@ pub(crate) fn plan_with_fallback(
                     }
                     Ok(None) => return Err(refusal),
                     Err(e) => {
-                        return Err(Refusal {
+                        return Err(Box::new(Refusal {
                             error: e,
-                            ..refusal
-                        })
+                            ..*refusal
+                        }))
                     }
                 }
             }
@@ -195,7 +195,7 @@ fn merge_bases(
     bases: BTreeMap<String, Base>,
     opts: &Fallback,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Planned, Refusal> {
+) -> Result<Planned, Box<Refusal>> {
     let mut conflicts = Vec::new();
     for (source, base) in &bases {
         let ours = current(source).map_err(|error| Refusal {
@@ -214,11 +214,11 @@ fn merge_bases(
                 Ok(Some(conflicted)) => conflicts.push(conflicted),
                 Ok(None) => {}
                 Err(error) => {
-                    return Err(Refusal {
+                    return Err(Box::new(Refusal {
                         error,
                         files: plan.files.clone(),
                         warnings: plan.warnings.clone(),
-                    })
+                    }))
                 }
             }
         }

@@ -2,8 +2,9 @@
 //! index entry says (stat first; the content is hashed when the stat differs or is racy).
 //! Reads only.
 
+use super::GitError;
 use super::{blob::blob_id_of_bytes, gix_error, Repo};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::Mode;
 use gix::index::entry::{Mode as EntryMode, Stage};
 use gix::ObjectId;
@@ -121,25 +122,7 @@ pub(crate) fn check_against(
     if problems.is_empty() {
         return Ok(());
     }
-    let listed: Vec<String> = problems
-        .iter()
-        .map(|(p, why)| format!("{p} ({why})"))
-        .collect();
-    let mut err = Error::new(
-        ErrorCode::IndexMismatch,
-        format!(
-            "--index needs the work tree and the index to agree on every touched file: {}",
-            listed.join(", ")
-        ),
-    )
-    .with_hint("stage the files first (git add), or apply without --index")
-    .with_details(serde_json::json!({
-        "paths": problems.iter().map(|(p, why)| serde_json::json!({"path": p, "reason": why})).collect::<Vec<_>>()
-    }));
-    if problems.len() == 1 {
-        err = err.with_path(problems[0].0.clone());
-    }
-    Err(err)
+    Err(GitError::IndexDisagrees { problems }.into())
 }
 
 /// Why a tracked path does not satisfy `--index`, or None when it does.

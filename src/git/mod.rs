@@ -15,12 +15,11 @@
 //! Nothing here decides where a hunk goes or writes the work tree: the planner and the
 //! transaction call in at fixed points.
 
-// `Refusal` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
 
 mod blob;
 pub(crate) mod changes;
 mod discover;
+mod error;
 pub(crate) mod fallback;
 mod hooks;
 pub(crate) mod index;
@@ -37,6 +36,7 @@ pub use {
     blob::{blob_id_of_bytes, BaseCheck},
 };
 pub use discover::Repo;
+pub use error::{GitError, MergeFate};
 pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
 pub use threeway::{Conflicted, ThreeWay};

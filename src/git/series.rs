@@ -2,7 +2,8 @@
 //! ordered as they apply: the order of a quilt-style `series` file, else name order
 //! (`0001-…`, `0002-…`). Reads the file system only; checking is the caller's.
 
-use crate::error::{Error, ErrorCode};
+use super::GitError;
+use crate::error::Error;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -103,14 +104,11 @@ fn order(dir: PathBuf, explicit: Vec<PathBuf>, found: Vec<PathBuf>) -> Result<Se
             continue;
         }
         if !path.is_file() {
-            return Err(Error::new(
-                ErrorCode::FileNotFound,
-                format!(
-                    "{} lists {name}, which does not exist",
-                    series_file.display()
-                ),
-            )
-            .with_path(series_file.display().to_string()));
+            return Err(GitError::SeriesMissing {
+                series: series_file.clone(),
+                name: name.to_string(),
+            }
+            .into());
         }
         patches.push(path);
     }
@@ -190,6 +188,6 @@ mod tests {
         std::fs::write(tmp.path().join("a.patch"), "x").expect("write");
         std::fs::write(tmp.path().join("series"), "gone.patch\n").expect("write");
         let err = collect(&[tmp.path().to_path_buf()]).unwrap_err();
-        assert_eq!(err.code, ErrorCode::FileNotFound);
+        assert_eq!(err.code, crate::ErrorCode::FileNotFound);
     }
 }

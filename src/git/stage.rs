@@ -8,9 +8,10 @@
 //! [`Companion`]: written into `index.lock` before the commit mark, installed right after it,
 //! so that a crash leaves both old or both new (the recovery finishes the index too).
 
+use super::GitError;
 use super::index::{check_against, entry_of, IndexEntry, IndexRequirement};
 use super::{gix_error, Repo};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::Mode;
 use crate::txn::{Change, Companion, NewState};
 use gix::index::entry::{Flags, Mode as EntryMode, Stage, Stat};
@@ -84,15 +85,10 @@ impl Repo {
             0,
         )
         .map_err(|e| {
-            Error::new(
-                ErrorCode::Busy,
-                format!("the git index is locked ({}.lock exists)", path.display()),
-            )
-            .with_hint(format!(
-                "another git process is running; if none is, a crashed one left the lock: remove {}.lock",
-                path.display()
-            ))
-            .with_details(serde_json::json!({ "cause": gix_error("", &e).message }))
+            Error::from(GitError::IndexLocked {
+                index: path.to_path_buf(),
+                cause: gix_error("", &e).message,
+            })
         })?;
         let file = gix::index::File::at_or_default(
             &path,
@@ -389,7 +385,7 @@ impl Companion for LockedIndex {
 }
 
 fn installed() -> Error {
-    Error::new(ErrorCode::IoError, "the git index was installed already")
+    GitError::IndexInstalled.into()
 }
 
 /// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index install after a committed work
@@ -400,10 +396,7 @@ fn index_failpoint() -> Result<(), Error> {
         return Ok(());
     }
     match std::env::var(crate::txn::failpoint::ENV) {
-        Ok(v) if v.trim() == "git-index:fail" => Err(Error::new(
-            ErrorCode::IoError,
-            "cannot replace the git index: failpoint git-index:fail",
-        )),
+        Ok(v) if v.trim() == "git-index:fail" => Err(GitError::IndexFailpoint.into()),
         _ => Ok(()),
     }
 }

@@ -2,8 +2,9 @@
 //! `index OLD..` id) and merge "base → patched base" onto the current file with
 //! [`crate::merge::three_way`]. Reads only; writes are the transaction's and the index's.
 
+use super::{GitError, MergeFate};
 use super::{gix_error, Repo};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::FilePatch;
 use gix::ObjectId;
@@ -44,34 +45,22 @@ pub enum Conflicted<'a> {
 impl ThreeWay {
     /// The `merge_conflict` refusal of a conflicted merge, showing the regions.
     pub fn conflict_error(path: &str, conflicts: &Conflicts, fate: Conflicted<'_>) -> Error {
-        let what = format!(
-            "{path}: the patch's change conflicts with changes made since it was written: {}",
-            conflicts.summary()
-        );
-        let (message, hint) = match fate {
-            Conflicted::Refused => (
-                what,
-                "resolve by hand, or pass --conflict-markers to write git-style conflict \
-                 markers into the file",
-            ),
-            Conflicted::Checked => (format!("{what} (--check: nothing written)"), MARKERS_HINT),
-            Conflicted::MarkersWritten(paths) => (
-                format!(
-                    "{what}; conflict markers were written into {}",
-                    paths.join(", ")
-                ),
-                MARKERS_HINT,
-            ),
+        let fate = match fate {
+            Conflicted::Refused => MergeFate::Refused,
+            Conflicted::Checked => MergeFate::Checked,
+            Conflicted::MarkersWritten(paths) => {
+                MergeFate::MarkersWritten(paths.iter().map(|p| p.to_string()).collect())
+            }
         };
-        Error::new(ErrorCode::MergeConflict, message)
-            .with_path(path)
-            .with_hint(hint)
-            .with_details(conflicts.to_details())
+        GitError::MergeConflict {
+            path: path.into(),
+            summary: conflicts.summary(),
+            regions: Box::new(conflicts.to_details()),
+            fate,
+        }
+        .into()
     }
 }
-
-/// The next step once conflict markers are in the files.
-const MARKERS_HINT: &str = "resolve the conflict markers, then stage the files (git add)";
 
 impl Repo {
     /// The one blob whose id starts with `hex` (the repository's object format decides how
@@ -113,18 +102,11 @@ impl Repo {
         match blobs.len() {
             0 => Ok(None),
             1 => Ok(blobs.pop()),
-            _ => Err(Error::new(
-                ErrorCode::MergeConflict,
-                format!(
-                    "the base blob id {hex} is ambiguous: {}",
-                    blobs
-                        .iter()
-                        .map(|(id, _)| id.to_hex().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-            .with_hint("make the diff with full blob ids (git diff --full-index)")),
+            _ => Err(GitError::AmbiguousBase {
+                hex: hex.to_string(),
+                blobs: blobs.iter().map(|(id, _)| id.to_hex().to_string()).collect(),
+            }
+            .into()),
         }
     }
 
@@ -186,11 +168,7 @@ impl Repo {
                 out
             }
             ToWorktreeOutcome::Process(MaybeDelayed::Delayed(_)) => {
-                return Err(Error::new(
-                    ErrorCode::IoError,
-                    format!("{rel}: the smudge filter delayed its output"),
-                )
-                .with_path(rel))
+                return Err(GitError::SmudgeDelayed { path: rel.into() }.into())
             }
         })
     }
@@ -223,7 +201,7 @@ mod tests {
             checked.message,
             format!("{head} (--check: nothing written)")
         );
-        assert_eq!(checked.hint.as_deref(), Some(MARKERS_HINT));
+        assert_eq!(checked.hint.as_deref(), Some(super::super::error::MARKERS_HINT));
         let written = Conflicted::MarkersWritten(&["a.txt", "b.txt"]);
         let written = ThreeWay::conflict_error("a.txt", &conflicts, written);
         assert_eq!(

@@ -2,9 +2,10 @@
 //! and `--3way` bases ([`GitTree`]), and the index as a tree for `--cached` ([`IndexTree`]).
 //! Reads only.
 
+use super::GitError;
 use super::index::entry_of;
 use super::{IndexEntry, Repo};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::tree::{Kind, Node, Tree};
 use crate::txn::Snapshot;
 use std::collections::BTreeMap;
@@ -132,12 +133,7 @@ impl Tree for IndexTree<'_> {
             });
         };
         if entry.conflicted {
-            return Err(Error::new(
-                ErrorCode::IndexMismatch,
-                format!("{path} has unresolved merge conflicts in the index"),
-            )
-            .with_path(path)
-            .with_hint("resolve the conflict and stage the file first"));
+            return Err(GitError::ConflictedEntry { path: path.into() }.into());
         }
         let bytes = match self.bases.get(path) {
             Some(base) => base.blob.clone(),

@@ -325,19 +325,19 @@ fn replace_lines(
         }
     }
     let nearest = diagnose::nearest(view, &expected, 0, None);
-    let mut message = "`old` not found in the file (exactly, nor as whole lines with \
-                       whitespace or punctuation differences)"
+    let message = "`old` not found in the file (exactly, nor as whole lines with \
+                   whitespace or punctuation differences)"
         .to_string();
-    if let Some(near) = &nearest {
-        message.push('\n');
-        message.push_str(&diagnose::comparison(&expected, near));
-    }
+    let below = nearest
+        .as_ref()
+        .map(|near| diagnose::comparison(&expected, near));
     Err(LocateError::ContextNotFound {
         unit: PatchPart::Edit,
         hunk: index,
         message,
+        below,
         expected: old_lines.iter().map(|l| l.to_string()).collect(),
-        nearest,
+        nearest: nearest.map(Box::new),
         hint: "copy `old` exactly from the file (see the nearest text), or re-read the file"
             .to_string(),
     })

@@ -374,23 +374,23 @@ impl<'f, 'o> Locator<'f, 'o> {
             .iter()
             .find_map(|&level| self.view.all_matches(pat, level, lo).last().copied())?;
         let nearest = diagnose::at(self.view.lines, &pat.lines, s);
-        let mut message = format!(
+        let message = format!(
             "context not found below hunk {}, whose match starts at line {}; it matches only \
              above, at line {}",
             prev.hunk + 1,
             prev.start + 1,
             s + 1
         );
-        if let Some(near) = &nearest {
-            message.push('\n');
-            message.push_str(&diagnose::comparison(&pat.lines, near));
-        }
+        let below = nearest
+            .as_ref()
+            .map(|near| diagnose::comparison(&pat.lines, near));
         Some(LocateError::ContextNotFound {
             unit: PatchPart::Hunk,
             hunk: index,
             message,
+            below,
             expected: pat.lines.iter().map(|l| lossy(l)).collect(),
-            nearest,
+            nearest: nearest.map(Box::new),
             hint: order_hint(prev.hunk),
         })
     }
@@ -452,6 +452,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                         prev.hunk + 1,
                         prev.start + 1
                     ),
+                    below: None,
                     expected: Vec::new(),
                     nearest: None,
                     hint: order_hint(prev.hunk),
@@ -601,21 +602,19 @@ impl<'f, 'o> Locator<'f, 'o> {
         } else {
             ""
         };
-        let mut message = format!("{} not found {looked}{only_exact}", missing.what);
-        if let Some(near) = &nearest {
-            message.push('\n');
-            message.push_str(&diagnose::comparison(expected, near));
-        }
-        if let Some(note) = missing.note {
-            message.push('\n');
-            message.push_str(note);
-        }
+        let message = format!("{} not found {looked}{only_exact}", missing.what);
+        let below: Vec<String> = (nearest.as_ref())
+            .map(|near| diagnose::comparison(expected, near))
+            .into_iter()
+            .chain(missing.note.map(str::to_string))
+            .collect();
         LocateError::ContextNotFound {
             unit: PatchPart::Hunk,
             hunk: index,
             message,
+            below: (!below.is_empty()).then(|| below.join("\n")),
             expected: expected.iter().map(|l| lossy(l)).collect(),
-            nearest,
+            nearest: nearest.map(Box::new),
             hint: missing.hint.to_string(),
         }
     }
@@ -701,10 +700,9 @@ pub(crate) fn ambiguous_error(
         Level::Unicode => " when whitespace and Unicode punctuation are ignored",
     };
     let message = format!(
-        "{what} matches {} places{at_level} ({})\n{}",
+        "{what} matches {} places{at_level} ({})",
         starts.len(),
         diagnose::line_list(starts),
-        diagnose::candidate_block(&candidates)
     );
     LocateError::AmbiguousMatch {
         unit,
@@ -793,6 +791,7 @@ fn past_the_end(index: usize, what: &str, n: usize, expected: Vec<String>) -> Lo
         unit: PatchPart::Hunk,
         hunk: index,
         message: format!("{what} (--unidiff-zero), but the file has only {n} {lines}"),
+        below: None,
         expected,
         nearest: None,
         hint: "the patch was made against a longer version of the file: re-read the file and \

@@ -2,10 +2,6 @@
 //! hunk or a typed refusal out (SPEC §5, and the `replace` / `line_range` checks of §4).
 //! No I/O, no line endings (the splicer in `crate::splice` owns those).
 
-// A refusal carries its teaching (nearest text, candidates) by value, as the contract's
-// `LocateError` does; it is built once, on the cold path, so its size costs nothing.
-#![allow(clippy::result_large_err)]
-
 use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
 use crate::model::{Edit, Format, Hunk};
 use crate::text::Text;
@@ -186,20 +182,25 @@ impl std::fmt::Display for PatchPart {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LocateError {
-    #[error("{unit} {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}{}", hunk + 1, below.as_deref().map(|b| format!("\n{b}")).unwrap_or_default())]
     ContextNotFound {
         unit: PatchPart,
         hunk: usize,
+        /// The first line of the message.
         message: String,
+        /// The lines that follow it: the comparison with the nearest text, a note.
+        below: Option<String>,
         /// The lines the hunk (or its anchor) expected.
         expected: Vec<String>,
-        nearest: Option<Nearest>,
+        /// Boxed: a refusal stays small on the paths that succeed.
+        nearest: Option<Box<Nearest>>,
         hint: String,
     },
-    #[error("{unit} {}: {message}", hunk + 1)]
+    #[error("{unit} {}: {message}\n{}", hunk + 1, diagnose::candidate_block(candidates))]
     AmbiguousMatch {
         unit: PatchPart,
         hunk: usize,
+        /// The first line of the message; the candidates follow it.
         message: String,
         expected: Vec<String>,
         candidates: Vec<Candidate>,
@@ -258,6 +259,7 @@ impl LocateError {
         match self {
             LocateError::ContextNotFound {
                 message,
+                below: None,
                 expected,
                 nearest,
                 hint,
@@ -265,24 +267,36 @@ impl LocateError {
             } => base(&message)
                 .with_hint(hint)
                 .with_expected(expected)
-                .with_nearest(nearest),
+                .with_nearest(nearest.map(|n| *n)),
+            LocateError::ContextNotFound {
+                message,
+                below: Some(below),
+                expected,
+                nearest,
+                hint,
+                ..
+            } => base(&format!("{message}\n{below}"))
+                .with_context_in_message()
+                .with_hint(hint)
+                .with_expected(expected)
+                .with_nearest(nearest.map(|n| *n)),
             LocateError::AmbiguousMatch {
-                mut message,
+                message,
                 expected,
                 mut candidates,
                 hint,
                 ..
             } => {
-                // A JSON edit that selects a candidate names the file too (in the message as
-                // well, which shows the edit).
+                // A JSON edit that selects a candidate names the file too (so does the
+                // message, which shows the edit).
                 for c in &mut candidates {
                     if let Some(select @ serde_json::Value::Object(_)) = &mut c.select {
-                        let before = select.to_string();
                         select["path"] = path.into();
-                        message = message.replace(&before, &select.to_string());
                     }
                 }
-                base(&message)
+                let block = diagnose::candidate_block(&candidates);
+                base(&format!("{message}\n{block}"))
+                    .with_context_in_message()
                     .with_hint(hint)
                     .with_expected(expected)
                     .with_candidates(candidates)
@@ -298,5 +312,69 @@ impl LocateError {
                 .with_hint(hint)
                 .with_nearest(edits::actual_as_nearest(&actual)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_selector_names_the_file_in_the_candidates_and_the_message() {
+        let err = LocateError::AmbiguousMatch {
+            unit: PatchPart::Edit,
+            hunk: 0,
+            message: "`old` matches 2 places (lines 1 and 3)".into(),
+            expected: vec!["x".into()],
+            candidates: vec![Candidate {
+                line: 1,
+                context: vec![NumberedLine {
+                    line: 1,
+                    text: "x".into(),
+                }],
+                select: Some(serde_json::json!({"op": "line_range"})),
+            }],
+            hint: "say which one".into(),
+        };
+        let shown = err.to_string();
+        let out = err.into_error("a.txt");
+        let select = r#"{"op":"line_range","path":"a.txt"}"#;
+        assert_eq!(
+            out.candidates().and_then(|c| c[0].select.as_ref()),
+            Some(&serde_json::from_str(select).expect("valid JSON"))
+        );
+        assert!(out
+            .message
+            .starts_with("edit 1 of a.txt: `old` matches 2 places"));
+        assert!(out.message.contains(select), "{}", out.message);
+        assert!(
+            !shown.contains(select),
+            "the stage's own text has no path: {shown}"
+        );
+        assert!(out.context_in_message());
+        assert_eq!((out.code, out.hunk), (ErrorCode::AmbiguousMatch, Some(1)));
+    }
+
+    #[test]
+    fn the_lines_below_a_refusal_follow_its_first_line() {
+        let err = |below: Option<&str>| LocateError::ContextNotFound {
+            unit: PatchPart::Hunk,
+            hunk: 1,
+            message: "context not found".into(),
+            below: below.map(str::to_string),
+            expected: vec!["x".into()],
+            nearest: None,
+            hint: "h".into(),
+        };
+        let with = err(Some("comparison")).into_error("a.rs");
+        assert_eq!(
+            with.message,
+            "hunk 2 of a.rs: context not found\ncomparison"
+        );
+        assert!(with.context_in_message());
+        let without = err(None).into_error("a.rs");
+        assert_eq!(without.message, "hunk 2 of a.rs: context not found");
+        assert!(!without.context_in_message());
+        assert_eq!(without.expected(), Some(&["x".to_string()][..]));
     }
 }

@@ -252,6 +252,7 @@ impl TooShallow {
             unit,
             hunk: index,
             message,
+            below: None,
             expected: expected.iter().map(|l| lossy(l)).collect(),
             nearest: None,
             hint: "write the lines with the file's indentation (copy them from the file), so \

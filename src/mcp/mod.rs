@@ -4,9 +4,6 @@
 //! options ([`crate::pipeline::Options`], worded for an MCP tool) and renders the result, so
 //! it sits above the pipeline and the agent building blocks, and nothing below depends on it.
 
-// `Refused` carries the files' reports with the error; it is built once per request.
-#![allow(clippy::result_large_err)]
-
 use std::path::Path;
 
 use crate::agent::{catalog, check_root, AgentState};
@@ -41,7 +38,7 @@ fn apply_gated(
     opts: &Options,
     mode: Mode,
     gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     opts.check(mode).map_err(Refused::before)?;
     let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
     let request = pipeline::Request {

@@ -11,6 +11,7 @@
 //! from what is offered). Every tool error, bad arguments included, is the JSON report.
 //! Must not write the work tree except through the applier's transaction.
 
+use crate::agent::{AgentError, BadArguments};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -30,7 +31,7 @@ use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
 use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, PostCheck};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::Format;
 use crate::report::Warning;
 use crate::text::Text;
@@ -301,10 +302,10 @@ impl McpServer {
 async fn blocking(work: impl FnOnce() -> CallToolResult + Send + 'static) -> CallToolResult {
     match tokio::task::spawn_blocking(work).await {
         Ok(r) => r,
-        Err(e) => error_result(&Error::new(
-            ErrorCode::IoError,
-            format!("the tool stopped unexpectedly: {e}"),
-        )),
+        Err(e) => error_result(&AgentError::ToolStopped {
+            cause: e.to_string(),
+        }
+        .into()),
     }
 }
 
@@ -381,10 +382,7 @@ impl Session {
     /// `read` with `around`: the enclosing range instead of a line range.
     fn read_around(&self, args: &ReadArgs, line: usize) -> CallToolResult {
         if args.start_line.is_some() || args.end_line.is_some() {
-            return error_result(&Error::new(
-                ErrorCode::Usage,
-                "give either around or start_line/end_line, not both",
-            ));
+            return error_result(&AgentError::BadArguments(BadArguments::AroundAndRange).into());
         }
         let store = self.state.as_ref().map(|s| &s.snapshots);
         match crate::agent::around::read_around(&self.root, &args.path, line, store) {
@@ -512,7 +510,7 @@ impl Session {
     fn text_of(&self, path: &str) -> Result<(String, String), Error> {
         let (rel, bytes) = crate::agent::read::read_confined(&self.root, path)?;
         let text = String::from_utf8(bytes).map_err(|_| {
-            Error::new(ErrorCode::InvalidUtf8, format!("{rel} is not UTF-8")).with_path(&rel)
+            Error::from(AgentError::TextNotUtf8 { path: rel.clone() })
         })?;
         Ok((rel, text))
     }
@@ -520,7 +518,7 @@ impl Session {
     fn range(&self, args: RangeArgs) -> CallToolResult {
         use crate::structure::{range, Kind, Lang, RangeReport};
         if args.line == 0 {
-            return error_result(&Error::new(ErrorCode::Usage, "line counts from 1"));
+            return error_result(&AgentError::BadArguments(BadArguments::RangeLineZero).into());
         }
         let kind = match args.kind.as_deref() {
             None => None,
@@ -528,15 +526,17 @@ impl Session {
             Some("block") => Some(Kind::Block),
             Some("tag") => Some(Kind::Tag),
             Some(other) => {
-                return error_result(&Error::new(
-                    ErrorCode::Usage,
-                    format!("unknown kind '{other}': use function, block or tag"),
-                ))
+                return error_result(
+                    &AgentError::BadArguments(BadArguments::UnknownKind {
+                        kind: other.to_string(),
+                    })
+                    .into(),
+                )
             }
         };
         let found = self.text_of(&args.path).and_then(|(rel, text)| {
             let r = range(&text, args.line, kind, Lang::from_path(&rel))
-                .map_err(|e| Error::from(e).with_path(&rel))?;
+                .map_err(|e| Error::from(e).with_unnamed_path(&rel))?;
             Ok(RangeReport {
                 path: rel,
                 range: r,
@@ -618,11 +618,10 @@ impl Session {
 }
 
 fn no_state(tool: &str) -> Error {
-    Error::new(
-        ErrorCode::IoError,
-        format!("{tool} needs the state place of the root, which could not be opened"),
-    )
-    .with_hint("set XDG_STATE_HOME (or HOME) to a writable directory, or work in a git repository")
+    AgentError::NoStatePlace {
+        tool: tool.to_string(),
+    }
+    .into()
 }
 
 /// A report as the tool result: structured content, and the same JSON as text.
@@ -643,16 +642,12 @@ pub fn error_result(e: &Error) -> CallToolResult {
 /// `read`'s line numbers count from 1 (as `apply-patch read --lines` does): a 0 would number
 /// the first line 0 and put an agent's edit one line off.
 fn check_read_args(args: &ReadArgs) -> Result<(), Error> {
-    let usage = |m: &str| Err(Error::new(ErrorCode::Usage, m));
     if [args.start_line, args.end_line, args.around].contains(&Some(0)) {
-        return usage("line numbers count from 1: start_line, end_line and around are at least 1");
+        return Err(AgentError::BadArguments(BadArguments::LineZero).into());
     }
     if let (Some(start), Some(end)) = (args.start_line, args.end_line) {
         if end < start {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                format!("end_line {end} is before start_line {start}"),
-            ));
+            return Err(AgentError::BadArguments(BadArguments::EndBeforeStart { start, end }).into());
         }
     }
     Ok(())
@@ -677,11 +672,10 @@ fn arguments_as_report(tool: &str, mut response: CallToolResponse) -> CallToolRe
         .strip_prefix("failed to deserialize parameters:")
         .unwrap_or(&text)
         .trim();
-    let e = Error::new(
-        ErrorCode::Usage,
-        format!("invalid arguments for {tool}: {detail}"),
-    )
-    .with_hint("check the argument names and types against the tool's input schema");
+    let e = Error::from(AgentError::InvalidArguments {
+        tool: tool.to_string(),
+        detail: detail.to_string(),
+    });
     *result = error_result(&e);
     response
 }
@@ -729,7 +723,10 @@ impl ServerHandler for McpServer {
 /// Serve `server` over standard input and output until the client closes them.
 pub fn serve_stdio(server: McpServer) -> Result<(), Error> {
     let io_err = |what: &str, e: &dyn std::fmt::Display| {
-        Error::new(ErrorCode::IoError, format!("mcp server: {what}: {e}"))
+        Error::from(AgentError::Server {
+            what: what.to_string(),
+            cause: e.to_string(),
+        })
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -2,9 +2,9 @@
 //! Each series is applied cumulatively to an in-memory tree seeded from the index blobs
 //! (`--cached` semantics). Writes nothing.
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::git::series::{self, Series};
-use crate::git::Repo;
+use crate::git::{GitError, Repo};
 use crate::model::PatchSet;
 use crate::pipeline::{self, Mode, Options, Refused, Target};
 use crate::report::Warning;
@@ -79,14 +79,10 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, 
     let repo = match Repo::discover(root)? {
         Some(repo) => repo,
         None => {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                format!(
-                    "check-patches checks against the git index, and {} is in no git work tree",
-                    root.display()
-                ),
-            )
-            .with_hint("run it inside the repository the patches belong to (--root DIR)"))
+            return Err(GitError::NotInWorkTree {
+                root: root.to_path_buf(),
+            }
+            .into())
         }
     };
     if let Some(e) = repo.index_error() {
@@ -113,10 +109,9 @@ fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCh
     for path in &series.patches {
         let shown = path.display().to_string();
         if let Some(earlier) = &failed {
-            let error = Error::new(
-                ErrorCode::ContextNotFound,
-                format!("not checked: {earlier}, before it in the series, does not apply"),
-            );
+            let error = Error::from(GitError::EarlierPatchFailed {
+                earlier: earlier.clone(),
+            });
             out.push(PatchCheck {
                 patch: shown,
                 ok: false,
@@ -150,7 +145,7 @@ fn check_one(
     path: &Path,
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
-) -> Result<Vec<Warning>, Refused> {
+) -> Result<Vec<Warning>, Box<Refused>> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| Refused::before(Error::io(&shown, "cannot read the patch", &e)))?;

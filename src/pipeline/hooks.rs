@@ -74,7 +74,7 @@ pub(crate) fn score(plan: &Plan) -> Risk {
 }
 
 /// `--max-risk N`: refuse (`risk_exceeded`) a plan scoring more. Returns the risk to report.
-pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Refused> {
+pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Box<Refused>> {
     if opts.max_risk.is_none() && !opts.report_risk {
         return Ok(None);
     }
@@ -128,7 +128,7 @@ pub(crate) fn post_check(
     written: Written,
     repo: Option<&Repo>,
     state: &StateDir,
-) -> Result<Verification, (Error, Verification)> {
+) -> Result<Verification, Box<(Error, Verification)>> {
     let timeout = check.timeout.unwrap_or(postcheck::DEFAULT_TIMEOUT);
     let mut verification =
         postcheck::run(root, &check.command, timeout).unwrap_or_else(|e| Verification {
@@ -145,24 +145,15 @@ pub(crate) fn post_check(
     match revert(written, repo, state) {
         Ok(()) => {
             verification.rolled_back = true;
-            Err((verification.to_error(), verification))
+            Err(Box::new((verification.to_error(), verification)))
         }
-        Err(e) => Err((rollback_failed(e), verification)),
+        Err(e) => Err(Box::new((rollback_failed(e), verification))),
     }
 }
 
 #[cfg(feature = "git")]
-fn rollback_failed(mut e: Error) -> Error {
-    let mut error = Error::new(
-        ErrorCode::RollbackFailed,
-        format!(
-            "the post-check failed and the change could not be rolled back: {}",
-            e.message
-        ),
-    )
-    .with_hint("inspect the files; `apply-patch undo` reverts the last transaction");
-    error.set_details(e.take_details());
-    error
+fn rollback_failed(e: Error) -> Error {
+    crate::txn::TxnError::RevertFailed { cause: Box::new(e) }.into()
 }
 
 /// Revert this run's transaction (by its id, under the root's lock) and the index entries it

@@ -26,9 +26,6 @@
 //! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
 //! ```
 
-// `Refused`/`Refusal` carry the files' reports with the error; built once per request.
-#![allow(clippy::result_large_err)]
-
 // `check-patches` is a command of the command line.
 #[cfg(feature = "cli")]
 mod check;
@@ -113,13 +110,14 @@ impl Applied {
 }
 
 impl Refused {
-    /// A refusal before anything was planned.
-    pub fn before(error: Error) -> Refused {
+    /// A refusal before anything was planned (boxed, as results carry it: a refusal is
+    /// large and rare).
+    pub fn before(error: Error) -> Box<Refused> {
         Refused::of(error, Vec::new(), Vec::new())
     }
 
-    pub(crate) fn of(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Refused {
-        Refused {
+    pub(crate) fn of(error: Error, files: Vec<FileReport>, warnings: Vec<Warning>) -> Box<Refused> {
+        Box::new(Refused {
             error,
             files,
             warnings,
@@ -127,7 +125,7 @@ impl Refused {
             risk: None,
             #[cfg(feature = "git")]
             verification: None,
-        }
+        })
     }
 
     pub fn exit_status(&self) -> u8 {
@@ -137,17 +135,24 @@ impl Refused {
 
 impl From<crate::plan::Refusal> for Refused {
     fn from(r: crate::plan::Refusal) -> Refused {
+        *Refused::of(r.error, r.files, r.warnings)
+    }
+}
+
+impl From<Box<crate::plan::Refusal>> for Box<Refused> {
+    fn from(r: Box<crate::plan::Refusal>) -> Box<Refused> {
+        let r = *r;
         Refused::of(r.error, r.files, r.warnings)
     }
 }
 
 /// The JSON view of a result (SPEC §8's report), built once, where it is printed or sent:
 /// `Report::from(&result)`. The library itself returns the `Result`.
-impl From<&Result<Applied, Refused>> for Report {
-    fn from(outcome: &Result<Applied, Refused>) -> Report {
+impl From<&Result<Applied, Box<Refused>>> for Report {
+    fn from(outcome: &Result<Applied, Box<Refused>>) -> Report {
         match outcome {
             Ok(a) => Report::from(a),
-            Err(r) => Report::from(r),
+            Err(r) => Report::from(&**r),
         }
     }
 }
@@ -200,7 +205,7 @@ pub fn apply(
     patch: &PatchSet<'_>,
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     run(target, &Request { input: None, patch }, opts, mode, None)
 }
 
@@ -210,7 +215,7 @@ pub fn apply_bytes(
     input: &[u8],
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let patch = parse(input, opts).map_err(Refused::before)?;
     let request = Request {
         input: Some(input),
@@ -239,7 +244,7 @@ pub(crate) fn run(
     opts: &Options,
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     // The front ends checked before reading the patch; a library caller meets it here.
     opts.check(mode).map_err(Refused::before)?;
     #[cfg(not(feature = "git"))]
@@ -272,7 +277,7 @@ fn on_disk(
     opts: &Options,
     mode: Mode,
     gate: Option<&mut Gate<'_>>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     // The root check (`root::check_root`) and the repository discovery, once per run: the
     // tree's nested-repository guard and every step that needs the state place (the
     // recovery, the commit, the undo record) share them. A state place given by the caller

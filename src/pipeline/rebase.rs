@@ -71,11 +71,11 @@ struct Rebasing {
 /// says what a rebase would do ([`advise_rebase`], [`explain_no_base`]).
 pub(super) fn on_stale(
     source: &Source<'_>,
-    refusal: Refusal,
+    refusal: Box<Refusal>,
     patch: &PatchSet<'_>,
     opts: &Options,
     plan_opts: &PlanOptions,
-) -> Result<Planned, Refusal> {
+) -> Result<Planned, Box<Refusal>> {
     let Some(tree) = source.disk() else {
         return Err(refusal);
     };
@@ -83,7 +83,7 @@ pub(super) fn on_stale(
     let Ok(stale) = stale_bases(tree, patch, store.as_ref()) else {
         return Err(refusal);
     };
-    let advised = |mut r: Refusal| {
+    let advised = |mut r: Box<Refusal>| {
         if r.error.code == ErrorCode::StaleFile {
             advise(&mut r.error, &stale, opts.rebase, opts.front_end);
         }
@@ -107,10 +107,12 @@ pub(super) fn on_stale(
         .plan_over(Some(&overlay), patch, opts, plan_opts)
         .map_err(advised)?;
     for r in &rebasing {
-        merge_one(&mut planned.plan, r).map_err(|error| Refusal {
-            error,
-            files: planned.plan.files.clone(),
-            warnings: planned.plan.warnings.clone(),
+        merge_one(&mut planned.plan, r).map_err(|error| {
+            Box::new(Refusal {
+                error,
+                files: planned.plan.files.clone(),
+                warnings: planned.plan.warnings.clone(),
+            })
         })?;
     }
     if plan_opts.diff {

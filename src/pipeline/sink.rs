@@ -45,7 +45,7 @@ pub(crate) fn memory(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let unusable = if opts.git != GitMode::None {
         Some("git modes need a git work tree on disk")
     } else if mode == Mode::Preview {
@@ -79,11 +79,11 @@ pub(crate) fn plan_and_write(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
     let planned = source::plan(&Source::Disk(tree), req.patch, opts, &plan_opts)?;
     let risk = hooks::risk_gate(&planned.plan, opts)?;
-    let with_risk = |mut r: Refused| {
+    let with_risk = |mut r: Box<Refused>| {
         r.risk = risk.clone();
         r
     };
@@ -108,7 +108,7 @@ pub(crate) fn plan_and_write(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let (repo, unreadable) = discover(tree, opts.git).map_err(Refused::before)?;
     let mut out = plan_and_write_in(tree, txn_opts, req, opts, mode, repo);
     let warnings = match &mut out {
@@ -128,7 +128,7 @@ fn plan_and_write_in(
     opts: &Options,
     mode: Mode,
     repo: Option<Repo>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
     // The index is locked before anything is read, so the check and the write see one index.
     let lock = match (&repo, opts.git.writes_index() && mode == Mode::Write) {
@@ -158,7 +158,7 @@ fn plan_and_write_in(
         })?;
     }
     let risk = hooks::risk_gate(&planned.plan, opts)?;
-    let with_risk = |mut r: Refused| {
+    let with_risk = |mut r: Box<Refused>| {
         r.risk = risk.clone();
         r
     };
@@ -200,7 +200,7 @@ fn verify(
     written: Written,
     disk: &Disk<'_>,
     opts: &Options,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     let Some(check) = &opts.post_check else {
         return Ok(out);
     };
@@ -210,7 +210,8 @@ fn verify(
             out.verification = Some(v);
             Ok(out)
         }
-        Err((error, v)) => {
+        Err(failed) => {
+            let (error, v) = *failed;
             // The plan's warnings only: what the commit reported is undone with it.
             let warnings = out
                 .warnings
@@ -263,7 +264,7 @@ fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warni
 /// The preview sink: keep the plan (and what confirm must write: the git mode and the audit
 /// record) under an event id; nothing is written.
 #[cfg(feature = "git")]
-fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied, Refused> {
+fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied, Box<Refused>> {
     let changes: Vec<_> = planned
         .plan
         .changes
@@ -377,7 +378,7 @@ pub(crate) fn conclude(
     planned: Planned,
     mode: Mode,
     after: Vec<Warning>,
-) -> Result<Applied, Refused> {
+) -> Result<Applied, Box<Refused>> {
     #[cfg(feature = "git")]
     let Planned {
         plan, conflicts, ..

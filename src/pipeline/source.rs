@@ -90,7 +90,7 @@ impl Source<'_> {
         patch: &PatchSet<'_>,
         opts: &Options,
         plan_opts: &PlanOptions,
-    ) -> Result<Planned, Refusal> {
+    ) -> Result<Planned, Box<Refusal>> {
         #[cfg(feature = "git")]
         let fallback = Fallback {
             three_way: opts.git.three_way().is_some(),
@@ -145,7 +145,7 @@ pub(crate) fn plan(
     patch: &PatchSet<'_>,
     opts: &Options,
     plan_opts: &PlanOptions,
-) -> Result<Planned, Refusal> {
+) -> Result<Planned, Box<Refusal>> {
     match source.plan_over(None, patch, opts, plan_opts) {
         #[cfg(feature = "git")]
         Err(refusal) if refusal.error.code == crate::error::ErrorCode::StaleFile => {

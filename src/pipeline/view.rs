@@ -29,7 +29,7 @@ pub struct AgentReport {
 
 impl AgentReport {
     /// The view of a pipeline result.
-    pub fn of(outcome: &Result<Applied, Refused>) -> Self {
+    pub fn of(outcome: &Result<Applied, Box<Refused>>) -> Self {
         let report = Report::from(outcome);
         match outcome {
             Ok(a) => AgentReport {

@@ -3,12 +3,14 @@
 //! No I/O.
 
 use crate::content::Content;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::locate::{Level, Placement};
-use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode};
+use crate::model::{Body, FilePatch, Hunk, LineKind, Mode};
 use crate::report::Snippet;
 use crate::text::{Text, BOM};
 use crate::tree::Node;
+
+use super::{BinaryWhy, PlanError};
 
 /// Lines of context around the edited region in a report snippet.
 const SNIPPET_CONTEXT: usize = 3;
@@ -18,13 +20,17 @@ const SNIPPET_CONTEXT: usize = 3;
 pub(super) fn added_node(fp: &FilePatch<'_>, shown: &str) -> Result<Node, Error> {
     let bytes = match &fp.body {
         Body::BinaryWithoutData => {
-            return Err(
-                binary_error(shown, "the diff adds a binary file but carries no data")
-                    .with_hint("regenerate the diff with git diff --binary"),
-            )
+            return Err(PlanError::Binary {
+                path: shown.into(),
+                why: BinaryWhy::AddedWithoutData,
+            }
+            .into())
         }
         Body::Binary(b) => crate::parse::binary::apply(b"", &b.forward).map_err(|why| {
-            binary_error(shown, &format!("cannot decode the binary patch: {why}"))
+            Error::from(PlanError::Binary {
+                path: shown.into(),
+                why: BinaryWhy::Undecodable(why.to_string()),
+            })
         })?,
         Body::Hunks(hunks) => added_bytes(hunks),
         Body::Edits(_) => Vec::new(),
@@ -250,35 +256,6 @@ pub(super) fn level_words(level: Level) -> &'static str {
     }
 }
 
-pub(super) fn binary_error(shown: &str, why: &str) -> Error {
-    Error::new(ErrorCode::BinaryFile, format!("{shown}: {why}")).with_path(shown)
-}
-
-pub(super) fn is_directory(shown: &str) -> Error {
-    Error::new(
-        ErrorCode::IsDirectory,
-        format!("{shown} is a directory, not a file"),
-    )
-    .with_path(shown)
-    .with_hint("patches change files; name a file inside the directory")
-}
-
-pub(super) fn not_found(shown: &str, verb: &str, deleting: bool) -> Error {
-    let message = if deleting {
-        format!("cannot delete {shown}: no such file (it may already have been deleted)")
-    } else {
-        format!("cannot {verb} {shown}: no such file")
-    };
-    let hint = if deleting {
-        "check the path; if the file was already deleted, drop this operation from the patch"
-    } else {
-        "check the path, or add the file with *** Add File"
-    };
-    Error::new(ErrorCode::FileNotFound, message)
-        .with_path(shown)
-        .with_hint(hint)
-}
-
 /// True when the diff's `index` line names the file's exact blob with a full-length id.
 pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
     fp.blob_ids.as_ref().is_some_and(|ids| {
@@ -294,15 +271,10 @@ pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), Error> {
         .flatten()
         .any(Mode::is_gitlink)
     {
-        return Err(Error::new(
-            ErrorCode::UnsupportedFile,
-            format!(
-                "{} is a submodule (gitlink); apply-patch does not change submodules",
-                fp.path()
-            ),
-        )
-        .with_path(fp.path())
-        .with_hint("update the submodule with git submodule update instead"));
+        return Err(PlanError::Gitlink {
+            path: fp.path().to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -313,37 +285,6 @@ pub(super) fn is_link_patch(fp: &FilePatch<'_>) -> bool {
         .into_iter()
         .flatten()
         .any(Mode::is_symlink)
-}
-
-/// A move or copy onto an existing file (SPEC §6: refused, never overwritten).
-pub(super) fn destination_exists(op: FileOp, old: &str, new: &str) -> Error {
-    let verb = if op == FileOp::Copy { "copy" } else { "move" };
-    Error::new(
-        ErrorCode::FileExists,
-        format!("cannot {verb} {old} to {new}: the destination already exists"),
-    )
-    .with_path(new)
-    .with_hint("choose another destination, or delete the existing file first")
-}
-
-/// What to do when an Add (or JSON `create`) meets a file with other content.
-pub(super) fn add_exists_hint(format: Format) -> &'static str {
-    match format {
-        Format::Agent => "update the existing file instead (*** Update File), or delete it first",
-        Format::Json => "edit the existing file instead (replace, line_range…), or delete it first",
-        Format::Unified => {
-            "the diff creates a file that already exists: apply it to a tree without the file, or diff against the existing one"
-        }
-    }
-}
-
-/// What to do when the file to update is missing.
-pub(super) fn missing_hint(format: Format) -> &'static str {
-    match format {
-        Format::Agent => "check the path, or add the file with *** Add File",
-        Format::Json => "check the path, or create the file with a `create` edit",
-        Format::Unified => "check the path and the strip count (-p N), --directory and --root",
-    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,16 @@
 //! A large text file is planned on two threads (see [`Planner::checked_edit`]).
 
 use crate::content::Content;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
 use crate::model::{Body, FilePatch, Format};
 use crate::report::{HunkReport, Warning, WarningCode};
 use crate::text::Text;
 
-use super::content::{binary_error, level_words, snippet, without_bom};
+use super::content::{level_words, snippet, without_bom};
 use super::{balance, Edited, Planner};
+use super::{BinaryWhy, PlanError};
 
 /// From this size on, a file's hunks are placed and its hashes taken on two threads (below
 /// it a thread costs more than it saves), and its new content is a recipe of the old one
@@ -74,24 +75,20 @@ fn text_checks(
     locate: &LocateOptions,
 ) -> Result<LocateOptions, Error> {
     if !link && guard::is_binary(bytes) {
-        return Err(binary_error(
-            shown,
-            "the file holds NUL bytes (binary) but the patch edits it as text",
-        )
-        .with_hint("patch binary files with a git binary diff (git diff --binary)"));
+        return Err(PlanError::Binary {
+            path: shown.into(),
+            why: BinaryWhy::EditedAsText,
+        }
+        .into());
     }
     let mut opts = locate.clone();
     if std::str::from_utf8(bytes).is_err() {
         if format != Format::Unified {
-            return Err(Error::new(
-                ErrorCode::InvalidUtf8,
-                format!(
-                    "{shown} is not valid UTF-8; {} patches only edit UTF-8 text",
-                    format.as_str()
-                ),
-            )
-            .with_path(shown)
-            .with_hint("use a unified diff, which matches non-UTF-8 files byte for byte"));
+            return Err(PlanError::NotUtf8 {
+                path: shown.into(),
+                format,
+            }
+            .into());
         }
         opts.bytes_only = true;
     }
@@ -114,14 +111,17 @@ impl Planner<'_> {
     ) -> Result<Edited, Error> {
         let bytes = current.as_slice();
         match &fp.body {
-            Body::BinaryWithoutData => Err(binary_error(
-                shown,
-                "the diff says the binary file changed but carries no data",
-            )
-            .with_hint("regenerate the diff with git diff --binary")),
+            Body::BinaryWithoutData => Err(PlanError::Binary {
+                path: shown.into(),
+                why: BinaryWhy::ChangedWithoutData,
+            }
+            .into()),
             Body::Binary(b) => {
                 let new = crate::parse::binary::apply(bytes, &b.forward).map_err(|why| {
-                    binary_error(shown, &format!("cannot apply the binary patch: {why}"))
+                    Error::from(PlanError::Binary {
+                        path: shown.into(),
+                        why: BinaryWhy::Unappliable(why.to_string()),
+                    })
                 })?;
                 let same = new == bytes;
                 let mut e = Edited::unchanged(new.into());
@@ -137,7 +137,7 @@ impl Planner<'_> {
             body => {
                 let opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
                 let placed =
-                    place(body, self.format, bytes, &opts).map_err(|e| e.into_error(shown))?;
+                    place(body, self.format, bytes, &opts).map_err(|e| locate_error(shown, e))?;
                 Ok(self.spliced(shown, placed, current))
             }
         }
@@ -177,7 +177,7 @@ impl Planner<'_> {
         } else {
             place(&fp.body, format, bytes, &opts)
         }
-        .map_err(|e| e.into_error(shown))?;
+        .map_err(|e| locate_error(shown, e))?;
         Ok(self.spliced(shown, placed, current))
     }
 
@@ -261,5 +261,13 @@ impl Planner<'_> {
         e.snippet = snippet(&bytes, placements);
         e.bytes = bytes;
         e
+    }
+}
+
+/// A refusal of the locator, for the file `shown`.
+fn locate_error(shown: &str, error: crate::locate::LocateError) -> PlanError {
+    PlanError::Locate {
+        path: shown.into(),
+        error: Box::new(error),
     }
 }

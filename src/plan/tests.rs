@@ -2,6 +2,7 @@
 
 use super::edit::PARALLEL_BYTES;
 use super::*;
+use crate::error::ErrorCode;
 use crate::model::{Hunk, Line, LineKind};
 use crate::tree::{MemEntry, MemTree};
 use proptest::prelude::*;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::dirfd::{self, Dir, Kind, Walk};
-use super::AuditRecord;
-use crate::{Error, ErrorCode};
+use super::{AuditRecord, TxnError};
+use crate::Error;
 
 /// The journal format version this code writes and reads (2: tied to its state place by a
 /// MAC and to its root by device and inode).
@@ -235,25 +235,19 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&shown, "cannot read the journal", &e)),
         };
-        let hint = "inspect the journal folder, restore any file by hand from its backups, then remove the folder";
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                ErrorCode::IoError,
-                format!("the journal {shown} is damaged: {e}"),
-            )
-            .with_path(&shown)
-            .with_hint(hint)
+            Error::from(TxnError::JournalDamaged {
+                journal: shown.clone(),
+                cause: e.to_string(),
+            })
         })?;
         if journal.version != VERSION {
-            return Err(Error::new(
-                ErrorCode::IoError,
-                format!(
-                    "the journal {shown} has version {}; this apply-patch reads version {VERSION}",
-                    journal.version
-                ),
-            )
-            .with_path(shown)
-            .with_hint(hint));
+            return Err(TxnError::JournalVersion {
+                journal: shown,
+                version: journal.version,
+                reads: VERSION,
+            }
+            .into());
         }
         Ok(Some(journal))
     }
@@ -268,24 +262,19 @@ fn shown(dir_path: &Path) -> String {
 }
 
 fn encode_error(e: serde_json::Error) -> Error {
-    Error::new(
-        ErrorCode::IoError,
-        format!("cannot encode the journal: {e}"),
-    )
+    TxnError::JournalUnencodable {
+        cause: e.to_string(),
+    }
+    .into()
 }
 
 /// The refusal of a journal or undo record that is not this root's own.
 pub fn untrusted(place: &Path, reason: &str) -> Error {
-    let shown = place.display().to_string();
-    Error::new(
-        ErrorCode::IoError,
-        format!("refusing the apply-patch journal {shown}: {reason}; it was left as it is"),
-    )
-    .with_path(&shown)
-    .with_hint(format!(
-        "if it came with a copy or an archive of the tree, remove {shown}; if it is this tree's own, restore its files by hand from the backups in it, then remove it"
-    ))
-    .with_details(serde_json::json!({ "journal": shown, "reason": reason }))
+    TxnError::Untrusted {
+        place: place.display().to_string(),
+        reason: reason.to_string(),
+    }
+    .into()
 }
 
 /// Is `id` a transaction id as [`super::stage`] makes them (`<19 digits>-<pid>`)?
@@ -357,11 +346,7 @@ pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located
     if comps.iter().any(|c| *c == b".git")
         || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
     {
-        return Err(Error::new(
-            ErrorCode::PathEscape,
-            format!("{path} is inside apply-patch's or git's own folder"),
-        )
-        .with_path(path));
+        return Err(TxnError::OwnFolder { path: path.into() }.into());
     }
     let (name, parents) = comps
         .split_last()
@@ -413,19 +398,18 @@ fn walk_error(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -
             .join("/");
         match dir.stat(comp) {
             Ok(Some(st)) if st.kind == Kind::Symlink => {
-                return Error::new(
-                    ErrorCode::PathEscape,
-                    format!("{so_far} on the path of {path} is a symbolic link; refusing to write through it"),
-                )
-                .with_path(path)
-                .with_details(serde_json::json!({ "symlink": so_far }));
+                return TxnError::SymlinkOnPath {
+                    path: path.into(),
+                    symlink: so_far,
+                }
+                .into();
             }
             Ok(Some(st)) if st.kind != Kind::Directory => {
-                return Error::new(
-                    ErrorCode::IoError,
-                    format!("{so_far} on the path of {path} is not a folder"),
-                )
-                .with_path(path);
+                return TxnError::NotAFolderOnPath {
+                    path: path.into(),
+                    at: so_far,
+                }
+                .into();
             }
             _ => {}
         }
@@ -496,6 +480,7 @@ pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
 
     #[test]
     fn targets_in_one_folder_share_one_handle() {

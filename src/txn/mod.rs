@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
-pub use error::TxnError;
+pub use error::{Restoring, TxnError};
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]
 pub(crate) use failpoint::Failpoint;

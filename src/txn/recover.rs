@@ -26,7 +26,7 @@ use super::failpoint::Failpoints;
 use super::forward;
 use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
-use super::{audit, TxnWarning, TxnWarningCode};
+use super::{audit, Restoring, TxnError, TxnWarning, TxnWarningCode};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -351,11 +351,10 @@ fn recover_roll_back(
             &audit::line(journal, audit::ROLLBACK_FAILED),
         );
         return Err(rollback_failed(
-            format!(
-                "recovering transaction {} could not restore every file",
-                journal.id
-            ),
-            &rb,
+            Restoring::Recovery {
+                id: journal.id.clone(),
+            },
+            rb,
             jpath,
         ));
     }
@@ -652,16 +651,13 @@ pub(crate) fn roll_back_failed_commit(
         &state.audit_log(),
         &audit::line(journal, audit::ROLLBACK_FAILED),
     );
-    let mut failed = rollback_failed(
-        format!("{} — and restoring the old state failed", err.message),
-        &rb,
+    rollback_failed(
+        Restoring::FailedCommit {
+            cause: Box::new(err),
+        },
+        rb,
         jpath,
-    );
-    if let Some(details) = failed.details_mut() {
-        details["cause"] =
-            serde_json::json!({ "code": err.code, "message": err.message, "path": err.path });
-    }
-    failed
+    )
 }
 
 /// Removes the [`forward::RENAMING`] marker; true when it was there.
@@ -669,26 +665,14 @@ fn unlink_marker(jdir: &Dir) -> bool {
     jdir.unlink(forward::RENAMING.as_bytes()).is_ok()
 }
 
-fn rollback_failed(message: String, rb: &RolledBack, jpath: &Path) -> Error {
-    let mut text = message;
-    for f in &rb.failures {
-        text.push_str(&format!("; {}", f.message));
+fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> Error {
+    TxnError::RestoreFailed {
+        during,
+        journal: jpath.to_path_buf(),
+        failures: rb.failures,
+        conflicts: rb.conflicts,
     }
-    for c in &rb.conflicts {
-        text.push_str(&format!("; {c} holds neither its old nor its new content"));
-    }
-    let failures: Vec<_> = rb
-        .failures
-        .iter()
-        .map(|f| serde_json::json!({"path": f.path, "message": f.message}))
-        .collect();
-    Error::new(ErrorCode::RollbackFailed, text)
-        .with_hint("run `apply-patch recover` to finish restoring the old state (the journal and backups are kept)")
-        .with_details(serde_json::json!({
-            "journal": jpath.display().to_string(),
-            "failures": failures,
-            "conflicts": rb.conflicts,
-        }))
+    .into()
 }
 
 pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {

@@ -151,13 +151,12 @@ impl Prepared {
 }
 
 /// The plan was made while a crashed transaction's files were still in the tree.
-fn recovered_hint(mut err: Error, recovered: &[super::TxnWarning]) -> Error {
+fn recovered_hint(err: Error, recovered: &[super::TxnWarning]) -> Error {
     if err.code == ErrorCode::StaleFile && !recovered.is_empty() {
-        err.hint = Some(
-            "an interrupted transaction was just recovered, which changed files this patch \
-             was planned against; run the command again"
-                .into(),
-        );
+        return super::TxnError::StaleAfterRecovery {
+            cause: Box::new(err),
+        }
+        .into();
     }
     err
 }

@@ -12,10 +12,10 @@ use super::journal::{self, Entry, Journal, State};
 use super::lock::{self, Lock};
 use super::recover::{self, list_dirs};
 use super::stage::Txn;
-use super::{AuditRecord, Change, NewState, TxnWarning};
+use super::{AuditRecord, Change, NewState, TxnError, TxnWarning};
 use crate::content::Content;
 use crate::state::StateDir;
-use crate::{Error, ErrorCode};
+use crate::Error;
 
 /// The result of [`undo`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -83,12 +83,8 @@ fn revert_inner(
         });
     };
     let dir = state.undo_dir().join(&id);
-    let journal = Journal::read(&dir)?.ok_or_else(|| {
-        Error::new(
-            ErrorCode::IoError,
-            format!("the undo record {} has no journal", dir.display()),
-        )
-    })?;
+    let journal = Journal::read(&dir)?
+        .ok_or_else(|| Error::from(TxnError::NoJournal { record: dir.clone() }))?;
     // Only a record of this state place, for this very root, and named as its transaction.
     let root = recover::open_root(state)?;
     journal.check_trusted(&state.secret()?, &root, &dir)?;
@@ -117,31 +113,21 @@ fn revert_inner(
 
 /// Transaction `id` is not the last one any more: reverting would undo another's change.
 fn not_the_last(id: &str, last: Option<&str>) -> Error {
-    let since = last.map_or("the history no longer ends with it".to_string(), |l| {
-        format!("transaction {l} was committed after it")
-    });
-    Error::new(
-        ErrorCode::RollbackFailed,
-        format!("cannot roll back transaction {id}: {since}, and reverting in its place would undo another change"),
-    )
-    .with_hint("inspect the files; `apply-patch undo` reverts the last transaction")
-    .with_details(serde_json::json!({ "transaction": id, "last": last }))
+    TxnError::NotTheLast {
+        id: id.to_string(),
+        last: last.map(str::to_string),
+    }
+    .into()
 }
 
 /// The last transaction has no undo record (writing it failed after its commit): reverting
 /// the newest record would skip it, so undo refuses.
 fn no_record_of_the_last(last: &str, newest: Option<&str>) -> Error {
-    let newest_text = newest.map_or("there is none".to_string(), |n| {
-        format!("the newest one is of the earlier transaction {n}")
-    });
-    Error::new(
-        ErrorCode::IoError,
-        format!(
-            "cannot undo: the last transaction ({last}) has no undo record (writing it failed after its commit); {newest_text}, and reverting that would skip the last one"
-        ),
-    )
-    .with_hint("revert the last transaction by hand (its audit line lists its files), or apply a reverse patch")
-    .with_details(serde_json::json!({ "last": last, "newest_record": newest }))
+    TxnError::NoRecordOfTheLast {
+        last: last.to_string(),
+        newest: newest.map(str::to_string),
+    }
+    .into()
 }
 
 /// The changes that put the record's old states back, each checked to still hold the new
@@ -178,17 +164,11 @@ fn reverse_changes(root: &Path, journal: &Journal, record: &Path) -> Result<Vec<
 }
 
 fn changed_since(journal: &Journal, changed: Vec<String>) -> Error {
-    Error::new(
-        ErrorCode::StaleFile,
-        format!(
-            "cannot undo transaction {}: changed since it was applied: {}",
-            journal.id,
-            changed.join(", ")
-        ),
-    )
-    .with_path(changed[0].clone())
-    .with_hint("revert those files by hand, or apply a reverse patch instead")
-    .with_details(serde_json::json!({ "changed": changed }))
+    TxnError::ChangedSinceApplied {
+        id: journal.id.clone(),
+        changed,
+    }
+    .into()
 }
 
 /// What `entry` held before its transaction, as the new state of the revert.
@@ -204,21 +184,19 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
                 .read_file_hashed(name.as_bytes())
                 .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
             if journal::hex(&hash) != *sha256 {
-                return Err(Error::new(
-                    ErrorCode::IoError,
-                    format!("the backup of {} no longer holds its old content (a hard link of it was edited)", entry.path),
-                )
-                .with_path(&entry.path));
+                return Err(TxnError::BackupEdited {
+                    path: entry.path.clone(),
+                }
+                .into());
             }
             Ok(NewState::File {
                 bytes: Content::with_sha256(bytes, hash),
                 mode: *mode,
             })
         }
-        State::Directory | State::Other => Err(Error::new(
-            ErrorCode::IoError,
-            format!("{} was not a file; cannot undo it", entry.path),
-        )
-        .with_path(&entry.path)),
+        State::Directory | State::Other => Err(TxnError::NotAFile {
+            path: entry.path.clone(),
+        }
+        .into()),
     }
 }

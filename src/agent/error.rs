@@ -1,0 +1,475 @@
+//! Stage: agent. The refusals of the agent tools (read, the read-before-write permit,
+//! chips, previews, the post-check catalog, the MCP server's arguments), each carrying its
+//! context (paths, ids, line numbers, the file's version) as fields. The message and the
+//! next step are written once, when a refusal becomes the boundary [`Error`]; a refusal
+//! that wraps another stage's error (a chip kept for a refused patch, a read that failed)
+//! keeps that error as a field.
+
+use crate::agent::chips::{HunkStatus, MAX_CHIPS};
+use crate::error::{Error, ErrorCode};
+
+/// Why an agent tool refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// `--lines` / `start_line:end_line` that is not a range.
+    #[error("invalid line range '{range}': expected A:B, A:, :B or A (1-based)")]
+    BadLineRange { range: String },
+    /// A read that starts past the end of the file.
+    #[error("line {start} is past the end of {path} ({total} lines)")]
+    PastTheEnd {
+        path: String,
+        start: usize,
+        total: usize,
+    },
+    /// A binary file is never served as text.
+    #[error("{path} is a binary file ({size} bytes): not shown")]
+    BinaryFile {
+        path: String,
+        size: usize,
+        /// The file's version (for a whole-file replacement).
+        base: String,
+    },
+    /// A file that is not UTF-8 is never served as text.
+    #[error("{path} is not UTF-8 (line {line}, byte {offset}): not shown")]
+    NotUtf8 {
+        path: String,
+        line: usize,
+        offset: usize,
+        size: usize,
+        base: String,
+    },
+    /// A file the structure tools read that is not UTF-8 (no position: nothing is shown).
+    #[error("{path} is not UTF-8")]
+    TextNotUtf8 { path: String },
+    #[error("{path} is a directory")]
+    IsDirectory { path: String },
+    /// The root itself was named.
+    #[error("{path} is the root")]
+    IsRoot { path: String },
+    /// A symlink was swapped in while the file was read.
+    #[error("{path}: a symbolic link was put in its place while it was read; not followed")]
+    SymlinkSwapped { path: String },
+    #[error("{path} does not exist")]
+    NotFound { path: String },
+    /// Reading `path` failed (`cause` names the file the link led to).
+    #[error("{}", cause.message)]
+    Unreadable {
+        path: String,
+        /// The file actually read, when a symlink led elsewhere.
+        read_as: String,
+        cause: Box<Error>,
+    },
+    /// A change to a file not read in this session.
+    #[error("{path} was not read in this session: read it before changing it")]
+    NotRead { path: String },
+    /// Line numbers of a read that no longer hold.
+    #[error(
+        "{path} has {now} lines now, {then} when it was read: line numbers from that read no \
+         longer hold"
+    )]
+    LineCountChanged {
+        path: String,
+        now: usize,
+        then: usize,
+    },
+    #[error("no kept patch (chip) with id '{id}'")]
+    UnknownChip { id: String },
+    /// A refused patch kept as chip `chip`: the refusal, with what would have applied.
+    #[error("{}", cause.message)]
+    Chipped {
+        cause: Box<Error>,
+        chip: String,
+        hunks: Vec<HunkStatus>,
+    },
+    #[error("preview {id} {why}")]
+    UnknownPreview { id: String, why: PreviewGone },
+    #[error("cannot encode the preview: {cause}")]
+    PreviewUnencodable { cause: String },
+    /// `post_check` asked of a server that runs none.
+    #[error("this server runs no checks: the operator started it without --post-check")]
+    NoChecks { hint: String },
+    /// `post_check: true` with several checks.
+    #[error("post_check: true is ambiguous: name one of {names}")]
+    AmbiguousCheck { names: String, hint: String },
+    #[error("post_check '{name}' is not one of this server's checks ({names})")]
+    UnknownCheck {
+        name: String,
+        names: String,
+        hint: String,
+    },
+    #[error("rollback_on_fail needs a post_check to run")]
+    RollbackWithoutCheck,
+    /// `--post-check NAME=` with no command.
+    #[error("--post-check '{value}' has no command")]
+    CheckWithoutCommand { value: String },
+    #[error("two --post-check values are named '{name}'")]
+    DuplicateCheck { name: String },
+    /// The post-check failed and the change was rolled back.
+    #[error("post-check `{}` {}; the change was rolled back", verification.command, failure(verification))]
+    PostCheckFailed {
+        verification: Box<crate::agent::postcheck::Verification>,
+    },
+    /// A tool needs the state place, which could not be opened.
+    #[error("{tool} needs the state place of the root, which could not be opened")]
+    NoStatePlace { tool: String },
+    /// A tool's work stopped (a panic or a cancelled task).
+    #[error("the tool stopped unexpectedly: {cause}")]
+    ToolStopped { cause: String },
+    /// Arguments that do not fit a tool's input schema.
+    #[error("invalid arguments for {tool}: {detail}")]
+    InvalidArguments { tool: String, detail: String },
+    /// Arguments of a tool that contradict each other or are out of range.
+    #[error("{0}")]
+    BadArguments(BadArguments),
+    /// The MCP server could not run.
+    #[error("mcp server: {what}: {cause}")]
+    Server { what: String, cause: String },
+}
+
+/// Why a preview id cannot be confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreviewGone {
+    #[error("is not a preview id (12 hex digits)")]
+    NotAnId,
+    #[error("is unknown or was already confirmed")]
+    Unknown,
+    #[error("is damaged")]
+    Damaged,
+    #[error("expired (previews can be confirmed for {minutes} minutes)")]
+    Expired { minutes: u64 },
+}
+
+/// Tool arguments that contradict each other or are out of range (`usage`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadArguments {
+    #[error("give either around or start_line/end_line, not both")]
+    AroundAndRange,
+    #[error("line numbers count from 1: start_line, end_line and around are at least 1")]
+    LineZero,
+    #[error("end_line {end} is before start_line {start}")]
+    EndBeforeStart { start: usize, end: usize },
+    #[error("line counts from 1")]
+    RangeLineZero,
+    #[error("unknown kind '{kind}': use function, block or tag")]
+    UnknownKind { kind: String },
+}
+
+/// How a failed post-check failed.
+fn failure(v: &crate::agent::postcheck::Verification) -> String {
+    match (v.status.as_str(), v.exit_code) {
+        ("timed_out", _) => "timed out".to_string(),
+        (_, Some(code)) => format!("exited with status {code}"),
+        _ => "was killed by a signal".to_string(),
+    }
+}
+
+impl AgentError {
+    /// The stable error code of this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            AgentError::BadLineRange { .. }
+            | AgentError::PastTheEnd { .. }
+            | AgentError::UnknownChip { .. }
+            | AgentError::NoChecks { .. }
+            | AgentError::AmbiguousCheck { .. }
+            | AgentError::UnknownCheck { .. }
+            | AgentError::RollbackWithoutCheck
+            | AgentError::CheckWithoutCommand { .. }
+            | AgentError::DuplicateCheck { .. }
+            | AgentError::InvalidArguments { .. }
+            | AgentError::BadArguments(_) => ErrorCode::Usage,
+            AgentError::BinaryFile { .. } => ErrorCode::BinaryFile,
+            AgentError::NotUtf8 { .. } | AgentError::TextNotUtf8 { .. } => ErrorCode::InvalidUtf8,
+            AgentError::IsDirectory { .. } | AgentError::IsRoot { .. } => ErrorCode::IsDirectory,
+            AgentError::SymlinkSwapped { .. } => ErrorCode::PathEscape,
+            AgentError::NotFound { .. } => ErrorCode::FileNotFound,
+            AgentError::Unreadable { cause, .. } | AgentError::Chipped { cause, .. } => cause.code,
+            AgentError::NotRead { .. } => ErrorCode::NotRead,
+            AgentError::LineCountChanged { .. } => ErrorCode::StaleFile,
+            AgentError::UnknownPreview { .. } => ErrorCode::UnknownPreview,
+            AgentError::PostCheckFailed { .. } => ErrorCode::PostCheckFailed,
+            AgentError::PreviewUnencodable { .. }
+            | AgentError::NoStatePlace { .. }
+            | AgentError::ToolStopped { .. }
+            | AgentError::Server { .. } => ErrorCode::IoError,
+        }
+    }
+
+    /// The next step to take, when the refusal names one.
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            AgentError::PastTheEnd { total, .. } => {
+                return Some(format!("ask for lines 1:{total} or fewer"))
+            }
+            AgentError::BinaryFile { .. } => {
+                "binary files cannot be edited as text; replace or delete it whole"
+            }
+            AgentError::NotUtf8 { .. } => {
+                "edit it with a unified diff (matched byte for byte) or convert it to UTF-8"
+            }
+            AgentError::IsDirectory { .. } => "read a file inside it",
+            AgentError::SymlinkSwapped { .. } => "read it again",
+            AgentError::NotFound { .. } => {
+                "check the path (relative to the root); list the directory to find it"
+            }
+            AgentError::NotRead { path } => {
+                return Some(format!(
+                    "call `read` with path \"{path}\", then send the change again"
+                ))
+            }
+            AgentError::LineCountChanged { .. } => {
+                "read the file again and use the new line numbers"
+            }
+            AgentError::UnknownChip { .. } => {
+                return Some(format!(
+                    "chips are the last {MAX_CHIPS} refused patches, named in their errors"
+                ))
+            }
+            AgentError::UnknownPreview { .. } => {
+                "run the patch with --preview again and confirm the new id"
+            }
+            AgentError::NoChecks { hint }
+            | AgentError::AmbiguousCheck { hint, .. }
+            | AgentError::UnknownCheck { hint, .. } => return Some(hint.clone()),
+            AgentError::DuplicateCheck { .. } => {
+                "give each check its own name: --post-check NAME=CMD"
+            }
+            AgentError::PostCheckFailed { .. } => {
+                "read the command's output in `verification`, fix the patch and send it again"
+            }
+            AgentError::NoStatePlace { .. } => {
+                "set XDG_STATE_HOME (or HOME) to a writable directory, or work in a git \
+                 repository"
+            }
+            AgentError::InvalidArguments { .. } => {
+                "check the argument names and types against the tool's input schema"
+            }
+            AgentError::Unreadable { cause, .. } => return cause.hint.clone(),
+            AgentError::Chipped { .. }
+            | AgentError::BadLineRange { .. }
+            | AgentError::IsRoot { .. }
+            | AgentError::TextNotUtf8 { .. }
+            | AgentError::PreviewUnencodable { .. }
+            | AgentError::RollbackWithoutCheck
+            | AgentError::CheckWithoutCommand { .. }
+            | AgentError::ToolStopped { .. }
+            | AgentError::BadArguments(_)
+            | AgentError::Server { .. } => return None,
+        };
+        Some(hint.to_string())
+    }
+
+    /// The path the refusal is about (every message names its own).
+    fn path(&self) -> Option<&str> {
+        match self {
+            AgentError::PastTheEnd { path, .. }
+            | AgentError::BinaryFile { path, .. }
+            | AgentError::NotUtf8 { path, .. }
+            | AgentError::TextNotUtf8 { path }
+            | AgentError::IsDirectory { path }
+            | AgentError::IsRoot { path }
+            | AgentError::SymlinkSwapped { path }
+            | AgentError::NotFound { path }
+            | AgentError::NotRead { path }
+            | AgentError::LineCountChanged { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The structured data the refusal carries.
+    fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            AgentError::BinaryFile { size, base, .. } | AgentError::NotUtf8 { size, base, .. } => {
+                Some(serde_json::json!({"base": base, "size": size}))
+            }
+            AgentError::PostCheckFailed { verification } => {
+                Some(serde_json::to_value(verification).unwrap_or_default())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl From<AgentError> for Error {
+    fn from(err: AgentError) -> Error {
+        let err = match err {
+            AgentError::Unreadable {
+                path,
+                read_as,
+                cause,
+            } => return unreadable(path, &read_as, *cause),
+            AgentError::Chipped { cause, chip, hunks } => return chipped(*cause, &chip, &hunks),
+            err => err,
+        };
+        let mut out = Error::new(err.code(), err.to_string());
+        if let Some(path) = err.path() {
+            out = out.with_path(path);
+        }
+        if let Some(details) = err.details() {
+            out = out.with_details(details);
+        }
+        match err.hint() {
+            Some(hint) => out.with_hint(hint),
+            None => out,
+        }
+    }
+}
+
+/// A failed read of `path` (the file read was `read_as`): the cause, about `path`.
+fn unreadable(path: String, read_as: &str, cause: Error) -> Error {
+    let named = cause.path.as_deref() == Some(read_as) && read_as == path && !cause.path_unnamed();
+    let out = cause;
+    if named {
+        out.with_path(path)
+    } else {
+        out.with_unnamed_path(path)
+    }
+}
+
+/// A refusal kept as chip `id`: the chip, what would have applied and what failed in its
+/// details, and the next step after the refusal's own.
+fn chipped(error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
+    let applicable: Vec<&HunkStatus> = hunks.iter().filter(|h| h.applies).collect();
+    let failed: Vec<&HunkStatus> = hunks.iter().filter(|h| !h.applies).collect();
+    let mut details = match error.details().cloned() {
+        Some(serde_json::Value::Object(map)) => map,
+        Some(other) => {
+            let mut map = serde_json::Map::new();
+            map.insert("detail".into(), other);
+            map
+        }
+        None => serde_json::Map::new(),
+    };
+    details.insert("chip".into(), id.into());
+    details.insert("applicable".into(), serde_json::json!(applicable));
+    details.insert("failed".into(), serde_json::json!(failed));
+    let names = |list: &[&HunkStatus]| {
+        list.iter()
+            .map(|h| {
+                if h.hunk == 0 {
+                    h.path.clone()
+                } else {
+                    format!("hunk {} of {}", h.hunk, h.path)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let step = (!failed.is_empty() && !applicable.is_empty()).then(|| {
+        format!(
+            "only {} failed ({} would apply): fix {} and send the patch again \
+             (kept as chip {id}; `apply-patch chip {id}` prints it)",
+            names(&failed),
+            names(&applicable),
+            if failed.len() == 1 { "it" } else { "them" }
+        )
+    });
+    let hint = match (error.hint.clone(), step) {
+        (Some(h), Some(step)) => Some(format!("{h}; {step}")),
+        (None, Some(step)) => Some(step),
+        (hint, None) => hint,
+    };
+    let out = error.with_details(serde_json::Value::Object(details));
+    match hint {
+        Some(hint) => out.with_hint(hint),
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_refusal_names_its_path_code_and_next_step() {
+        let e: Error = AgentError::PastTheEnd {
+            path: "a.txt".into(),
+            start: 9,
+            total: 3,
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert_eq!(e.message, "line 9 is past the end of a.txt (3 lines)");
+        assert_eq!(e.path.as_deref(), Some("a.txt"));
+        assert_eq!(e.hint.as_deref(), Some("ask for lines 1:3 or fewer"));
+        let e: Error = AgentError::NotUtf8 {
+            path: "b".into(),
+            line: 2,
+            offset: 7,
+            size: 9,
+            base: "v1".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::InvalidUtf8);
+        assert_eq!(e.message, "b is not UTF-8 (line 2, byte 7): not shown");
+        assert_eq!(
+            e.details(),
+            Some(&serde_json::json!({"base": "v1", "size": 9}))
+        );
+    }
+
+    #[test]
+    fn a_preview_says_why_it_is_gone() {
+        let e: Error = AgentError::UnknownPreview {
+            id: "abc".into(),
+            why: PreviewGone::Expired { minutes: 10 },
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::UnknownPreview);
+        assert_eq!(
+            e.message,
+            "preview abc expired (previews can be confirmed for 10 minutes)"
+        );
+    }
+
+    #[test]
+    fn a_read_through_a_link_puts_the_asked_path_before_the_cause() {
+        let cause = Error::io("target.txt", "cannot read", &std::io::Error::other("boom"));
+        let same: Error = AgentError::Unreadable {
+            path: "target.txt".into(),
+            read_as: "target.txt".into(),
+            cause: Box::new(cause.clone()),
+        }
+        .into();
+        assert_eq!(same, cause);
+        assert!(!same.path_unnamed());
+        let linked: Error = AgentError::Unreadable {
+            path: "link.txt".into(),
+            read_as: "target.txt".into(),
+            cause: Box::new(cause.clone()),
+        }
+        .into();
+        assert_eq!(linked.path.as_deref(), Some("link.txt"));
+        assert_eq!(linked.message, cause.message);
+        assert!(linked.path_unnamed());
+    }
+
+    #[test]
+    fn codes_follow_the_spec() {
+        assert_eq!(
+            AgentError::NotRead { path: "a".into() }.code(),
+            ErrorCode::NotRead
+        );
+        assert_eq!(
+            AgentError::BadArguments(BadArguments::LineZero).code(),
+            ErrorCode::Usage
+        );
+        assert_eq!(
+            AgentError::NoStatePlace { tool: "t".into() }.code(),
+            ErrorCode::IoError
+        );
+        let cause = Error::new(ErrorCode::ContextNotFound, "c");
+        let chipped = AgentError::Chipped {
+            cause: Box::new(cause),
+            chip: "id".into(),
+            hunks: Vec::new(),
+        };
+        assert_eq!(chipped.code(), ErrorCode::ContextNotFound);
+    }
+
+    #[test]
+    fn an_agent_error_stays_small() {
+        assert!(std::mem::size_of::<AgentError>() < 128);
+    }
+}

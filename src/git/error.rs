@@ -1,0 +1,389 @@
+//! Stage: git. The refusals of the git integration (discovery, the index, blobs, the
+//! three-way merge, patch series), each carrying its context (paths, blob ids, the
+//! conflicted regions) as fields. The message and the next step are written once, when a
+//! refusal becomes the boundary [`Error`]. Failures of gix itself stay `gix_error`, as
+//! I/O failures stay `Error::io`.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, ErrorCode};
+
+/// Why the git integration refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GitError {
+    /// The root lies inside the git directory.
+    #[error(
+        "the root {} is inside the git directory: apply-patch never writes git's own files",
+        root.display()
+    )]
+    RootInGitDir { root: PathBuf },
+    /// A path whose `..` leads out of the work tree.
+    #[error("{path} leaves the git work tree")]
+    LeavesWorkTree { path: String },
+    /// A path inside `.git`.
+    #[error("{path} is inside .git: apply-patch never writes git's own files")]
+    InsideGitDir { path: String },
+    /// A path that is, or is inside, a submodule or a nested repository `dir`.
+    #[error(
+        "{path} is {}{}{}",
+        if *whole { "" } else { "inside " },
+        if *submodule { "the submodule" } else { "the nested repository" },
+        if *whole {
+            ": it belongs to another repository".to_string()
+        } else {
+            format!(" {dir}: its files belong to another repository")
+        }
+    )]
+    OtherRepository {
+        path: String,
+        dir: String,
+        submodule: bool,
+        /// `path` is the submodule or repository itself, not a file inside it.
+        whole: bool,
+    },
+    /// A path of the file system that is not UTF-8.
+    #[error("the path {} is not valid UTF-8", path.display())]
+    PathNotUtf8 { path: PathBuf },
+    /// Another process holds the index lock.
+    #[error("the git index is locked ({}.lock exists)", index.display())]
+    IndexLocked {
+        index: PathBuf,
+        /// gix's words for the failure.
+        cause: String,
+    },
+    /// The staged index was already installed (a second install).
+    #[error("the git index was installed already")]
+    IndexInstalled,
+    /// The failpoint `git-index:fail` (crash tests).
+    #[error("cannot replace the git index: failpoint git-index:fail")]
+    IndexFailpoint,
+    /// `check-patches` outside a git work tree.
+    #[error(
+        "check-patches checks against the git index, and {} is in no git work tree",
+        root.display()
+    )]
+    NotInWorkTree { root: PathBuf },
+    /// A patch of a series after one that does not apply.
+    #[error("not checked: {earlier}, before it in the series, does not apply")]
+    EarlierPatchFailed { earlier: String },
+    /// A three-way merge that conflicts.
+    #[error(
+        "{path}: the patch's change conflicts with changes made since it was written: \
+         {summary}{}",
+        match fate {
+            MergeFate::Refused => String::new(),
+            MergeFate::Checked => " (--check: nothing written)".to_string(),
+            MergeFate::MarkersWritten(paths) => {
+                format!("; conflict markers were written into {}", paths.join(", "))
+            }
+        }
+    )]
+    MergeConflict {
+        path: String,
+        /// The conflicted regions in words.
+        summary: String,
+        /// The conflicted regions (the error's `details`).
+        regions: Box<serde_json::Value>,
+        fate: MergeFate,
+    },
+    /// A base blob id that names more than one blob.
+    #[error("the base blob id {hex} is ambiguous: {}", blobs.join(", "))]
+    AmbiguousBase { hex: String, blobs: Vec<String> },
+    /// The smudge filter delayed its output (not supported).
+    #[error("{path}: the smudge filter delayed its output")]
+    SmudgeDelayed { path: String },
+    /// An index entry with unresolved merge conflicts.
+    #[error("{path} has unresolved merge conflicts in the index")]
+    ConflictedEntry { path: String },
+    /// A series file lists a patch that does not exist.
+    #[error("{} lists {name}, which does not exist", series.display())]
+    SeriesMissing { series: PathBuf, name: String },
+    /// `--index`: the work tree and the index disagree on touched files.
+    #[error(
+        "--index needs the work tree and the index to agree on every touched file: {}",
+        problems.iter().map(|(p, why)| format!("{p} ({why})")).collect::<Vec<_>>().join(", ")
+    )]
+    IndexDisagrees {
+        /// Each path and why it disagrees.
+        problems: Vec<(String, String)>,
+    },
+    /// `--strict-base`: the file is not the blob the diff names.
+    #[error(
+        "patch was made against a different version of {path}: the diff's index line names \
+         blob {expected}, the file is blob {}",
+        short_blob(expected, actual)
+    )]
+    StaleBase {
+        path: String,
+        expected: String,
+        actual: String,
+    },
+}
+
+/// What became of a conflicted merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeFate {
+    /// Refused; nothing written.
+    Refused,
+    /// `--check`: nothing written.
+    Checked,
+    /// `--conflict-markers`: markers were written into these files.
+    MarkersWritten(Vec<String>),
+}
+
+/// The file's blob id, shortened to the length of the diff's (at least 12 digits).
+pub(crate) fn short_blob<'a>(expected: &str, actual: &'a str) -> &'a str {
+    &actual[..actual.len().min(expected.len().max(12))]
+}
+
+/// The next step once conflict markers are in the files.
+pub(crate) const MARKERS_HINT: &str = "resolve the conflict markers, then stage the files (git add)";
+
+impl GitError {
+    /// The stable error code of this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            GitError::RootInGitDir { .. }
+            | GitError::LeavesWorkTree { .. }
+            | GitError::InsideGitDir { .. }
+            | GitError::OtherRepository { .. } => ErrorCode::PathEscape,
+            GitError::PathNotUtf8 { .. }
+            | GitError::IndexInstalled
+            | GitError::IndexFailpoint
+            | GitError::SmudgeDelayed { .. } => ErrorCode::IoError,
+            GitError::IndexLocked { .. } => ErrorCode::Busy,
+            GitError::NotInWorkTree { .. } => ErrorCode::Usage,
+            GitError::EarlierPatchFailed { .. } => ErrorCode::ContextNotFound,
+            GitError::MergeConflict { .. } | GitError::AmbiguousBase { .. } => {
+                ErrorCode::MergeConflict
+            }
+            GitError::ConflictedEntry { .. } | GitError::IndexDisagrees { .. } => {
+                ErrorCode::IndexMismatch
+            }
+            GitError::SeriesMissing { .. } => ErrorCode::FileNotFound,
+            GitError::StaleBase { .. } => ErrorCode::StaleFile,
+        }
+    }
+
+    /// The next step to take, when the refusal names one.
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            GitError::RootInGitDir { .. } => "run apply-patch from the work tree (--root DIR)",
+            GitError::InsideGitDir { .. } => "patch files of the work tree only",
+            GitError::OtherRepository { dir, .. } => {
+                return Some(format!(
+                    "apply the part of the patch for {dir} from inside it (--root {dir})"
+                ))
+            }
+            GitError::IndexLocked { index, .. } => {
+                return Some(format!(
+                    "another git process is running; if none is, a crashed one left the lock: \
+                     remove {}.lock",
+                    index.display()
+                ))
+            }
+            GitError::NotInWorkTree { .. } => {
+                "run it inside the repository the patches belong to (--root DIR)"
+            }
+            GitError::MergeConflict {
+                fate: MergeFate::Refused,
+                ..
+            } => {
+                "resolve by hand, or pass --conflict-markers to write git-style conflict \
+                 markers into the file"
+            }
+            GitError::MergeConflict { .. } => MARKERS_HINT,
+            GitError::AmbiguousBase { .. } => {
+                "make the diff with full blob ids (git diff --full-index)"
+            }
+            GitError::ConflictedEntry { .. } => "resolve the conflict and stage the file first",
+            GitError::IndexDisagrees { .. } => {
+                "stage the files first (git add), or apply without --index"
+            }
+            GitError::StaleBase { .. } => {
+                "regenerate the patch against the current file, or drop --strict-base to apply \
+                 it anyway"
+            }
+            GitError::LeavesWorkTree { .. }
+            | GitError::PathNotUtf8 { .. }
+            | GitError::IndexInstalled
+            | GitError::IndexFailpoint
+            | GitError::EarlierPatchFailed { .. }
+            | GitError::SmudgeDelayed { .. }
+            | GitError::SeriesMissing { .. } => return None,
+        };
+        Some(hint.to_string())
+    }
+
+    /// The path the refusal is about (every message names its own).
+    fn path(&self) -> Option<String> {
+        match self {
+            GitError::LeavesWorkTree { path }
+            | GitError::InsideGitDir { path }
+            | GitError::OtherRepository { path, .. }
+            | GitError::MergeConflict { path, .. }
+            | GitError::SmudgeDelayed { path }
+            | GitError::ConflictedEntry { path }
+            | GitError::StaleBase { path, .. } => Some(path.clone()),
+            GitError::SeriesMissing { series, .. } => Some(series.display().to_string()),
+            GitError::IndexDisagrees { problems } if problems.len() == 1 => {
+                Some(problems[0].0.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The structured data the refusal carries.
+    fn details(&self) -> Option<serde_json::Value> {
+        Some(match self {
+            GitError::IndexLocked { cause, .. } => serde_json::json!({ "cause": cause }),
+            GitError::MergeConflict { regions, .. } => (**regions).clone(),
+            GitError::IndexDisagrees { problems } => serde_json::json!({
+                "paths": problems
+                    .iter()
+                    .map(|(p, why)| serde_json::json!({"path": p, "reason": why}))
+                    .collect::<Vec<_>>()
+            }),
+            GitError::StaleBase {
+                expected, actual, ..
+            } => serde_json::json!({ "expected_blob": expected, "actual_blob": actual }),
+            _ => return None,
+        })
+    }
+}
+
+impl From<GitError> for Error {
+    fn from(err: GitError) -> Error {
+        let mut out = Error::new(err.code(), err.to_string());
+        if let Some(path) = err.path() {
+            out = out.with_path(path);
+        }
+        if let Some(hint) = err.hint() {
+            out = out.with_hint(hint);
+        }
+        if let Some(details) = err.details() {
+            out = out.with_details(details);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_says_what_became_of_it() {
+        let err = |fate| GitError::MergeConflict {
+            path: "a.txt".into(),
+            summary: "lines 2-3".into(),
+            regions: Box::new(serde_json::json!({"conflicts": []})),
+            fate,
+        };
+        let refused: Error = err(MergeFate::Refused).into();
+        assert_eq!(refused.code, ErrorCode::MergeConflict);
+        assert_eq!(
+            refused.message,
+            "a.txt: the patch's change conflicts with changes made since it was written: lines 2-3"
+        );
+        assert!(refused
+            .hint
+            .as_ref()
+            .is_some_and(|h| h.contains("--conflict-markers")));
+        assert_eq!(refused.details(), Some(&serde_json::json!({"conflicts": []})));
+        let written: Error = err(MergeFate::MarkersWritten(vec!["a.txt".into(), "b".into()])).into();
+        assert!(written
+            .message
+            .ends_with("; conflict markers were written into a.txt, b"));
+        assert_eq!(written.hint.as_deref(), Some(MARKERS_HINT));
+        let checked: Error = err(MergeFate::Checked).into();
+        assert!(checked.message.ends_with(" (--check: nothing written)"));
+    }
+
+    #[test]
+    fn another_repository_is_named_with_its_folder() {
+        let e: Error = GitError::OtherRepository {
+            path: "sub/a.txt".into(),
+            dir: "sub".into(),
+            submodule: true,
+            whole: false,
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::PathEscape);
+        assert_eq!(
+            e.message,
+            "sub/a.txt is inside the submodule sub: its files belong to another repository"
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("apply the part of the patch for sub from inside it (--root sub)")
+        );
+        let whole: Error = GitError::OtherRepository {
+            path: "nested".into(),
+            dir: "nested".into(),
+            submodule: false,
+            whole: true,
+        }
+        .into();
+        assert_eq!(
+            whole.message,
+            "nested is the nested repository: it belongs to another repository"
+        );
+    }
+
+    #[test]
+    fn an_index_disagreement_names_a_lone_path() {
+        let one: Error = GitError::IndexDisagrees {
+            problems: vec![("a.txt".into(), "not staged".into())],
+        }
+        .into();
+        assert_eq!(one.code, ErrorCode::IndexMismatch);
+        assert_eq!(one.path.as_deref(), Some("a.txt"));
+        assert!(one.message.ends_with(": a.txt (not staged)"));
+        let two: Error = GitError::IndexDisagrees {
+            problems: vec![("a".into(), "x".into()), ("b".into(), "y".into())],
+        }
+        .into();
+        assert_eq!(two.path, None);
+        assert_eq!(two.details().map(|d| d["paths"][1]["reason"].clone()), Some("y".into()));
+    }
+
+    #[test]
+    fn a_stale_base_shortens_the_files_blob_to_the_diffs() {
+        let e: Error = GitError::StaleBase {
+            path: "a.txt".into(),
+            expected: "1234567".into(),
+            actual: "ce013625030ba8dba906f756967f9e9ca394464a".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::StaleFile);
+        assert!(e.message.ends_with("names blob 1234567, the file is blob ce013625030b"));
+        assert_eq!(
+            e.details().map(|d| d["actual_blob"].clone()),
+            Some("ce013625030ba8dba906f756967f9e9ca394464a".into())
+        );
+    }
+
+    #[test]
+    fn codes_follow_the_spec() {
+        let locked: Error = GitError::IndexLocked {
+            index: ".git/index".into(),
+            cause: "held".into(),
+        }
+        .into();
+        assert_eq!(locked.code, ErrorCode::Busy);
+        assert!(locked.hint.is_some_and(|h| h.ends_with("remove .git/index.lock")));
+        assert_eq!(GitError::IndexFailpoint.code(), ErrorCode::IoError);
+        let usage: Error = GitError::NotInWorkTree {
+            root: "/tmp/x".into(),
+        }
+        .into();
+        assert_eq!(usage.code, ErrorCode::Usage);
+    }
+
+    #[test]
+    fn a_git_error_stays_small() {
+        assert!(std::mem::size_of::<GitError>() < 128);
+    }
+}
