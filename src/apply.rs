@@ -73,6 +73,8 @@ pub struct ApplyOptions {
     /// `--strict-balance`: refuse (`unbalanced_edit`) an edit that leaves a balanced file
     /// unbalanced, instead of warning.
     pub strict_balance: bool,
+    /// `--durability`: how durable the commit is made (full unless the caller opts out).
+    pub durability: crate::txn::Durability,
 }
 
 impl Default for ApplyOptions {
@@ -97,6 +99,7 @@ impl Default for ApplyOptions {
             three_way: false,
             conflict_markers: false,
             strict_balance: false,
+            durability: crate::txn::Durability::Full,
         }
     }
 }

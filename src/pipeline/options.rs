@@ -17,6 +17,7 @@ use crate::model::Format;
 use crate::parse::ParseOptions;
 use crate::plan::PlanOptions;
 use crate::state::StateDir;
+use crate::txn::Durability;
 
 /// What a run does with its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -179,6 +180,10 @@ pub struct Options {
     pub report_risk: bool,
     /// Keep a patch refused at placement as a chip (the command line and MCP do).
     pub keep_chips: bool,
+    /// How durable a commit is made: [`Durability::Full`] (SPEC §6, the default) or, for
+    /// callers that do not need a commit to survive a power loss, [`Durability::Atomic`]
+    /// (README "Transactions, undo and recovery").
+    pub durability: Durability,
 }
 
 impl Default for Options {
@@ -205,6 +210,7 @@ impl Default for Options {
             state: None,
             report_risk: false,
             keep_chips: false,
+            durability: Durability::Full,
         }
     }
 }
@@ -263,6 +269,8 @@ impl OptionsBuilder {
         report_risk: bool;
         /// Keep a refused patch as a chip.
         keep_chips: bool;
+        /// How durable a commit is made.
+        durability: Durability;
     }
 
     /// Only files matching these globs.
@@ -359,6 +367,7 @@ impl Options {
             state: None,
             report_risk: false,
             keep_chips: false,
+            durability: apply.durability,
         }
     }
 

@@ -759,8 +759,16 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), 
         // The transaction before the undone one is the last one now.
         return write_last(state, journal.previous.as_deref());
     }
-    crate::state::create_dir_all(&undo)?;
-    move_dir(jpath, &undo.join(&journal.id))?;
+    // The history folder exists from the first commit on: created only when the move says
+    // it is missing.
+    let record = undo.join(&journal.id);
+    if let Err(e) = move_dir(jpath, &record) {
+        if undo.is_dir() {
+            return Err(e);
+        }
+        crate::state::create_dir_all(&undo)?;
+        move_dir(jpath, &record)?;
+    }
     prune_undo(state, UNDO_HISTORY)
 }
 
