@@ -49,6 +49,7 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
+pub use crate::txn::Durability;
 pub use options::{GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
 
 /// What a patch is applied to.
