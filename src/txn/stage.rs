@@ -259,11 +259,12 @@ impl Txn<'_> {
         let (jdir, jpath, parent) = open_journal_dir(self.state, root)?;
         ctx.journal_parent = parent;
         // The oldest undo record that this apply's record will push out goes now, on another
-        // thread beside the staging (unlinking a large backup costs milliseconds), while this
-        // one waits for the disk. Without syncs there is no such wait to hide it in, and
-        // starting and joining a thread cost more than it saves: the clean-up after the
-        // commit prunes it then. (So does a thread that cannot be started.)
-        let pruning = (self.undoes.is_none() && self.durability.syncs())
+        // thread beside the staging (unlinking a large backup costs milliseconds; so does a
+        // folder's removal on some file systems, also without any flush of ours).
+        // (A thread that cannot be started leaves it to the clean-up after the commit.)
+        let pruning = self
+            .undoes
+            .is_none()
             .then(|| {
                 let state = self.state.clone();
                 std::thread::Builder::new()
@@ -716,7 +717,7 @@ fn stage_steps(
     // Before anything in the tree changes: should the undo record of this transaction be
     // lost, `undo` then knows that its newest record is not the last transaction.
     if journal.undoes.is_none() {
-        recover::write_last(ctx.state, Some(&journal.id))?;
+        recover::write_last_with(ctx.state, Some(&journal.id), ctx.durability)?;
     }
     // The journal folder's own entry (cheap now: the journal's sync committed it).
     if ctx.durability.syncs() {
