@@ -7,7 +7,9 @@
 # Each run copies BEFORE afresh, writes the copy back (`sync`, untimed), applies the diff
 # with one tool, and checks the result against AFTER (bytes and exec bits, no extra file).
 # One-line row: a git checkout of the ripgrep tree (made once), a one-line diff of one file
-# applied and then reverted (`-R`) by each tool; the time of the pair is reported.
+# applied and then reverted (`-R`) by each tool; the time of the pair is reported, for
+# apply-patch both in its default (full durability: fsync at each durability point) and with
+# `--durability atomic` (nothing flushed; all or nothing against a killed process only).
 #
 # The tools run turn about (GNU patch, apply-patch, git apply, then again), BENCH_RUNS times
 # each, so that a shared machine's changing load falls on all of them alike; time is the wall
@@ -23,8 +25,8 @@
 #                                      BENCH_BASE=PATH adds an older binary's rows, turn
 #                                      about with the others, to compare;
 #                                      BENCH_FSYNC=1 adds apply-patch with
-#                                      APPLY_PATCH_SYNC=fsync (an fsync per object instead
-#                                      of one syncfs);
+#                                      APPLY_PATCH_DURABILITY=fsync (an fsync per object
+#                                      instead of one syncfs);
 #                                      BENCH_ONLY=real|oneline one part only)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
@@ -93,9 +95,9 @@ def stats(tool):
     times = [t for t, _ in runs[tool]]
     return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
 ref_best, ref_med, _ = stats(ref)
-names = {"apply-patch": "apply-patch", "fsync": "... fsync", "base": "BENCH_BASE",
-         "patch": "GNU patch", "git": "git apply"}
-for tool in ("apply-patch", "fsync", "base", "patch", "git"):
+names = {"apply-patch": "apply-patch", "atomic": "... atomic", "fsync": "... fsync",
+         "base": "BENCH_BASE", "patch": "GNU patch", "git": "git apply"}
+for tool in ("apply-patch", "atomic", "fsync", "base", "patch", "git"):
     if tool in runs:
         best, med, kb = stats(tool)
         print("%-26s %-12s %8.4f %8.4f %8.1f %9.2fx %9.2fx" % (
@@ -127,7 +129,7 @@ real_row() {
       sync
       case "$tool" in
         apply-patch) timed "$samples" "$tool" "$bin" --root "$t" "$diff" ;;
-        fsync) timed "$samples" "$tool" env APPLY_PATCH_SYNC=fsync "$bin" --root "$t" "$diff" ;;
+        fsync) timed "$samples" "$tool" env APPLY_PATCH_DURABILITY=fsync "$bin" --root "$t" "$diff" ;;
         base) timed "$samples" "$tool" "$BENCH_BASE" --root "$t" "$diff" ;;
         patch) timed "$samples" "$tool" patch -s -p1 -d "$t" -i "$diff" ;;
         git) timed "$samples" "$tool" git -C "$t" apply "$diff" ;;
@@ -166,7 +168,8 @@ oneline_row() {
     local tool="$1" start end kb1 kb2 fwd rev
     case "$tool" in
       apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
-      fsync) fwd=(env APPLY_PATCH_SYNC=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_SYNC=fsync "$bin" -R "$diff") ;;
+      atomic) fwd=("$bin" --durability atomic "$diff"); rev=("$bin" --durability atomic -R "$diff") ;;
+      fsync) fwd=(env APPLY_PATCH_DURABILITY=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_DURABILITY=fsync "$bin" -R "$diff") ;;
       base) fwd=("$BENCH_BASE" "$diff"); rev=("$BENCH_BASE" -R "$diff") ;;
       patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
       git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
@@ -183,8 +186,14 @@ oneline_row() {
   (
     cd "$repo"
     for _ in $(seq 20); do "$bin" "$diff" >/dev/null && "$bin" -R "$diff" >/dev/null; done
+    # The default and the opt-in mode side by side, turn about with the others.
+    local -a row_tools=()
+    for tool in "${tools[@]}"; do
+      row_tools+=("$tool")
+      [ "$tool" = apply-patch ] && row_tools+=(atomic)
+    done
     for _ in $(seq "$runs"); do
-      for tool in "${tools[@]}"; do pair "$tool"; done
+      for tool in "${row_tools[@]}"; do pair "$tool"; done
     done
   )
   report "one-line edit + revert" git "$samples"

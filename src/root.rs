@@ -43,18 +43,22 @@ pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Er
 /// its own git dir (`.git/worktrees/NAME`, `.git/modules/NAME`).
 #[cfg(feature = "git")]
 pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
-    let Some(repo) = open_repo(root_canon)? else {
-        return Ok(None);
-    };
+    Ok(open_repo(root_canon)?.and_then(|repo| git_dir_in(root_canon, &repo)))
+}
+
+/// [`git_dir_of`] with the repository [`open_repo`] opened for `root_canon` (a run opens it
+/// once, for the state place and the planner).
+#[cfg(feature = "git")]
+pub(crate) fn git_dir_in(root_canon: &Path, repo: &gix::Repository) -> Option<PathBuf> {
     let git_dir = canonical_or_same(repo.git_dir());
     let in_work_tree = repo
         .workdir()
         .map(canonical_or_same)
         .is_some_and(|w| root_canon.starts_with(w));
     if !in_work_tree || root_canon.starts_with(&git_dir) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(git_dir))
+    Some(git_dir)
 }
 
 /// Without the `git` feature nothing discovers a repository: every root is in none (the

@@ -33,6 +33,21 @@ impl StateDir {
     pub fn for_root(root: &Path) -> Result<StateDir, Error> {
         let root = crate::root::check_root(root)?;
         let git_dir = crate::root::git_dir_of(&root)?;
+        StateDir::with_git_dir(root, git_dir)
+    }
+
+    /// [`StateDir::for_root`] for a canonical root whose repository the caller opened (with
+    /// `root::open_repo`), so that a run opens it once.
+    #[cfg(feature = "git")]
+    pub(crate) fn for_opened(
+        root_canon: PathBuf,
+        repo: Option<&gix::Repository>,
+    ) -> Result<StateDir, Error> {
+        let git_dir = repo.and_then(|r| crate::root::git_dir_in(&root_canon, r));
+        StateDir::with_git_dir(root_canon, git_dir)
+    }
+
+    fn with_git_dir(root: PathBuf, git_dir: Option<PathBuf>) -> Result<StateDir, Error> {
         let base = match &git_dir {
             Some(git) => git.join("apply-patch"),
             None => user_state_dir()?.join("apply-patch").join(root_key(&root)),

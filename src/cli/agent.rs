@@ -170,8 +170,13 @@ pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) ->
             ))
         }
     };
+    let env = std::env::var(super::DURABILITY_ENV).ok();
+    let durability = match super::durability_of(None, env.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return plain(e),
+    };
     let state = AgentState::for_root(&root).ok();
-    let server = mcp::McpServer::new(root, permission, state, checks);
+    let server = mcp::McpServer::with_durability(root, permission, state, checks, durability);
     match mcp::serve_stdio(server) {
         Ok(()) => Outcome::default(),
         Err(e) => plain(e),

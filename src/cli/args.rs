@@ -155,6 +155,13 @@ pub struct ApplyArgs {
     /// Refuse (risk_exceeded) a patch whose risk score is above N.
     #[arg(long, value_name = "N")]
     pub max_risk: Option<u32>,
+    /// How durable the commit is: `full` (the default: flushed to the disk step by step, so
+    /// a commit survives a power loss or an OS crash) or `atomic` (nothing flushed: still all
+    /// or nothing and recovered after a killed process, but not after a power loss or an OS
+    /// crash; for sandboxes, CI, tmpfs). `fsync` is `full` with one fsync per file, never a
+    /// syncfs. Default: $APPLY_PATCH_DURABILITY, else full.
+    #[arg(long, value_name = "MODE", value_parser = apply_patch::txn::Durability::NAMES)]
+    pub durability: Option<String>,
 }
 
 /// Parse `args` (argv[0] first) and note which apply options were typed.

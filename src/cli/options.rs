@@ -227,6 +227,10 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         strict_balance: raw.strict_balance,
         diff: raw.diff,
         git,
+        durability: durability_of(
+            raw.durability.as_deref(),
+            std::env::var(DURABILITY_ENV).ok().as_deref(),
+        )?,
         rebase: raw.rebase,
         max_risk: raw.max_risk,
         // A plain `--check` keeps no chip; every other run does.
@@ -245,6 +249,26 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         options: Box::new(options),
         mode,
         show,
+    })
+}
+
+/// The variable hooks and agent sandboxes set instead of passing `--durability`.
+pub(crate) const DURABILITY_ENV: &str = "APPLY_PATCH_DURABILITY";
+
+/// `--durability MODE`, else `APPLY_PATCH_DURABILITY` (`env`, its value), else full. A mode
+/// the variable names that does not exist is a usage error (a typo must not silently keep,
+/// or drop, the flushes).
+pub(crate) fn durability_of(flag: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
+    let (name, source) = match (flag, env) {
+        (Some(name), _) => (name, "--durability"),
+        (None, Some(name)) if !name.is_empty() => (name, DURABILITY_ENV),
+        (None, _) => return Ok(Durability::Full),
+    };
+    Durability::from_name(name).ok_or_else(|| {
+        usage(&format!(
+            "{source} {name:?} is not a durability mode; known: {}",
+            Durability::NAMES.join(", ")
+        ))
     })
 }
 

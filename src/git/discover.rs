@@ -43,8 +43,24 @@ impl Repo {
         let Some(repo) = crate::root::open_repo(&root_canon)? else {
             return Ok(None);
         };
+        Repo::of_opened(root, &root_canon, repo)
+    }
+
+    /// [`Repo::discover`] with the repository `root::open_repo` opened for `root_canon` (the
+    /// canonical `root`): a run opens it once, for the state place and the planner. The
+    /// index is read here, so after a recovery that may have installed one.
+    pub(crate) fn of_opened(
+        root: &Path,
+        root_canon: &Path,
+        repo: gix::Repository,
+    ) -> Result<Option<Repo>, Error> {
         let git_dir = canonical_or_same(repo.git_dir());
-        let common_dir = canonical_or_same(repo.common_dir());
+        // The same folder but in a linked worktree: resolved once (a `readlink` per component).
+        let common_dir = if repo.common_dir() == repo.git_dir() {
+            git_dir.clone()
+        } else {
+            canonical_or_same(repo.common_dir())
+        };
         if root_canon.starts_with(&git_dir) || root_canon.starts_with(&common_dir) {
             return Err(GitError::RootInGitDir {
                 root: root.to_path_buf(),

@@ -59,6 +59,8 @@ struct Session {
     writes: bool,
     /// The operator's checks: the only commands a tool may run.
     checks: PostChecks,
+    /// How durable the writing tools' commits are (the operator's choice).
+    durability: crate::txn::Durability,
 }
 
 /// The MCP server of one root.
@@ -209,6 +211,19 @@ impl McpServer {
         state: Option<AgentState>,
         checks: PostChecks,
     ) -> Self {
+        Self::with_durability(root, permission, state, checks, Default::default())
+    }
+
+    /// [`McpServer::new`] whose patch-applying tools commit with `durability` (the
+    /// operator's choice: `apply-patch mcp` takes `APPLY_PATCH_DURABILITY`; `new` is full).
+    /// Recovery, undo and confirm always flush.
+    pub fn with_durability(
+        root: PathBuf,
+        permission: Permission,
+        state: Option<AgentState>,
+        checks: PostChecks,
+        durability: crate::txn::Durability,
+    ) -> Self {
         let mut tool_router = Self::tool_router();
         if permission == Permission::ReadOnly {
             let names: Vec<String> = tool_router
@@ -232,6 +247,7 @@ impl McpServer {
                 reads: Mutex::new(HashMap::new()),
                 writes: permission != Permission::ReadOnly,
                 checks,
+                durability,
             }),
             tool_router,
             instructions,
@@ -433,7 +449,8 @@ impl Session {
             .report_risk(true)
             // Every MCP write keeps a refused patch as a chip.
             .keep_chips(true)
-            .front_end(FrontEnd::McpTool);
+            .front_end(FrontEnd::McpTool)
+            .durability(self.durability);
         if let Some(format) = format {
             builder = builder.format(format);
         }

@@ -51,6 +51,7 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
+pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
 pub use options::{FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
@@ -282,15 +283,20 @@ fn on_disk(
     // tree's nested-repository guard and every step that needs the state place (the
     // recovery, the commit, the undo record) share them. A state place given by the caller
     // says nothing of the repository: the tree then discovers it itself.
-    let (tree, state) = match &opts.state {
-        Some(s) => (DiskTree::new(root).map_err(Refused::before)?, s.clone()),
+    let (tree, state, discovery) = match &opts.state {
+        Some(s) => (
+            DiskTree::new(root).map_err(Refused::before)?,
+            s.clone(),
+            sink::Discovery::NotYet,
+        ),
         None => {
-            let state = crate::state::StateDir::for_root(root).map_err(Refused::before)?;
-            (DiskTree::of_state(&state), state)
+            let (state, discovery) = state_of(root).map_err(Refused::before)?;
+            (DiskTree::of_state(&state), state, discovery)
         }
     };
     let txn_opts = TxnOptions {
         state: Some(state),
+        durability: opts.durability,
         ..TxnOptions::new(tree.path())
     };
     // Step 1, before anything reads the tree; a preview recovers like an apply.
@@ -299,7 +305,7 @@ fn on_disk(
         if let Some(gate) = gate {
             gate(req.patch).map_err(Refused::before)?;
         }
-        sink::plan_and_write(&tree, &txn_opts, req, opts, mode)
+        sink::plan_and_write(&tree, &txn_opts, req, opts, mode, discovery)
     })();
     match &mut out {
         Ok(a) => {
@@ -310,6 +316,24 @@ fn on_disk(
         }
     }
     out
+}
+
+/// The state place of `root`, from the run's one opening of its repository (kept for the
+/// planner: opening it again read git's config files again).
+#[cfg(feature = "git")]
+fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Error> {
+    let root_canon = crate::root::check_root(root)?;
+    let repo = crate::root::open_repo(&root_canon)?;
+    let state = crate::state::StateDir::for_opened(root_canon, repo.as_ref())?;
+    Ok((state, sink::Discovery::Opened(repo.map(Box::new))))
+}
+
+#[cfg(not(feature = "git"))]
+fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Error> {
+    Ok((
+        crate::state::StateDir::for_root(root)?,
+        sink::Discovery::NotYet,
+    ))
 }
 
 /// Step zero of every run that reads a tree on disk (SPEC §6): finish or roll back a

@@ -14,6 +14,7 @@ use crate::model::Format;
 use crate::parse::ParseOptions;
 use crate::plan::PlanOptions;
 use crate::state::StateDir;
+use crate::txn::Durability;
 
 /// What a run does with its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -191,6 +192,10 @@ pub struct Options {
     pub keep_chips: bool,
     /// Whose words a refusal's hint uses.
     pub front_end: FrontEnd,
+    /// How durable a commit is made: [`Durability::Full`] (SPEC §6, the default) or, for
+    /// callers that do not need a commit to survive a power loss, [`Durability::Atomic`]
+    /// (README "Transactions, undo and recovery").
+    pub durability: Durability,
 }
 
 impl Default for Options {
@@ -218,6 +223,7 @@ impl Default for Options {
             report_risk: false,
             keep_chips: false,
             front_end: FrontEnd::CommandLine,
+            durability: Durability::Full,
         }
     }
 }
@@ -278,6 +284,8 @@ impl OptionsBuilder {
         keep_chips: bool;
         /// Whose words a refusal's hint uses.
         front_end: FrontEnd;
+        /// How durable a commit is made.
+        durability: Durability;
     }
 
     /// Only files matching these globs.

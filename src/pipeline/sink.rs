@@ -39,6 +39,16 @@ pub(crate) struct IndexWritten {
     pub after: SavedEntries,
 }
 
+/// How far the run got in finding the root's repository before the plan.
+pub(crate) enum Discovery {
+    /// Not looked for yet (the planner discovers it).
+    NotYet,
+    /// Opened once for the state place (`None`: in no repository); the planner takes it
+    /// from there and reads the index (after the recovery, which may have installed one).
+    #[cfg(feature = "git")]
+    Opened(Option<Box<gix::Repository>>),
+}
+
 /// The memory sink: plan against the tree and change it (no git, no state place).
 pub(crate) fn memory(
     tree: &mut MemTree,
@@ -79,6 +89,7 @@ pub(crate) fn plan_and_write(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
+    _discovery: Discovery,
 ) -> Result<Applied, Box<Refused>> {
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
     let planned = source::plan(&Source::Disk(tree), req.patch, opts, &plan_opts)?;
@@ -108,8 +119,9 @@ pub(crate) fn plan_and_write(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
+    discovery: Discovery,
 ) -> Result<Applied, Box<Refused>> {
-    let (repo, unreadable) = discover(tree, opts.git).map_err(Refused::before)?;
+    let (repo, unreadable) = discover(tree, opts.git, discovery).map_err(Refused::before)?;
     let mut out = plan_and_write_in(tree, txn_opts, req, opts, mode, repo);
     let warnings = match &mut out {
         Ok(a) => &mut a.warnings,
@@ -236,8 +248,18 @@ fn is_txn_warning(w: &Warning) -> bool {
 /// index stops only the modes that use it: a plain apply warns (`index_unreadable`) and goes
 /// on, as `git apply` does.
 #[cfg(feature = "git")]
-fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warning>), Error> {
-    match (Repo::discover(tree.path())?, git.flag()) {
+fn discover(
+    tree: &DiskTree,
+    git: GitMode,
+    discovery: Discovery,
+) -> Result<(Option<Repo>, Option<Warning>), Error> {
+    let repo = match discovery {
+        Discovery::NotYet => Repo::discover(tree.path())?,
+        // The tree's path is the canonical root the repository was opened for.
+        Discovery::Opened(Some(repo)) => Repo::of_opened(tree.path(), tree.path(), *repo)?,
+        Discovery::Opened(None) => None,
+    };
+    match (repo, git.flag()) {
         (Some(repo), flag) => match repo.index_error() {
             Some(e) if flag.is_some() => Err(e.clone()),
             Some(e) => {

@@ -11,9 +11,14 @@
 //! on a busy machine, and faster than 20 or more. Elsewhere, and for objects on another file system (a
 //! folder that is a mount point, a state place on another disk), each object is synced on
 //! a few threads (`F_FULLFSYNC` on macOS, where a plain `fsync` leaves the data in the
-//! drive's cache). `APPLY_PATCH_SYNC=fsync` turns `syncfs` off (for measurements). On
+//! drive's cache). [`Durability::FullFsync`] turns `syncfs` off (for measurements). On
 //! Windows each file is flushed with `File::sync_all` (`FlushFileBuffers`) and a folder needs
 //! nothing: NTFS journals its entries itself (README "Platforms").
+//!
+//! [`Durability::Atomic`] (asked for explicitly, never the default) makes every point a
+//! no-op: the steps keep their order, so a killed process is recovered exactly as before
+//! (what the kernel was handed is what the next run finds), but nothing is forced to the
+//! disk, so a power loss or an OS crash may lose the commit or tear the journal.
 //! Must not decide anything: it only syncs what it is given.
 
 use std::fs::File;
@@ -35,6 +40,57 @@ pub const MAX_OPEN: usize = 64;
 /// The most threads that sync objects at once.
 const THREADS: usize = 8;
 
+/// How durable a commit is made (README "Transactions, undo and recovery": durability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[non_exhaustive]
+pub enum Durability {
+    /// SPEC §6: every durability point is flushed to stable storage before the next step, so
+    /// a commit reported done survives a power loss or an OS crash, and a crash at any moment
+    /// is recovered to wholly old or wholly new. On Linux a point with many objects is one
+    /// `syncfs`.
+    #[default]
+    Full,
+    /// [`Durability::Full`] with an `fsync` of each object, never a `syncfs` (for
+    /// measurements, and file systems where a `syncfs` waits on much else).
+    FullFsync,
+    /// Nothing is flushed: the commit is still all or nothing and recoverable when the
+    /// process is killed (SIGKILL, a panic, an OOM kill), since every step still happens in
+    /// order; after a power loss or an OS crash the files may be old, new or empty, and the
+    /// journal may be torn (recovery then refuses it). For sandboxes, CI and tmpfs, where
+    /// the machine does not outlive the work anyway.
+    Atomic,
+}
+
+impl Durability {
+    /// The names the command line and `APPLY_PATCH_DURABILITY` take.
+    pub const NAMES: [&'static str; 3] = ["full", "fsync", "atomic"];
+
+    /// The mode named `name` (one of [`Durability::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Durability> {
+        match name {
+            "full" => Some(Durability::Full),
+            "fsync" => Some(Durability::FullFsync),
+            "atomic" => Some(Durability::Atomic),
+            _ => None,
+        }
+    }
+
+    /// Anything is flushed at all.
+    pub fn syncs(self) -> bool {
+        self != Durability::Atomic
+    }
+
+    /// How its points sync: one `syncfs` where it pays (Linux), else each object; `None`
+    /// for [`Durability::Atomic`].
+    pub fn method(self) -> Option<Method> {
+        match self {
+            Durability::Full if cfg!(target_os = "linux") => Some(Method::SyncFs),
+            Durability::Full | Durability::FullFsync => Some(Method::EachObject),
+            Durability::Atomic => None,
+        }
+    }
+}
+
 /// How a point makes its objects durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -43,18 +99,6 @@ pub enum Method {
     SyncFs,
     /// Each object synced, on a bounded number of threads.
     EachObject,
-}
-
-impl Method {
-    /// The method of this platform (`APPLY_PATCH_SYNC=fsync` asks for [`Method::EachObject`]).
-    pub fn of_platform() -> Method {
-        let asked_fsync = std::env::var_os("APPLY_PATCH_SYNC").is_some_and(|v| v == "fsync");
-        if cfg!(target_os = "linux") && !asked_fsync {
-            Method::SyncFs
-        } else {
-            Method::EachObject
-        }
-    }
 }
 
 /// An object waiting for its point: kept open so that it can be synced.
@@ -99,7 +143,8 @@ pub struct Point<'a> {
     /// The root as errors show it.
     shown: String,
     root_dev: u64,
-    method: Method,
+    /// `None`: nothing is synced ([`Durability::Atomic`]).
+    method: Option<Method>,
     /// Objects not synced yet, with the path errors name and their device.
     held: Vec<(String, Held<'a>, u64)>,
     /// Folders already held or synced since the last point (device, inode).
@@ -114,7 +159,12 @@ pub struct Point<'a> {
 
 impl<'a> Point<'a> {
     /// A point for a commit under `root` (held open from the start of the commit).
-    pub fn new(root: &'a Dir, shown: String, method: Method) -> Result<Point<'a>, Error> {
+    pub fn new(root: &'a Dir, shown: String, durability: Durability) -> Result<Point<'a>, Error> {
+        Point::with_method(root, shown, durability.method())
+    }
+
+    /// [`Point::new`] with its method (`None`: nothing is synced).
+    fn with_method(root: &'a Dir, shown: String, method: Option<Method>) -> Result<Point<'a>, Error> {
         let (root_dev, _) = root
             .identity()
             .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
@@ -131,6 +181,11 @@ impl<'a> Point<'a> {
         })
     }
 
+    /// The point flushes anything at all (not [`Durability::Atomic`]).
+    pub fn syncs(&self) -> bool {
+        self.method.is_some()
+    }
+
     /// A staged file (on device `dev`) whose content and entry must be durable by the next
     /// [`Point::sync`].
     pub fn file(&mut self, path: &str, file: File, dev: u64) -> Result<(), Error> {
@@ -139,12 +194,18 @@ impl<'a> Point<'a> {
 
     /// A folder whose entries must be durable by the next [`Point::sync`] (once per folder).
     pub fn dir(&mut self, path: &str, dir: Rc<Dir>) -> Result<(), Error> {
+        if !self.syncs() {
+            return Ok(());
+        }
         let id = identity(path, &dir)?;
         self.folder(path, id, Held::Shared(dir))
     }
 
     /// [`Point::dir`] for a folder the caller keeps.
     pub fn dir_ref(&mut self, path: &str, dir: &'a Dir) -> Result<(), Error> {
+        if !self.syncs() {
+            return Ok(());
+        }
         self.folder(path, identity(path, dir)?, Held::Borrowed(dir))
     }
 
@@ -156,7 +217,10 @@ impl<'a> Point<'a> {
     }
 
     fn hold(&mut self, path: &str, held: Held<'a>, dev: u64) -> Result<(), Error> {
-        if self.method == Method::SyncFs && dev == self.root_dev {
+        if self.method.is_none() {
+            return Ok(()); // Closed now: nothing is flushed.
+        }
+        if self.method == Some(Method::SyncFs) && dev == self.root_dev {
             self.on_root += 1;
             if self.whole {
                 return Ok(()); // Closed now: the `syncfs` covers it.
@@ -305,13 +369,13 @@ mod tests {
     fn a_few_objects_are_fsynced_and_more_make_one_syncfs() {
         let tmp = tempfile::tempdir().expect("temp dir");
         let root = Dir::open(tmp.path()).expect("root");
-        let mut point = Point::new(&root, "root".into(), Method::SyncFs).expect("point");
+        let mut point = Point::with_method(&root, "root".into(), Some(Method::SyncFs)).expect("point");
         let (f, dev) = staged(&root, "a");
         point.file("a", f, dev).expect("held");
         point.sync().expect("sync");
         assert_eq!(point.calls, (0, 1));
 
-        let mut point = Point::new(&root, "root".into(), Method::SyncFs).expect("point");
+        let mut point = Point::with_method(&root, "root".into(), Some(Method::SyncFs)).expect("point");
         for i in 0..200 {
             let (f, dev) = staged(&root, &format!("f{i}"));
             point.file("f", f, dev).expect("held");
@@ -328,7 +392,7 @@ mod tests {
     fn each_object_is_synced_in_bounded_batches() {
         let tmp = tempfile::tempdir().expect("temp dir");
         let root = Dir::open(tmp.path()).expect("root");
-        let mut point = Point::new(&root, "root".into(), Method::EachObject).expect("point");
+        let mut point = Point::with_method(&root, "root".into(), Some(Method::EachObject)).expect("point");
         for i in 0..(MAX_OPEN * 2 + 5) {
             let (f, dev) = staged(&root, &format!("f{i}"));
             point.file("f", f, dev).expect("held");
@@ -338,5 +402,36 @@ mod tests {
         point.sync().expect("sync");
         assert_eq!(point.calls, (0, MAX_OPEN * 2 + 6));
         assert!(point.held.is_empty());
+    }
+
+    #[test]
+    fn an_atomic_point_syncs_nothing_and_closes_what_it_is_given() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = Dir::open(tmp.path()).expect("root");
+        let mut point = Point::new(&root, "root".into(), Durability::Atomic).expect("point");
+        for i in 0..3 {
+            let (f, dev) = staged(&root, &format!("f{i}"));
+            point.file("f", f, dev).expect("taken");
+        }
+        point.dir_ref("root", &root).expect("taken");
+        assert!(point.held.is_empty(), "nothing kept open to sync");
+        point.sync().expect("sync");
+        assert_eq!(point.calls, (0, 0));
+        let mut full = Point::new(&root, "root".into(), Durability::FullFsync).expect("point");
+        let (f, dev) = staged(&root, "g");
+        full.file("g", f, dev).expect("held");
+        full.sync().expect("sync");
+        assert_eq!(full.calls, (0, 1), "a full point syncs each object it holds");
+    }
+
+    #[test]
+    fn durability_names_round_trip_and_only_atomic_skips_syncs() {
+        for name in Durability::NAMES {
+            let d = Durability::from_name(name).expect("a name of ours");
+            assert_eq!(d.syncs(), name != "atomic");
+            assert_eq!(d.method().is_some(), d.syncs());
+        }
+        assert_eq!(Durability::from_name("relaxed"), None);
+        assert_eq!(Durability::default(), Durability::Full);
     }
 }

@@ -135,10 +135,25 @@ impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder,
     /// with its MAC made with `secret`.
     pub fn write(&mut self, dir: &Dir, dir_path: &Path, secret: &[u8]) -> Result<(), Error> {
+        self.write_with(dir, dir_path, secret, super::Durability::Full)
+    }
+
+    /// [`Journal::write`], synced only when `durability` flushes at all (the rename is
+    /// atomic either way: a killed process leaves the old journal or the new one).
+    pub fn write_with(
+        &mut self,
+        dir: &Dir,
+        dir_path: &Path,
+        secret: &[u8],
+        durability: super::Durability,
+    ) -> Result<(), Error> {
         let file = self.write_pending(dir, dir_path, secret)?;
-        file.sync_all()
-            .map_err(|e| Error::io(&shown(dir_path), "cannot write the journal", &e))?;
-        Journal::install_pending(dir, dir_path)
+        if durability.syncs() {
+            file.sync_all()
+                .map_err(|e| Error::io(&shown(dir_path), "cannot write the journal", &e))?;
+        }
+        drop(file);
+        Journal::install_pending(dir, dir_path, durability)
     }
 
     /// The first half of [`Journal::write`]: this journal in the temporary file beside the
@@ -164,12 +179,19 @@ impl Journal {
     }
 
     /// The second half of [`Journal::write`]: the temporary file, synced, renamed over the
-    /// journal, and the rename made durable.
-    pub fn install_pending(dir: &Dir, dir_path: &Path) -> Result<(), Error> {
+    /// journal, and the rename made durable (the folder synced when `durability` flushes).
+    pub fn install_pending(
+        dir: &Dir,
+        dir_path: &Path,
+        durability: super::Durability,
+    ) -> Result<(), Error> {
         let shown = shown(dir_path);
         let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
         dir.rename(PENDING, dir, FILE.as_bytes()).map_err(io)?;
-        dir.sync().map_err(io)
+        if durability.syncs() {
+            dir.sync().map_err(io)?;
+        }
+        Ok(())
     }
 
     /// The MAC of everything but the MAC itself.

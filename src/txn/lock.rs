@@ -8,6 +8,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
 /// How long a second run waits for the lock before `busy`.
@@ -23,12 +24,28 @@ impl Lock {
     /// Takes the lock at `path`, waiting up to `wait` with exponential backoff.
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
         let shown = path.display().to_string();
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        let file = open(path).map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        Lock::take(file, &shown, wait)
+    }
+
+    /// [`Lock::acquire`] of a state place's lock, the state folder created first when it is
+    /// missing (only then: it exists from the first run on, and a `mkdir` that fails with
+    /// "exists" on every run is two system calls for nothing).
+    pub fn acquire_in(state: &StateDir, wait: Duration) -> Result<Lock, Error> {
+        let path = state.lock_path();
+        let shown = path.display().to_string();
+        let file = match open(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                state.ensure()?;
+                open(&path)
+            }
+            other => other,
+        };
+        let file = file.map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        Lock::take(file, &shown, wait)
+    }
+
+    fn take(file: File, shown: &str, wait: Duration) -> Result<Lock, Error> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
@@ -36,16 +53,24 @@ impl Lock {
                 Ok(()) => return Ok(Lock { _file: file }),
                 Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(TryLockError::Error(e)) => return Err(Error::io(&shown, "cannot lock", &e)),
+                Err(TryLockError::Error(e)) => return Err(Error::io(shown, "cannot lock", &e)),
             }
             let waited = start.elapsed();
             if waited >= wait {
-                return Err(busy(&shown, waited));
+                return Err(busy(shown, waited));
             }
             std::thread::sleep(pause.min(wait - waited));
             pause = (pause * 2).min(Duration::from_millis(250));
         }
     }
+}
+
+fn open(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }
 
 fn busy(lock: &str, waited: Duration) -> Error {
@@ -73,5 +98,17 @@ mod tests {
         assert_eq!(err.code, ErrorCode::Busy);
         drop(first);
         Lock::acquire(&path, Duration::from_millis(50)).expect("free again");
+    }
+
+    #[test]
+    fn a_lock_in_a_state_place_creates_its_folder_only_when_missing() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state/deep")).expect("state");
+        let first = Lock::acquire_in(&state, WAIT).expect("folder made, lock taken");
+        assert!(state.lock_path().is_file());
+        let err = Lock::acquire_in(&state, Duration::from_millis(50)).expect_err("busy");
+        assert_eq!(err.code, ErrorCode::Busy);
+        drop(first);
+        Lock::acquire_in(&state, Duration::from_millis(50)).expect("free again");
     }
 }

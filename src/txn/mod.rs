@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
+pub use durable::Durability;
 pub use error::{Restoring, TxnError};
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]
@@ -121,17 +122,20 @@ pub struct TxnOptions {
     pub failpoint: Option<Failpoint>,
     /// How long to wait for another transaction's lock before `busy`.
     pub lock_wait: Duration,
+    /// How durable the commit is made ([`Durability::Full`] unless the caller opts out).
+    pub durability: Durability,
 }
 
 impl TxnOptions {
     /// Options for `root` with the defaults (state place of the root, failpoint from the
-    /// environment, a 2 s lock wait).
+    /// environment, a 2 s lock wait, full durability).
     pub fn new(root: impl Into<PathBuf>) -> TxnOptions {
         TxnOptions {
             root: root.into(),
             state: None,
             failpoint: None,
             lock_wait: lock::WAIT,
+            durability: Durability::Full,
         }
     }
 

@@ -46,7 +46,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
-use super::durable::{Method, Point};
+use super::durable::{Durability, Point};
 use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
@@ -94,6 +94,7 @@ pub struct Prepared {
     planned: Vec<Planned>,
     audit: AuditRecord,
     fp: Failpoints,
+    durability: Durability,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -112,8 +113,7 @@ pub fn prepare(
     audit: &AuditRecord,
 ) -> Result<Prepared, Error> {
     let state = opts.state_dir()?;
-    state.ensure()?;
-    let lock = Lock::acquire(&state.lock_path(), opts.lock_wait)?;
+    let lock = Lock::acquire_in(&state, opts.lock_wait)?;
     let recovered = recover::recover_locked(&state)?.warnings();
     let fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
     let root_path = state.root();
@@ -128,6 +128,7 @@ pub fn prepare(
         planned,
         audit: audit.clone(),
         fp,
+        durability: opts.durability,
     })
 }
 
@@ -138,6 +139,7 @@ impl Prepared {
             state: &self.state,
             operation: "apply",
             undoes: None,
+            durability: self.durability,
         };
         let planned = std::mem::take(&mut self.planned);
         match tx.run_checked(&self.root, planned, &self.audit, &mut self.fp, companion) {
@@ -169,6 +171,8 @@ pub(crate) struct Txn<'a> {
     /// For an undo: the id of the transaction it reverts (its record is dropped at the end)
     /// and the transaction before that one (the last one once the undo is done).
     pub undoes: Option<(String, Option<String>)>,
+    /// How durable the commit is made.
+    pub durability: Durability,
 }
 
 /// What the steps of a commit need besides the tree: the state place, its secret (the
@@ -180,6 +184,7 @@ struct Ctx<'a, 'c> {
     /// The folder holding the journal folder (`None`: the root), synced after the first
     /// journal write (see [`open_journal_dir`]).
     journal_parent: Option<Dir>,
+    durability: Durability,
 }
 
 /// A change that survived the staleness check and will be written.
@@ -244,6 +249,7 @@ impl Txn<'_> {
             secret: self.state.secret()?,
             companion,
             journal_parent: None,
+            durability: self.durability,
         };
         let mut journal = self.journal(&id, &planned, audit, root)?;
         if let Some(companion) = ctx.companion.as_deref() {
@@ -252,7 +258,8 @@ impl Txn<'_> {
         let (jdir, jpath, parent) = open_journal_dir(self.state, root)?;
         ctx.journal_parent = parent;
         // The oldest undo record that this apply's record will push out goes now, on another
-        // thread beside the staging (unlinking a large backup costs milliseconds).
+        // thread beside the staging (unlinking a large backup costs milliseconds; so does a
+        // folder's removal on some file systems, also without any flush of ours).
         // (A thread that cannot be started leaves it to the clean-up after the commit.)
         let pruning = self
             .undoes
@@ -705,18 +712,20 @@ fn stage_steps(
     let jshown = jpath.display().to_string();
     fp.step("journal write")
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-    journal.write(jdir, jpath, &ctx.secret)?;
+    journal.write_with(jdir, jpath, &ctx.secret, ctx.durability)?;
     // Before anything in the tree changes: should the undo record of this transaction be
     // lost, `undo` then knows that its newest record is not the last transaction.
     if journal.undoes.is_none() {
-        recover::write_last(ctx.state, Some(&journal.id))?;
+        recover::write_last_with(ctx.state, Some(&journal.id), ctx.durability)?;
     }
     // The journal folder's own entry (cheap now: the journal's sync committed it).
-    ctx.journal_parent
-        .as_ref()
-        .unwrap_or(root)
-        .sync()
-        .map_err(|e| Error::io(&jshown, "cannot create the journal folder", &e))?;
+    if ctx.durability.syncs() {
+        ctx.journal_parent
+            .as_ref()
+            .unwrap_or(root)
+            .sync()
+            .map_err(|e| Error::io(&jshown, "cannot create the journal folder", &e))?;
+    }
     create_dirs(root, handles, &journal.created_dirs, fp)?;
     let pending: Vec<&crate::content::Content> = planned
         .iter()
@@ -752,7 +761,7 @@ fn stage_steps(
         }
         fp.step("journal hashes")
             .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
-        journal.write(jdir, jpath, &ctx.secret)?;
+        journal.write_with(jdir, jpath, &ctx.secret, ctx.durability)?;
     }
     Ok(staged)
 }
@@ -801,7 +810,7 @@ fn execute(
     }
     let mut handles = Handles::new(root)?;
     let shown = ctx.state.root().display().to_string();
-    let mut point = Point::new(root, shown, Method::of_platform())?;
+    let mut point = Point::new(root, shown, ctx.durability)?;
     let staged = std::thread::scope(|scope| {
         let checking =
             (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
@@ -823,7 +832,7 @@ fn execute(
     let_go_of_contents(planned);
     for (p, e) in planned.iter().zip(&journal.entries) {
         if e.backup.is_some() {
-            backup_one(&*parent_of(root, &mut handles, p)?, p, e, jdir, fp)?;
+            backup_one(&*parent_of(root, &mut handles, p)?, p, e, (jdir, ctx.durability), fp)?;
         }
     }
     let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
@@ -864,12 +873,12 @@ fn execute(
         .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
     match mark {
         Some(marked) => {
-            Journal::install_pending(jdir, jpath)?;
+            Journal::install_pending(jdir, jpath, ctx.durability)?;
             *journal = marked;
         }
         None => {
             journal.phase = Phase::Committed;
-            journal.write(jdir, jpath, &ctx.secret)?;
+            journal.write_with(jdir, jpath, &ctx.secret, ctx.durability)?;
         }
     }
     if let Some(companion) = ctx.companion.as_deref_mut() {
@@ -991,7 +1000,7 @@ fn backup_one(
     dir: &Dir,
     p: &Planned,
     entry: &Entry,
-    jdir: &Dir,
+    (jdir, durability): (&Dir, Durability),
     fp: &mut Failpoints,
 ) -> Result<(), Error> {
     let Some(backup) = &entry.backup else {
@@ -1006,7 +1015,10 @@ fn backup_one(
             let mut file = jdir.create_file(backup.as_bytes(), 0o600).map_err(io)?;
             file.write_all(&bytes).map_err(io)?;
             dirfd::fchmod(&file, st.mode).map_err(io)?;
-            file.sync_all().map_err(io)
+            if durability.syncs() {
+                file.sync_all().map_err(io)?;
+            }
+            Ok(())
         }
         other => other.map_err(io),
     }

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::dirfd::Dir;
+use super::durable::Durability;
 use super::failpoint::Failpoints;
 use super::journal::{self, Entry, Journal, State};
 use super::lock::{self, Lock};
@@ -100,6 +101,7 @@ fn revert_inner(
         state,
         operation: "undo",
         undoes: Some((id.clone(), journal.previous.clone())),
+        durability: Durability::Full,
     };
     let mut fp = Failpoints::new(failpoint.or_else(super::Failpoint::from_env));
     let done = tx.run(changes, &AuditRecord::default(), &mut fp, companion)?;

@@ -31,6 +31,11 @@ async fn start(t: &TempTree, extra: &[&str]) -> Client {
 
 /// Start the binary with `args` (the subcommand included) in the root of `t`.
 async fn start_with(t: &TempTree, args: Vec<String>) -> Client {
+    start_durable(t, args, None).await
+}
+
+/// [`start_with`], with `APPLY_PATCH_DURABILITY` set to `durability` when given.
+async fn start_durable(t: &TempTree, args: Vec<String>, durability: Option<&str>) -> Client {
     let state = t.outside("state");
     let root = t.root();
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_apply-patch")).configure(|c| {
@@ -38,7 +43,11 @@ async fn start_with(t: &TempTree, args: Vec<String>) -> Client {
             .current_dir(&root)
             .env("XDG_STATE_HOME", &state)
             .env("HOME", &state)
-            .env_remove("APPLY_PATCH_FAILPOINT");
+            .env_remove("APPLY_PATCH_FAILPOINT")
+            .env_remove("APPLY_PATCH_DURABILITY");
+        if let Some(mode) = durability {
+            c.env("APPLY_PATCH_DURABILITY", mode);
+        }
     });
     let transport = TokioChildProcess::new(cmd).expect("the server starts");
     ().serve(transport)
@@ -521,6 +530,29 @@ async fn a_model_supplied_command_never_runs() {
     assert!(t.root().join("marked").exists());
     assert!(!t.root().join("pwned").exists(), "the model's command ran");
     client.cancel().await.expect("the session closes");
+}
+
+#[tokio::test]
+async fn the_server_commits_with_the_durability_of_its_environment() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\n")]);
+    let client = start_durable(&t, vec!["mcp".into()], Some("atomic")).await;
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(t.read_str("notes.txt"), "a\nB\n");
+    client.cancel().await.expect("the session closes");
+    // A mode that does not exist is the operator's mistake: the server does not start.
+    let out = t
+        .command(env!("CARGO_BIN_EXE_apply-patch"))
+        .arg("mcp")
+        .env("APPLY_PATCH_DURABILITY", "relaxed")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run apply-patch mcp");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("APPLY_PATCH_DURABILITY"), "{stderr}");
 }
 
 #[test]

@@ -131,7 +131,8 @@ impl TempTree {
             .env("XDG_STATE_HOME", self.outside("state"))
             .env("HOME", self.outside("state"))
             .env("NO_COLOR", "1")
-            .env_remove("APPLY_PATCH_FAILPOINT");
+            .env_remove("APPLY_PATCH_FAILPOINT")
+            .env_remove("APPLY_PATCH_DURABILITY");
         cmd
     }
 

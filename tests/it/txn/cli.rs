@@ -50,7 +50,13 @@ fn is_new(root: &Path, i: usize) -> bool {
 
 /// Runs `apply-patch` with `commit:<k>:pause`, waits for the pause, SIGKILLs it.
 fn kill_mid_commit(root: &Path, patch: &Path, k: usize) {
+    kill_mid_commit_with(root, patch, k, &[]);
+}
+
+/// [`kill_mid_commit`] with more arguments before the patch.
+fn kill_mid_commit_with(root: &Path, patch: &Path, k: usize, args: &[&str]) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(args)
         .arg("--root")
         .arg(root)
         .arg(patch)
@@ -111,4 +117,47 @@ fn sigkill_mid_commit_of_300_files_then_recover_is_old_or_new() {
         let again = recover(&root);
         assert!(again.status.success(), "a second recover has nothing to do");
     }
+}
+
+#[test]
+fn sigkill_mid_commit_without_flushes_then_recover_is_old_or_new() {
+    // `--durability atomic` flushes nothing, and keeps the order of every step: a killed
+    // process is recovered as with full durability (only a power loss is not covered).
+    let patches = tempfile::tempdir().expect("patch dir");
+    let patch = patch(patches.path());
+    let atomic = ["--durability", "atomic"];
+    for (k, want_new) in [
+        (1 + 2 * FILES + 120, false),
+        (1 + 3 * FILES + 1 + FILES + 1 + 1, true),
+    ] {
+        let (_tmp, root) = setup();
+        let old = tree(&root);
+        kill_mid_commit_with(&root, &patch, k, &atomic);
+        assert!(
+            (0..FILES).any(|i| is_new(&root, i)),
+            "step {k}: some files were already renamed when it was killed"
+        );
+        let out = recover(&root);
+        assert!(out.status.success(), "recover at step {k}");
+        if want_new {
+            assert!((0..FILES).all(|i| is_new(&root, i)), "step {k}: wholly new");
+        } else {
+            assert_eq!(tree(&root), old, "step {k}: wholly old");
+        }
+    }
+    // And run to the end, the same commit as with full durability.
+    let (_tmp, root) = setup();
+    let out = Command::new(env!("CARGO_BIN_EXE_apply-patch"))
+        .args(atomic)
+        .arg("--root")
+        .arg(&root)
+        .arg(&patch)
+        .output()
+        .expect("run apply-patch");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!((0..FILES).all(|i| is_new(&root, i)), "wholly new");
 }
