@@ -68,10 +68,24 @@ fi
 # Every regular file and symlink under DIR with its exec bit and content hash, one a line:
 # two trees are the same when these listings are.
 listing() {
-  (cd "$1" && find . \( -type f -o -type l \) ! -path './.git/*' -printf '%p %m\n' | sort |
-    while read -r path mode; do
-      echo "$path $(( (8#$mode & 0100) != 0 )) $(sha1sum <"$path" | cut -c1-40)"
-    done)
+  python3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+top = sys.argv[1]
+for folder, dirs, files in os.walk(top):
+    dirs[:] = sorted(d for d in dirs if not (folder == top and d == ".git"))
+    for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
+        path = os.path.join(folder, name)
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            data = os.readlink(path).encode("utf-8", "surrogateescape")
+        elif stat.S_ISREG(st.st_mode):
+            data = open(path, "rb").read()
+        else:
+            continue
+        rel = os.path.relpath(path, top).encode("utf-8", "surrogateescape")
+        sys.stdout.buffer.write(b"%s %d %s\n" % (rel, (st.st_mode & 0o100) != 0,
+                                                  hashlib.sha1(data).hexdigest().encode()))
+PY
 }
 
 # timed OUT_SAMPLES TOOL CMD... -> appends "TOOL micros kilobytes" for one run of CMD.

@@ -616,26 +616,28 @@ impl Recheck {
 }
 
 /// The content check of racy targets (see [`check_fresh`]), run on its own thread while the
-/// new contents are written and synced: each target is located again from the root and
-/// read in pieces, compared with the bytes read at planning when they are at hand, else
+/// new contents are written and synced: each target is found again through its folder's
+/// handle (opened without following a symlink) and read in pieces, compared with the bytes read at planning when they are at hand, else
 /// hashed.
 fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
+    // Each folder opened once (not walked from the root for every target).
+    let mut handles = Handles::new(root)?;
     for t in targets {
         let path = t.path.as_str();
         let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
-        let located = journal::locate(root, path)?;
-        let Some(dir) = located.parent.as_ref() else {
+        let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
+        let Some(dir) = handles.parent(root, path)? else {
             return Err(stale(
                 path,
                 format!("{path} changed since it was read: it was removed"),
             ));
         };
         if let Some(bytes) = &t.bytes {
-            if dir.holds(&located.name, bytes.as_slice()).map_err(io)? {
+            if dir.holds(name, bytes.as_slice()).map_err(io)? {
                 continue;
             }
         }
-        let (now, _) = dir.hash_file(&located.name).map_err(io)?;
+        let (now, _) = dir.hash_file(name).map_err(io)?;
         same_content(path, &t.was, &now)?;
     }
     Ok(())
