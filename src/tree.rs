@@ -422,6 +422,42 @@ mod show;
 mod tests {
     use super::*;
 
+    /// The open folders a disk tree keeps between reads change nothing it sees: every file
+    /// of many folders, read twice in another order, the current bytes of a rewritten file,
+    /// and a symlinked folder on the way still refused (`path_escape`).
+    #[cfg(unix)]
+    #[test]
+    fn a_disk_tree_reads_through_its_open_folders_as_through_fresh_walks() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        for i in 0..100 {
+            let dir = tmp.path().join(format!("d{i}/e"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("f.txt"), format!("{i}")).expect("write");
+        }
+        std::os::unix::fs::symlink(tmp.path().join("d0"), tmp.path().join("link"))
+            .expect("symlink");
+        let tree = DiskTree::new(tmp.path()).expect("tree");
+        let read = |path: &str| match tree.read(path).expect("read").1 {
+            Node::File { bytes, .. } => {
+                String::from_utf8(bytes.as_slice().to_vec()).expect("utf-8")
+            }
+            other => panic!("{path}: {other:?}"),
+        };
+        for i in (0..100).chain((0..100).rev()) {
+            assert_eq!(read(&format!("d{i}/e/f.txt")), i.to_string());
+            assert_eq!(
+                tree.kind(&format!("d{i}/e/f.txt")).expect("kind"),
+                Kind::File
+            );
+        }
+        std::fs::write(tmp.path().join("d5/e/f.txt"), "new").expect("rewrite");
+        assert_eq!(read("d5/e/f.txt"), "new");
+        assert_eq!(tree.read("d5/e/none").expect("missing").1, Node::Missing);
+        assert_eq!(tree.read("d500/e/f.txt").expect("missing").1, Node::Missing);
+        let err = tree.read("link/e/f.txt").expect_err("a symlinked folder");
+        assert_eq!(err.code, crate::ErrorCode::PathEscape);
+    }
+
     #[test]
     fn mem_tree_kinds() {
         let mut t = MemTree::new();
