@@ -20,7 +20,15 @@
 # Usage: scripts/bench-real.sh        (BENCH_RUNS=N runs per measurement, default 11;
 #                                      BENCH_REAL_DIR=DIR the real workloads, default
 #                                      ../shared/bench/real;
-#                                      BENCH_REAL="LABEL:BEFORE:AFTER:DIFF ..." more rows;
+#                                      BENCH_REAL="LABEL:BEFORE:AFTER:DIFF ..." more rows
+#                                      (any before tree, after tree and diff; no spaces);
+#                                      BENCH_GIT_REPO=REPO adds git's release diffs, made
+#                                      from REPO (a clone or bare mirror of git.git) by
+#                                      scripts/git-release-triple.py: BENCH_GIT_PAIRS, default
+#                                      "v2.44.0:v2.45.0 v2.45.0:v2.50.0 v2.30.0:v2.50.0";
+#                                      BENCH_GIT_DIR=DIR keeps the made trees for reuse;
+#                                      BENCH_WARM=N commits before a row's timed runs (20);
+#                                      BENCH_SKIP_BUILTIN=1 leaves out the fd and ripgrep rows;
 #                                      BENCH_BIN=PATH another apply-patch binary;
 #                                      BENCH_BASE=PATH adds an older binary's rows, turn
 #                                      about with the others, to compare;
@@ -62,10 +70,24 @@ fi
 # Every regular file and symlink under DIR with its exec bit and content hash, one a line:
 # two trees are the same when these listings are.
 listing() {
-  (cd "$1" && find . \( -type f -o -type l \) ! -path './.git/*' -printf '%p %m\n' | sort |
-    while read -r path mode; do
-      echo "$path $(( (8#$mode & 0100) != 0 )) $(sha1sum <"$path" | cut -c1-40)"
-    done)
+  python3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+top = sys.argv[1]
+for folder, dirs, files in os.walk(top):
+    dirs[:] = sorted(d for d in dirs if not (folder == top and d == ".git"))
+    for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]):
+        path = os.path.join(folder, name)
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            data = os.readlink(path).encode("utf-8", "surrogateescape")
+        elif stat.S_ISREG(st.st_mode):
+            data = open(path, "rb").read()
+        else:
+            continue
+        rel = os.path.relpath(path, top).encode("utf-8", "surrogateescape")
+        sys.stdout.buffer.write(b"%s %d %s\n" % (rel, (st.st_mode & 0o100) != 0,
+                                                  hashlib.sha1(data).hexdigest().encode()))
+PY
 }
 
 # timed OUT_SAMPLES TOOL CMD... -> appends "TOOL micros kilobytes" for one run of CMD.
@@ -119,7 +141,7 @@ real_row() {
   : >"$samples"
   # apply-patch keeps the last 20 transactions of a root for undo and removes the oldest at
   # each commit: measure it in that steady state, not in the cheaper first 20 commits.
-  for _ in $(seq 20); do
+  for _ in $(seq "${BENCH_WARM:-20}"); do
     rm -rf "$t" && cp -r "$before" "$t" && chmod -R u+w "$t"
     "$bin" --root "$t" "$diff" >/dev/null 2>&1 || { echo "bench-real: apply-patch failed on $diff" >&2; exit 1; }
   done
@@ -139,16 +161,37 @@ real_row() {
     done
   done
   report "$label" patch "$samples"
+  echo "  (load average at the row's end: $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+
+# git's own release diffs (thousands of files, renames), made once from BENCH_GIT_REPO.
+git_rows() {
+  local dir="${BENCH_GIT_DIR:-$scratch/git}" pair from to out
+  if [ -z "${BENCH_GIT_REPO:-}" ]; then
+    echo "bench-real: no git release rows (set BENCH_GIT_REPO to a clone of git.git)" >&2
+    return
+  fi
+  for pair in ${BENCH_GIT_PAIRS:-v2.44.0:v2.45.0 v2.45.0:v2.50.0 v2.30.0:v2.50.0}; do
+    from="${pair%%:*}" to="${pair#*:}" out="$dir/$from--$to"
+    if [ ! -f "$out/diff" ]; then
+      rm -rf "$out"
+      python3 "$root/scripts/git-release-triple.py" "$BENCH_GIT_REPO" "$from" "$to" "$out" >&2
+    fi
+    real_row "git $from -> $to" "$out/before" "$out/after" "$out/diff"
+  done
 }
 
 if [ "$only" != oneline ]; then
-  real_row "fd 8.7.1 -> 9.0.0" "$real/fd-v8.7.1--v9.0.0/before" "$real/fd-v8.7.1--v9.0.0/after" "$real/fd-v8.7.1--v9.0.0.diff"
-  real_row "ripgrep 13 -> 14" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.diff"
-  real_row "ripgrep 13 -> 14, renames" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.M.diff"
+  if [ -z "${BENCH_SKIP_BUILTIN:-}" ]; then
+    real_row "fd 8.7.1 -> 9.0.0" "$real/fd-v8.7.1--v9.0.0/before" "$real/fd-v8.7.1--v9.0.0/after" "$real/fd-v8.7.1--v9.0.0.diff"
+    real_row "ripgrep 13 -> 14" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.diff"
+    real_row "ripgrep 13 -> 14, renames" "$real/rg-13.0.0--14.0.0/before" "$real/rg-13.0.0--14.0.0/after" "$real/rg-13.0.0--14.0.0.M.diff"
+  fi
   for spec in ${BENCH_REAL:-}; do
     IFS=: read -r label before after diff <<<"$spec"
     real_row "$label" "$before" "$after" "$diff"
   done
+  git_rows
 fi
 
 # The one-line edit: a real checkout (the ripgrep 14 tree, committed once), a one-line diff
@@ -197,6 +240,7 @@ oneline_row() {
     done
   )
   report "one-line edit + revert" git "$samples"
+  echo "  (load average at the row's end: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
 if [ "$only" != real ]; then

@@ -11,7 +11,10 @@
 #
 # Usage: scripts/bench.sh            (BENCH_DIR=DIR keeps the generated workload for reuse;
 #                                     BENCH_RUNS=N runs per measurement, default 5;
-#                                     GEN_SYNTH=PATH points at gen_synth.py)
+#                                     GEN_SYNTH=PATH points at gen_synth.py;
+#                                     BENCH_BIN=PATH another apply-patch binary;
+#                                     BENCH_BASE=PATH adds an older binary's rows, turn
+#                                     about with the others, to compare)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +42,12 @@ trap 'rm -rf "$scratch"' EXIT
 # git work tree: keep that out of $HOME.
 export XDG_STATE_HOME="$scratch/state"
 
-cargo build --release --quiet
-bin="$root/target/release/apply-patch"
+if [ -n "${BENCH_BIN:-}" ]; then
+  bin="$BENCH_BIN"
+else
+  cargo build --release --quiet
+  bin="$root/target/release/apply-patch"
+fi
 
 if [ ! -f "$work/full/big.txt" ]; then
   mkdir -p "$work/full"
@@ -62,6 +69,7 @@ once() {
   sync
   case "$tool" in
     apply-patch) cmd=("$bin" --root "$t" "$dir/$diff") ;;
+    base) cmd=("$BENCH_BASE" --root "$t" "$dir/$diff") ;;
     patch) cmd=(patch -s -p1 -d "$t" -i "$dir/$diff") ;;
     patch-no-orig) cmd=(patch -s -p1 --no-backup-if-mismatch -d "$t" -i "$dir/$diff") ;;
     git) cmd=(git -C "$t" apply "$dir/$diff") ;;
@@ -96,6 +104,7 @@ printf '%-22s %-16s %8s %8s %8s %11s %11s %10s\n' workload tool best median "pea
 row() {
   local label="$1" dir="$2" input="$3" diff="$4" expected="$5" other="$6"
   local size tools=(patch apply-patch) samples="$scratch/samples"
+  [ -n "${BENCH_BASE:-}" ] && tools+=(base)
   [ "$other" = git ] && tools+=(git)
   [ "$other" = no-orig ] && tools+=(patch-no-orig)
   size=$(($(stat -c %s "$dir/$input") + $(stat -c %s "$dir/$diff")))
@@ -116,7 +125,7 @@ def stats(tool):
     times = [t for t, _ in runs[tool]]
     return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
 ref_best, ref_med, _ = stats("patch")
-for tool, name in (("apply-patch", "apply-patch"), ("patch", "patch"),
+for tool, name in (("apply-patch", "apply-patch"), ("base", "BENCH_BASE"), ("patch", "patch"),
                    ("patch-no-orig", "patch, no .orig"), ("git", "git apply")):
     if tool not in runs:
         continue

@@ -106,6 +106,7 @@ internal_mod! {
     txn;
 }
 
+mod pool;
 mod release;
 
 /// The disk transaction's entry points for a caller: undo the last applied patch, and recover

@@ -77,20 +77,27 @@ pub struct DiskTree {
     in_repository: bool,
     /// The folder [`Tree::kind`] looked in last (shared by clones).
     last: Arc<Mutex<LastFolder>>,
+    /// The open root and folders [`Tree::read`] reads through, opened at the first read
+    /// (shared by clones): a patch's files are read without a walk from the root each.
+    reader: Arc<Mutex<Option<crate::txn::SnapshotReader>>>,
 }
 
-/// The folder of the last lookup, kept open: the path checks ask for a path's components
-/// one after the other (`a`, `a/b`, `a/b/c`, …), so each lookup starts from the folder of
-/// the one before instead of the root. Looked up by whole path, a deep path cost its depth
-/// in every lookup (depth² in all) and failed past `PATH_MAX` (`File name too long`).
+/// The folders of the last lookups, kept open by root-relative path: the path checks ask for
+/// a path's components one after the other (`a`, `a/b`, `a/b/c`, …) and for the files of a
+/// patch folder after folder, so each lookup starts from the nearest folder already open
+/// instead of the root. Looked up by whole path, a deep path cost its depth in every lookup
+/// (depth² in all) and failed past `PATH_MAX` (`File name too long`); reopened from the root
+/// at each change of folder, a many-file patch cost a walk per file.
 #[derive(Default)]
-struct LastFolder(Option<(String, crate::txn::dirfd::Dir)>);
+struct LastFolder(std::collections::HashMap<String, crate::txn::dirfd::Dir>);
+
+/// The most folders [`LastFolder`] keeps open (all but the one opened last are let go past
+/// it: a patch's paths come folder by folder).
+const KEPT_FOLDERS: usize = 64;
 
 impl std::fmt::Debug for LastFolder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("LastFolder")
-            .field(&self.0.as_ref().map(|(p, _)| p))
-            .finish()
+        f.debug_tuple("LastFolder").field(&self.0.len()).finish()
     }
 }
 
@@ -105,6 +112,7 @@ impl DiskTree {
             root,
             in_repository,
             last: Arc::default(),
+            reader: Arc::default(),
         })
     }
 
@@ -115,6 +123,7 @@ impl DiskTree {
             root: state.root().to_path_buf(),
             in_repository: state.git_dir().is_some(),
             last: Arc::default(),
+            reader: Arc::default(),
         }
     }
 
@@ -125,32 +134,38 @@ impl DiskTree {
 }
 
 impl DiskTree {
-    /// Opens `folder` (relative to the root), from the last folder when it lies below it,
-    /// and keeps it as the last one. Symlinks on the way are followed, as a lookup by path
-    /// follows them (the path checks decide about them, not this).
+    /// Opens `folder` (relative to the root) from the nearest folder above it already open,
+    /// and keeps it open. Symlinks on the way are followed, as a lookup by path follows them
+    /// (the path checks decide about them, not this).
     fn folder<'l>(
         &self,
         last: &'l mut LastFolder,
         folder: &str,
     ) -> std::io::Result<&'l crate::txn::dirfd::Dir> {
         use crate::txn::dirfd::Dir;
-        let reuse = match &last.0 {
-            Some((at, _)) if at == folder => return Ok(&last.0.as_ref().expect("matched").1),
-            Some((at, _)) if at.is_empty() => Some(folder),
-            Some((at, _)) => folder
-                .strip_prefix(at.as_str())
-                .and_then(|rest| rest.strip_prefix('/')),
-            None => None,
-        };
-        let (mut dir, rest) = match (reuse, last.0.take()) {
-            (Some(rest), Some((_, dir))) => (dir, rest),
-            _ => (Dir::open(&self.root)?, folder),
-        };
-        for comp in rest.split('/').filter(|c| !c.is_empty()) {
-            dir = dir.open_child_following(comp.as_bytes())?;
+        if !last.0.contains_key(folder) {
+            let mut base = folder;
+            let (mut dir, rest) = loop {
+                let rest = folder[base.len()..].split('/').filter(|c| !c.is_empty());
+                if let Some(above) = last.0.get(base) {
+                    let mut rest = rest;
+                    let first = rest.next().expect("an open folder above differs from it");
+                    break (above.open_child_following(first.as_bytes())?, rest);
+                }
+                if base.is_empty() {
+                    break (Dir::open(&self.root)?, rest);
+                }
+                base = base.rsplit_once('/').map_or("", |(up, _)| up);
+            };
+            for comp in rest {
+                dir = dir.open_child_following(comp.as_bytes())?;
+            }
+            if last.0.len() >= KEPT_FOLDERS {
+                last.0.clear();
+            }
+            last.0.insert(folder.to_string(), dir);
         }
-        last.0 = Some((folder.to_string(), dir));
-        Ok(&last.0.as_ref().expect("just set").1)
+        Ok(&last.0[folder])
     }
 }
 
@@ -186,7 +201,7 @@ impl Tree for DiskTree {
             }
             Err(e) => return Err(Error::io(path, "cannot inspect", &e)),
         };
-        let dir = &last.0.as_ref().expect("the folder was just opened").1;
+        let dir = &last.0[folder];
         Ok(match stat.kind {
             DiskKind::Symlink => Kind::Symlink(
                 dir.read_link(name.as_bytes())
@@ -199,7 +214,14 @@ impl Tree for DiskTree {
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
         use crate::txn::Found;
-        let (snapshot, content) = crate::txn::read_snapshot(&self.root, path)?;
+        let (snapshot, content) = {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            let reader = match &mut *reader {
+                Some(reader) => reader,
+                empty => empty.insert(crate::txn::SnapshotReader::open(&self.root)?),
+            };
+            reader.read(path)?
+        };
         let node = match content {
             Found::Missing => Node::Missing,
             Found::Directory => Node::Directory,
@@ -401,6 +423,42 @@ mod show;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The open folders a disk tree keeps between reads change nothing it sees: every file
+    /// of many folders, read twice in another order, the current bytes of a rewritten file,
+    /// and a symlinked folder on the way still refused (`path_escape`).
+    #[cfg(unix)]
+    #[test]
+    fn a_disk_tree_reads_through_its_open_folders_as_through_fresh_walks() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        for i in 0..100 {
+            let dir = tmp.path().join(format!("d{i}/e"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(dir.join("f.txt"), format!("{i}")).expect("write");
+        }
+        std::os::unix::fs::symlink(tmp.path().join("d0"), tmp.path().join("link"))
+            .expect("symlink");
+        let tree = DiskTree::new(tmp.path()).expect("tree");
+        let read = |path: &str| match tree.read(path).expect("read").1 {
+            Node::File { bytes, .. } => {
+                String::from_utf8(bytes.as_slice().to_vec()).expect("utf-8")
+            }
+            other => panic!("{path}: {other:?}"),
+        };
+        for i in (0..100).chain((0..100).rev()) {
+            assert_eq!(read(&format!("d{i}/e/f.txt")), i.to_string());
+            assert_eq!(
+                tree.kind(&format!("d{i}/e/f.txt")).expect("kind"),
+                Kind::File
+            );
+        }
+        std::fs::write(tmp.path().join("d5/e/f.txt"), "new").expect("rewrite");
+        assert_eq!(read("d5/e/f.txt"), "new");
+        assert_eq!(tree.read("d5/e/none").expect("missing").1, Node::Missing);
+        assert_eq!(tree.read("d500/e/f.txt").expect("missing").1, Node::Missing);
+        let err = tree.read("link/e/f.txt").expect_err("a symlinked folder");
+        assert_eq!(err.code, crate::ErrorCode::PathEscape);
+    }
 
     #[test]
     fn mem_tree_kinds() {

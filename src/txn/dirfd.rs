@@ -125,6 +125,34 @@ pub enum Walk {
     Partial { dir: Dir, existing: usize },
 }
 
+/// Reads the rest of `f` into `bytes`, which has room reserved for the size the caller's
+/// `fstat` gave. Not `File::read_to_end`, which asks the file's size and position again (two
+/// system calls per file), nor `Read::read_to_end` without that size, which reads in small
+/// pieces first: one read fills the room, one more finds the end (or a file that grew).
+fn read_rest(f: &mut std::fs::File, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    use std::io::Read;
+    let start = bytes.len();
+    let room = bytes.capacity() - start;
+    bytes.resize(start + room, 0);
+    let mut filled = start;
+    while filled < bytes.len() {
+        match f.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                bytes.truncate(filled);
+                return Err(e);
+            }
+        }
+    }
+    bytes.truncate(filled);
+    if filled - start == room {
+        Read::take(f, u64::MAX).read_to_end(bytes)?;
+    }
+    Ok(bytes.len() - start)
+}
+
 impl Dir {
     #[cfg(unix)]
     /// Opens an absolute (trusted) directory; symlinks in it are followed.
@@ -245,14 +273,13 @@ impl Dir {
     /// Reads the whole regular file `name` and its `fstat` (of the same open file). A file
     /// too large for the memory is an error (`OutOfMemory`), not the end of the process.
     pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
-        use std::io::Read;
         let (mut f, st) = self.open_regular(name)?;
         let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
         let mut bytes = Vec::new();
         bytes
             .try_reserve_exact(expected)
             .map_err(|_| too_large(&st))?;
-        f.read_to_end(&mut bytes)?;
+        read_rest(&mut f, &mut bytes)?;
         Ok((bytes, st))
     }
 
@@ -270,7 +297,7 @@ impl Dir {
             bytes
                 .try_reserve_exact(expected)
                 .map_err(|_| too_large(&st))?;
-            f.read_to_end(&mut bytes)?;
+            read_rest(&mut f, &mut bytes)?;
             let sha256 = sha2::Sha256::digest(&bytes).into();
             return Ok((bytes, sha256, st));
         }
@@ -314,7 +341,7 @@ impl Dir {
         bytes.truncate(filled);
         // A file that grew while it was read: the rest too, hashed with the whole.
         let before = bytes.len();
-        f.read_to_end(&mut bytes)?;
+        read_rest(&mut f, &mut bytes)?;
         let sha256 = if bytes.len() == before {
             hashed.finalize().into()
         } else {

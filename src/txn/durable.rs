@@ -25,7 +25,7 @@ use std::fs::File;
 use std::io;
 #[cfg(unix)]
 use std::os::fd::{AsFd, BorrowedFd};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::dirfd::Dir;
 use crate::Error;
@@ -106,7 +106,7 @@ enum Held<'a> {
     File(File),
     // On Windows a folder has nothing to flush: it is held, and counted, but never read.
     #[cfg_attr(windows, allow(dead_code))]
-    Shared(Rc<Dir>),
+    Shared(Arc<Dir>),
     #[cfg_attr(windows, allow(dead_code))]
     Borrowed(&'a Dir),
 }
@@ -193,7 +193,7 @@ impl<'a> Point<'a> {
     }
 
     /// A folder whose entries must be durable by the next [`Point::sync`] (once per folder).
-    pub fn dir(&mut self, path: &str, dir: Rc<Dir>) -> Result<(), Error> {
+    pub fn dir(&mut self, path: &str, dir: Arc<Dir>) -> Result<(), Error> {
         if !self.syncs() {
             return Ok(());
         }
@@ -381,8 +381,8 @@ mod tests {
             point.file("f", f, dev).expect("held");
             assert!(point.held.len() < SYNCFS_FROM);
         }
-        let sub = Rc::new(root.open_child(b".").expect("dup"));
-        point.dir("d", Rc::clone(&sub)).expect("held");
+        let sub = Arc::new(root.open_child(b".").expect("dup"));
+        point.dir("d", Arc::clone(&sub)).expect("held");
         point.dir("d", sub).expect("once per folder");
         point.sync().expect("sync");
         assert_eq!(point.calls, (1, 0));

@@ -6,7 +6,7 @@
 //! Must not decide anything: it only opens folders.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::dirfd::{self, Dir};
 use super::journal;
@@ -17,7 +17,7 @@ pub const LIMIT: usize = 64;
 
 /// Open folders by root-relative path (`""` is the root).
 pub(crate) struct Handles {
-    open: HashMap<String, Rc<Dir>>,
+    open: HashMap<String, Arc<Dir>>,
 }
 
 /// The folder part of a root-relative path (`""` for a name at the top).
@@ -31,26 +31,26 @@ impl Handles {
         let top = Dir::open_child(root, b".")
             .map_err(|e| Error::io(".", "cannot open the root for the commit", &e))?;
         let mut open = HashMap::new();
-        open.insert(String::new(), Rc::new(top));
+        open.insert(String::new(), Arc::new(top));
         Ok(Handles { open })
     }
 
     /// The folder holding `path` (root-relative); `None` when a folder on the way is missing.
-    pub fn parent(&mut self, root: &Dir, path: &str) -> Result<Option<Rc<Dir>>, Error> {
+    pub fn parent(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, Error> {
         self.folder(root, folder_of(path), path)
     }
 
     /// The folder `dir` (root-relative, `""` for the root); `None` when a component is
     /// missing. `path` names the target in errors; a symlink or non-folder on the way is
     /// refused as [`journal::locate`] refuses it.
-    pub fn folder(&mut self, root: &Dir, dir: &str, path: &str) -> Result<Option<Rc<Dir>>, Error> {
+    pub fn folder(&mut self, root: &Dir, dir: &str, path: &str) -> Result<Option<Arc<Dir>>, Error> {
         if let Some(d) = self.open.get(dir) {
-            return Ok(Some(Rc::clone(d)));
+            return Ok(Some(Arc::clone(d)));
         }
         let mut base = folder_of(dir);
         let mut current = loop {
             if let Some(d) = self.open.get(base) {
-                break Rc::clone(d);
+                break Arc::clone(d);
             }
             base = folder_of(base);
         };
@@ -62,7 +62,7 @@ impl Handles {
         let mut so_far = base.to_string();
         for comp in rest.split('/') {
             let child = match current.open_child(comp.as_bytes()) {
-                Ok(c) => Rc::new(c),
+                Ok(c) => Arc::new(c),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) if dirfd::is_not_a_real_dir(&e) => {
                     // The walk from the root names the symlink (`path_escape`) or the file.
@@ -81,7 +81,7 @@ impl Handles {
                 // order, so the next ones are found below the folder opened last.
                 self.open.retain(|k, _| k.is_empty());
             }
-            self.open.insert(so_far.clone(), Rc::clone(&child));
+            self.open.insert(so_far.clone(), Arc::clone(&child));
             current = child;
         }
         Ok(Some(current))

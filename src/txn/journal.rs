@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::dirfd::{self, Dir, Kind, Walk};
 use super::{AuditRecord, TxnError};
@@ -346,7 +346,7 @@ pub struct Located {
     /// `None` when a parent folder is missing (the path is then missing too).
     /// Shared: many targets of one folder use one handle (a big patch must not run out of
     /// file descriptors).
-    pub parent: Option<Rc<Dir>>,
+    pub parent: Option<Arc<Dir>>,
     pub name: Vec<u8>,
     /// Components of the parent that exist (the rest must be created).
     pub existing: usize,
@@ -354,7 +354,7 @@ pub struct Located {
 }
 
 /// Folder handles already opened by one transaction, by root-relative folder path.
-pub type DirCache = HashMap<Vec<u8>, Rc<Dir>>;
+pub type DirCache = HashMap<Vec<u8>, Arc<Dir>>;
 
 /// Opens the parent of `path` under `root` component by component (`O_NOFOLLOW`). A symlink
 /// on the way is `path_escape`.
@@ -364,19 +364,14 @@ pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
 
 /// [`locate`], reusing and filling `cache` (only folders found whole are cached).
 pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, Error> {
-    let comps = dirfd::components(path)?;
-    if comps.iter().any(|c| *c == b".git")
-        || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
-    {
-        return Err(TxnError::OwnFolder { path: path.into() }.into());
-    }
+    let comps = checked_components(path)?;
     let (name, parents) = comps
         .split_last()
         .expect("split('/') yields at least one component because it always does");
     let key = parents.join(&b'/');
     if let Some(dir) = cache.get(&key) {
         return Ok(Located {
-            parent: Some(Rc::clone(dir)),
+            parent: Some(Arc::clone(dir)),
             name: name.to_vec(),
             existing: parents.len(),
             components: comps.iter().map(|c| c.to_vec()).collect(),
@@ -389,8 +384,8 @@ pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located
         .map_err(|e| walk_error(root, path, parents, &e))?;
     let (parent, existing) = match walked {
         Walk::Found(d) => {
-            let d = Rc::new(d);
-            cache.insert(key, Rc::clone(&d));
+            let d = Arc::new(d);
+            cache.insert(key, Arc::clone(&d));
             (Some(d), parents.len())
         }
         Walk::Partial { existing, .. } => (None, existing),
@@ -401,6 +396,18 @@ pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located
         existing,
         components: comps.iter().map(|c| c.to_vec()).collect(),
     })
+}
+
+/// The components of `path`, refusing a path inside git's or apply-patch's own folders
+/// (`path_escape`).
+pub fn checked_components(path: &str) -> Result<Vec<&[u8]>, Error> {
+    let comps = dirfd::components(path)?;
+    if comps.iter().any(|c| *c == b".git")
+        || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
+    {
+        return Err(TxnError::OwnFolder { path: path.into() }.into());
+    }
+    Ok(comps)
 }
 
 /// Names the component that is a symlink (`path_escape`) or not a folder (`io_error`).
@@ -513,7 +520,7 @@ mod tests {
         let one = locate_in(&root, "a/b/one.txt", &mut cache).expect("one");
         let two = locate_in(&root, "a/b/two.txt", &mut cache).expect("two");
         let (one, two) = (one.parent.expect("found"), two.parent.expect("found"));
-        assert!(Rc::ptr_eq(&one, &two));
+        assert!(Arc::ptr_eq(&one, &two));
         let missing = locate_in(&root, "a/c/three.txt", &mut cache).expect("three");
         assert!(missing.parent.is_none());
         assert_eq!(missing.existing, 1);

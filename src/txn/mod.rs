@@ -221,19 +221,54 @@ pub struct Committed {
 /// followed (`Found::Symlink`); a symlink among the folders on the way is `path_escape`
 /// (the planner resolves in-root symlinks itself and passes real paths).
 pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error> {
-    let shown = root.display().to_string();
-    let root_dir = Dir::open(root).map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
-    let located = journal::locate(&root_dir, path)?;
-    let Some(parent) = located.parent else {
-        return Ok((Snapshot::Missing, Found::Missing));
-    };
+    SnapshotReader::open(root)?.read(path)
+}
+
+/// [`read_snapshot`] for many paths under one root: the root is opened once, and each folder
+/// once while it stays among the [`handles::LIMIT`] open last (opened component by
+/// component without following a symlink, as the commit opens them), not once per file.
+pub(crate) struct SnapshotReader {
+    root: Dir,
+    handles: handles::Handles,
+}
+
+impl std::fmt::Debug for SnapshotReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotReader")
+    }
+}
+
+impl SnapshotReader {
+    /// A reader of the tree at `root` (a trusted absolute path; symlinks in it are followed).
+    pub fn open(root: &Path) -> Result<SnapshotReader, Error> {
+        let shown = root.display().to_string();
+        let root = Dir::open(root).map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+        let handles = handles::Handles::new(&root)?;
+        Ok(SnapshotReader { root, handles })
+    }
+
+    /// See [`read_snapshot`].
+    pub fn read(&mut self, path: &str) -> Result<(Snapshot, Found), Error> {
+        let comps = journal::checked_components(path)?;
+        let name = *comps
+            .last()
+            .expect("split('/') yields at least one component because it always does");
+        let Some(parent) = self.handles.parent(&self.root, path)? else {
+            return Ok((Snapshot::Missing, Found::Missing));
+        };
+        read_at(&parent, name, path)
+    }
+}
+
+/// [`read_snapshot`] of `name` in its open folder `parent`.
+fn read_at(parent: &Dir, name: &[u8], path: &str) -> Result<(Snapshot, Found), Error> {
     let io = |e: std::io::Error| Error::io(path, "cannot read", &e);
-    let Some(st) = parent.stat(&located.name).map_err(io)? else {
+    let Some(st) = parent.stat(name).map_err(io)? else {
         return Ok((Snapshot::Missing, Found::Missing));
     };
     match st.kind {
         Kind::File => {
-            let (bytes, sha256, st) = parent.read_file_hashed(&located.name).map_err(io)?;
+            let (bytes, sha256, st) = parent.read_file_hashed(name).map_err(io)?;
             let content = Content::with_sha256(bytes, sha256);
             let snap = Snapshot::File {
                 len: content.len() as u64,
@@ -244,7 +279,7 @@ pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error
             Ok((snap, Found::File(content)))
         }
         Kind::Symlink => {
-            let target = parent.read_link(&located.name).map_err(io)?;
+            let target = parent.read_link(name).map_err(io)?;
             Ok((
                 Snapshot::Symlink {
                     target: target.clone(),

@@ -42,7 +42,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::dirfd::{self, Dir, Kind};
@@ -622,26 +622,28 @@ impl Recheck {
 }
 
 /// The content check of racy targets (see [`check_fresh`]), run on its own thread while the
-/// new contents are written and synced: each target is located again from the root and
-/// read in pieces, compared with the bytes read at planning when they are at hand, else
+/// new contents are written and synced: each target is found again through its folder's
+/// handle (opened without following a symlink) and read in pieces, compared with the bytes read at planning when they are at hand, else
 /// hashed.
 fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
+    // Each folder opened once (not walked from the root for every target).
+    let mut handles = Handles::new(root)?;
     for t in targets {
         let path = t.path.as_str();
         let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
-        let located = journal::locate(root, path)?;
-        let Some(dir) = located.parent.as_ref() else {
+        let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
+        let Some(dir) = handles.parent(root, path)? else {
             return Err(stale(
                 path,
                 format!("{path} changed since it was read: it was removed"),
             ));
         };
         if let Some(bytes) = &t.bytes {
-            if dir.holds(&located.name, bytes.as_slice()).map_err(io)? {
+            if dir.holds(name, bytes.as_slice()).map_err(io)? {
                 continue;
             }
         }
-        let (now, _) = dir.hash_file(&located.name).map_err(io)?;
+        let (now, _) = dir.hash_file(name).map_err(io)?;
         same_content(path, &t.was, &now)?;
     }
     Ok(())
@@ -767,7 +769,12 @@ fn stage_steps(
 }
 
 /// Step 4a proper: every new content staged; each is made durable with the backups, at the
-/// durability point before the renames ([`Point`]).
+/// durability point before the renames ([`Point`]). The files are written on a bounded pool
+/// of threads ([`crate::pool`]; creating a file is the costly part of a many-file commit),
+/// [`STAGE_BATCH`] targets at a time: their folders are opened on this thread and held for
+/// the batch only. The failpoint steps are counted here, in order, before a batch is written,
+/// so a crash at any of them leaves the targets before it staged and none after it, as
+/// staging one by one does.
 fn stage_all(
     (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
@@ -775,15 +782,38 @@ fn stage_all(
     fp: &mut Failpoints,
 ) -> Result<Vec<Option<dirfd::Stat>>, Error> {
     let mut staged = Vec::with_capacity(planned.len());
-    for (p, e) in planned.iter().zip(&journal.entries) {
-        let file = stage_one(&*parent_of(root, handles, p)?, p, e, fp)?;
-        staged.push(file.as_ref().map(|(_, st)| *st));
-        if let Some((file, st)) = file {
-            point.file(&p.change.path, file, st.dev)?;
+    let batches = planned
+        .chunks(STAGE_BATCH)
+        .zip(journal.entries.chunks(STAGE_BATCH));
+    for (batch, entries) in batches {
+        let mut jobs = Vec::with_capacity(batch.len());
+        for (p, e) in batch.iter().zip(entries) {
+            if e.stage.is_some() {
+                let dir = parent_of(root, handles, p)?;
+                let path = p.change.path.as_str();
+                fp.step(&format!("stage {path}"))
+                    .map_err(|e| Error::io(path, "cannot stage the new content of", &e))?;
+                jobs.push((dir, p, e));
+            }
+        }
+        let written = crate::pool::map(&jobs, |(dir, p, e)| stage_one(dir, p, e));
+        let mut jobs = jobs.iter().zip(written);
+        for e in entries {
+            let file = match e.stage {
+                Some(_) => jobs.next().map_or(Ok(None), |(_, file)| file)?,
+                None => None,
+            };
+            staged.push(file.as_ref().map(|(_, st)| *st));
+            if let Some((file, st)) = file {
+                point.file(&e.path, file, st.dev)?;
+            }
         }
     }
     Ok(staged)
 }
+
+/// Targets staged together (their folders open at once, see [`stage_all`]).
+const STAGE_BATCH: usize = 64;
 
 /// Steps 3–7 (and the companion's install right after the commit mark). Any error returned
 /// means the commit point was not reached, or that the companion could not be installed
@@ -927,7 +957,7 @@ fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
 }
 
 /// The open folder of a target (its folders exist once step 4 created them).
-fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Rc<Dir>, Error> {
+fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Arc<Dir>, Error> {
     handles.parent(root, &p.change.path)?.ok_or_else(|| {
         Error::new(
             ErrorCode::IoError,
@@ -964,14 +994,12 @@ fn stage_one(
     dir: &Dir,
     p: &Planned,
     entry: &Entry,
-    fp: &mut Failpoints,
 ) -> Result<Option<(std::fs::File, dirfd::Stat)>, Error> {
     let Some(stage) = &entry.stage else {
         return Ok(None);
     };
     let path = p.change.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
-    fp.step(&format!("stage {path}")).map_err(io)?;
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
             let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;

@@ -1,0 +1,87 @@
+//! A bounded pool for work on many independent items (staging many files): the items are
+//! shared out among at most [`MAX_THREADS`] scoped threads, as many as the machine has cores,
+//! each taking the next item when done with one, never a thread per item. A few items are
+//! done on the calling thread: a thread costs more than they do.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The most threads a pool runs at once (the calling thread included).
+pub const MAX_THREADS: usize = 8;
+
+/// Items per thread below which a pool does not start one more.
+pub const MIN_ITEMS_PER_THREAD: usize = 16;
+
+/// How many threads (the calling one included) a pool uses for `items` items.
+pub fn threads_for(items: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores
+        .min(MAX_THREADS)
+        .min(items / MIN_ITEMS_PER_THREAD)
+        .max(1)
+}
+
+/// `work` of every item, in the items' order; the calling thread works too. A panic in
+/// `work` is passed on to the caller.
+pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads_for(items.len());
+    if threads <= 1 {
+        return items.iter().map(work).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    let run = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(item) = items.get(i) else { break };
+        let result = work(item);
+        *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        run();
+        for helper in helpers {
+            helper
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        }
+    });
+    done.into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every item was taken by a thread that finished, because all joined")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_keep_the_items_order_and_few_items_stay_on_this_thread() {
+        let items: Vec<usize> = (0..1000).collect();
+        let doubled = map(&items, |i| i * 2);
+        assert_eq!(doubled, items.iter().map(|i| i * 2).collect::<Vec<_>>());
+        let here = std::thread::current().id();
+        let few: Vec<usize> = (0..MIN_ITEMS_PER_THREAD - 1).collect();
+        assert!(map(&few, |_| std::thread::current().id() == here)
+            .into_iter()
+            .all(|same| same));
+        assert_eq!(threads_for(0), 1);
+        assert!(threads_for(1 << 20) <= MAX_THREADS);
+    }
+
+    #[test]
+    fn a_pool_uses_more_than_one_thread_for_many_items_on_a_multi_core_machine() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let items: Vec<usize> = (0..MIN_ITEMS_PER_THREAD * 8).collect();
+        let ids = map(&items, |_| {
+            // Long enough that one thread cannot take every item before the others start.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            std::thread::current().id()
+        });
+        let distinct: std::collections::HashSet<_> = ids.into_iter().collect();
+        assert_eq!(distinct.len() > 1, cores > 1);
+    }
+}
