@@ -32,6 +32,9 @@
 #                                      BENCH_BIN=PATH another apply-patch binary;
 #                                      BENCH_BASE=PATH adds an older binary's rows, turn
 #                                      about with the others, to compare;
+#                                      BENCH_ATOMIC=1 adds apply-patch with
+#                                      --durability atomic to the real rows (the
+#                                      one-line row always has it);
 #                                      BENCH_FSYNC=1 adds apply-patch with
 #                                      APPLY_PATCH_DURABILITY=fsync (an fsync per object
 #                                      instead of one syncfs);
@@ -128,6 +131,7 @@ PY
 }
 
 tools=(patch apply-patch)
+[ -n "${BENCH_ATOMIC:-}" ] && tools+=(atomic)
 [ -n "${BENCH_FSYNC:-}" ] && tools+=(fsync)
 [ -n "${BENCH_BASE:-}" ] && tools+=(base)
 tools+=(git)
@@ -151,6 +155,7 @@ real_row() {
       sync
       case "$tool" in
         apply-patch) timed "$samples" "$tool" "$bin" --root "$t" "$diff" ;;
+        atomic) timed "$samples" "$tool" "$bin" --durability atomic --root "$t" "$diff" ;;
         fsync) timed "$samples" "$tool" env APPLY_PATCH_DURABILITY=fsync "$bin" --root "$t" "$diff" ;;
         base) timed "$samples" "$tool" "$BENCH_BASE" --root "$t" "$diff" ;;
         patch) timed "$samples" "$tool" patch -s -p1 -d "$t" -i "$diff" ;;
@@ -232,6 +237,7 @@ oneline_row() {
     # The default and the opt-in mode side by side, turn about with the others.
     local -a row_tools=()
     for tool in "${tools[@]}"; do
+      [ "$tool" = atomic ] && continue # added right after apply-patch
       row_tools+=("$tool")
       [ "$tool" = apply-patch ] && row_tools+=(atomic)
     done
