@@ -5,6 +5,7 @@
 //! so that `tree`, `state` and `git` can all use it without a cycle. Without the `git`
 //! feature there is no discovery: every root is in no repository.
 
+use crate::usage::UsageError;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorCode};
@@ -15,11 +16,10 @@ use crate::error::{Error, ErrorCode};
 pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
     match std::fs::canonicalize(root) {
         Ok(canonical) if canonical.is_dir() => Ok(canonical),
-        _ => Err(Error::new(
-            ErrorCode::Usage,
-            format!("the root {} is not a directory", root.display()),
-        )
-        .with_hint("pass an existing directory with --root")),
+        _ => Err(UsageError::RootNotDirectory {
+            root: root.to_path_buf(),
+        }
+        .into()),
     }
 }
 

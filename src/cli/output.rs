@@ -2,6 +2,7 @@
 //! `check-balance`, `undo` and `recover` as text or JSON. Never writes the work tree.
 
 use super::*;
+use crate::usage::UsageError;
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]
@@ -40,11 +41,11 @@ pub(crate) fn read_text(
     use std::io::Read as _;
     let shown = file.display().to_string();
     let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::new(ErrorCode::Usage, format!("cannot read {shown}: {e}"))
-                .with_path(&shown)
-                .with_hint("FILE is relative to --root (default: the current directory)")
+        std::io::ErrorKind::NotFound => UsageError::FileUnreadable {
+            path: shown.clone(),
+            cause: e.to_string(),
         }
+        .into(),
         _ => Error::io(&shown, "cannot read", &e),
     };
     let mut options = std::fs::OpenOptions::new();

@@ -249,9 +249,9 @@ pub(crate) fn run(
     opts.check(mode).map_err(Refused::before)?;
     #[cfg(not(feature = "git"))]
     if let Some(what) = opts.needs_git(mode) {
-        return Err(Refused::before(options::usage(&format!(
-            "{what} needs git: build apply-patch with its `git` feature"
-        ))));
+        return Err(Refused::before(
+            crate::usage::UsageError::NeedsGitFeature { what }.into(),
+        ));
     }
     match target {
         Target::Memory(tree) => sink::memory(tree, req, opts, mode),

@@ -21,6 +21,7 @@ use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
 use crate::report::Warning;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::{AuditRecord, Committed, TxnOptions};
+use crate::usage::UsageError;
 
 /// What a commit wrote, for a revert: the transaction id (empty when the work tree had
 /// nothing to change) and the index entries before and after.
@@ -56,7 +57,7 @@ pub(crate) fn memory(
         None
     };
     if let Some(why) = unusable {
-        return Err(Refused::before(super::options::usage(why)));
+        return Err(Refused::before(UsageError::TargetCannot { why }.into()));
     }
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
     let planned = source::plan(&Source::Memory(tree), req.patch, opts, &plan_opts)?;
@@ -253,10 +254,11 @@ fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warni
             }
             None => Ok((Some(repo), None)),
         },
-        (None, Some(flag)) => Err(super::options::usage(&format!(
-            "{flag} needs a git work tree, and {} is in none",
-            tree.path().display()
-        ))),
+        (None, Some(flag)) => Err(UsageError::NoWorkTree {
+            flag,
+            root: tree.path().to_path_buf(),
+        }
+        .into()),
         (None, None) => Ok((None, None)),
     }
 }
