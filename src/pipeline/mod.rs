@@ -44,8 +44,8 @@ use std::path::Path;
 
 #[cfg(feature = "git")]
 use crate::agent::postcheck::Verification;
-use crate::error::{Error, ErrorCode};
-use crate::model::{Format, PatchSet};
+use crate::error::Error;
+use crate::model::PatchSet;
 use crate::report::{FileReport, Report, Warning};
 use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
@@ -179,15 +179,7 @@ impl From<&Refused> for Report {
 pub fn parse<'a>(input: &'a [u8], opts: &Options) -> Result<PatchSet<'a>, Error> {
     let mut patch = crate::parse::parse(input, &opts.parse_options())?;
     if opts.reverse {
-        if patch.format != Format::Unified {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                format!(
-                    "--reverse works on unified diffs only; this patch is in the {} format",
-                    patch.format.as_str()
-                ),
-            ));
-        }
+        // Refuses (`usage`) a patch that is not a unified diff.
         patch = crate::transform::reverse(patch)?;
     }
     if !opts.include.is_empty() || !opts.exclude.is_empty() {

@@ -12,7 +12,10 @@ use crate::model::Format;
 #[non_exhaustive]
 pub enum ConvertError {
     /// `--reverse` of a patch that is not a unified diff.
-    #[error("--reverse works on unified diffs only, this patch is {}", format.as_str())]
+    #[error(
+        "--reverse works on unified diffs only; this patch is in the {} format",
+        format.as_str()
+    )]
     ReverseNotUnified { format: Format },
     /// A file patch with no reverse.
     #[error("{path}: {what} cannot be reversed")]
@@ -175,7 +178,10 @@ mod tests {
             format: Format::Agent,
         }
         .into();
-        assert_eq!(e.message, "--reverse works on unified diffs only, this patch is agent");
+        assert_eq!(
+            e.message,
+            "--reverse works on unified diffs only; this patch is in the agent format"
+        );
         assert_eq!((e.code, e.path), (ErrorCode::Usage, None));
         let e: Error = ConvertError::BadGlob {
             flag: "--include",
