@@ -88,6 +88,17 @@ pub(crate) fn canonical_or_same(path: &Path) -> PathBuf {
 /// type-erased; their sources carry the useful part).
 #[cfg(feature = "git")]
 pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
+    let code = if err.classify().is_permission_denied() {
+        ErrorCode::PermissionDenied
+    } else {
+        ErrorCode::IoError
+    };
+    Error::new(code, gix_message(what, err))
+}
+
+/// `what`, then the chain of gix's causes (each once), as [`gix_error`] words it.
+#[cfg(feature = "git")]
+pub(crate) fn gix_message(what: &str, err: &gix::Error) -> String {
     let mut message = what.to_string();
     let mut last = String::new();
     for cause in err.iter_errors() {
@@ -98,10 +109,5 @@ pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
         }
         last = text;
     }
-    let code = if err.classify().is_permission_denied() {
-        ErrorCode::PermissionDenied
-    } else {
-        ErrorCode::IoError
-    };
-    Error::new(code, message)
+    message
 }

@@ -240,14 +240,13 @@ fn is_txn_warning(w: &Warning) -> bool {
 fn discover(tree: &DiskTree, git: GitMode) -> Result<(Option<Repo>, Option<Warning>), Error> {
     match (Repo::discover(tree.path())?, git.flag()) {
         (Some(repo), flag) => match repo.index_error() {
-            Some(e) if flag.is_some() => Err(e.clone()),
+            Some(e) if flag.is_some() => Err(e.clone().into()),
             Some(e) => {
                 let warning = Warning::new(
                     crate::report::WarningCode::IndexUnreadable,
                     format!(
-                        "{}; applied to the work tree without it (submodules listed only in \
-                         the index are not recognised)",
-                        e.message
+                        "{e}; applied to the work tree without it (submodules listed only in \
+                         the index are not recognised)"
                     ),
                 );
                 Ok((Some(repo), Some(warning)))
