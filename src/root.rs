@@ -8,7 +8,9 @@
 use crate::usage::UsageError;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+#[cfg(feature = "git")]
+use crate::error::ErrorCode;
 
 /// The one check of a root (every front end and the library pass here): it must be an
 /// existing directory, else `usage` with a hint, as SPEC's usage errors are. Returns it
