@@ -208,6 +208,9 @@ struct Rich {
     /// Extra structured data a particular code carries (e.g. the stale file's two hashes, a
     /// kept chip's id, conflicting regions). Keys are documented with the code in the README.
     details: Option<serde_json::Value>,
+    /// Files of the missing file's name found elsewhere under the root (`file_not_found`):
+    /// the hint shown starts with "did you mean …" naming them.
+    elsewhere: Option<Vec<String>>,
 }
 
 impl Error {
@@ -305,6 +308,41 @@ impl Error {
         self.rich.as_ref()?.candidates.as_deref()
     }
 
+    /// Names files of the missing file's name found elsewhere under the root (none: no
+    /// suggestion); the hint shown ([`Error::shown_hint`]) starts with them.
+    pub fn with_elsewhere(mut self, found: Vec<String>) -> Self {
+        self.set_elsewhere(found);
+        self
+    }
+
+    /// Sets the files found elsewhere (see [`Error::with_elsewhere`]).
+    pub fn set_elsewhere(&mut self, found: Vec<String>) {
+        if !found.is_empty() {
+            self.rich_mut().elsewhere = Some(found);
+        }
+    }
+
+    /// Files of the same name found elsewhere ([`Error::with_elsewhere`]).
+    pub fn elsewhere(&self) -> Option<&[String]> {
+        self.rich.as_ref()?.elsewhere.as_deref()
+    }
+
+    /// The hint as shown (the JSON `hint`, the human output's): the files found elsewhere,
+    /// when there are any, then the next step.
+    pub fn shown_hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        let Some(found) = self.elsewhere() else {
+            return self.hint.as_deref().map(std::borrow::Cow::Borrowed);
+        };
+        let list = found
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let hint = self.hint.as_deref().unwrap_or_default();
+        let shown = format!("did you mean {list}? {hint}");
+        Some(std::borrow::Cow::Owned(shown.trim_end().to_string()))
+    }
+
     /// Extra structured data the code carries.
     pub fn details(&self) -> Option<&serde_json::Value> {
         self.rich.as_ref()?.details.as_ref()
@@ -382,7 +420,7 @@ impl PartialEq for Error {
             && self.message == other.message
             && self.path == other.path
             && self.hunk == other.hunk
-            && self.hint == other.hint
+            && self.shown_hint() == other.shown_hint()
             && self.expected() == other.expected()
             && self.nearest() == other.nearest()
             && self.candidates() == other.candidates()
@@ -400,7 +438,7 @@ impl serde::Serialize for Error {
             expected: self.expected(),
             nearest: self.nearest(),
             candidates: self.candidates(),
-            hint: self.hint.as_deref(),
+            hint: self.shown_hint().as_deref(),
             details: self.details(),
         }
         .serialize(s)
@@ -428,6 +466,7 @@ impl From<Owned> for Error {
             nearest: o.nearest,
             candidates: o.candidates,
             details: o.details,
+            elsewhere: None,
         };
         let empty = rich == Rich::default();
         Error {
@@ -460,6 +499,32 @@ mod tests {
             let json = serde_json::to_string(&code).expect("a unit enum serialises");
             assert_eq!(json, format!("\"{}\"", code.as_str()));
         }
+    }
+
+    #[test]
+    fn files_found_elsewhere_lead_the_shown_hint_and_the_json() {
+        let e = Error::new(ErrorCode::FileNotFound, "cannot update a.rs: no such file")
+            .with_path("a.rs")
+            .with_hint("check the path");
+        assert_eq!(e.shown_hint().as_deref(), Some("check the path"));
+        let found = e
+            .clone()
+            .with_elsewhere(vec!["src/a.rs".into(), "b/a.rs".into()]);
+        assert_eq!(found.hint.as_deref(), Some("check the path"));
+        assert_eq!(
+            found.elsewhere(),
+            Some(&["src/a.rs".to_string(), "b/a.rs".to_string()][..])
+        );
+        let shown = "did you mean `src/a.rs`, `b/a.rs`? check the path";
+        assert_eq!(found.shown_hint().as_deref(), Some(shown));
+        let json = serde_json::to_value(&found).expect("serialises");
+        assert_eq!(json["hint"], shown);
+        let back: Error = serde_json::from_value(json).expect("deserialises");
+        assert_eq!(back, found);
+        let bare = Error::new(ErrorCode::FileNotFound, "m").with_elsewhere(vec!["x".into()]);
+        assert_eq!(bare.shown_hint().as_deref(), Some("did you mean `x`?"));
+        assert_eq!(e.clone().with_elsewhere(Vec::new()), e);
+        assert_eq!(e.with_elsewhere(Vec::new()).elsewhere(), None);
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub mod splice;
 pub mod structure;
 pub mod text;
 pub mod tree;
+mod usage;
 
 internal_mod! {
     content;

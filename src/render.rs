@@ -6,12 +6,13 @@
 
 use std::fmt::Write as _;
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode, PatchSet};
 use crate::parse::binary;
 use crate::parse::quoted::quote;
 use crate::parse::unified::own_endings;
 use crate::parse::ParseOptions;
+use crate::transform::{ConvertError, NoAgentForm};
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
@@ -242,16 +243,12 @@ fn write_lines(h: &Hunk<'_>, keep_cr: (bool, bool), out: &mut Vec<u8>) {
     }
 }
 
-fn usage(fp: &FilePatch<'_>, what: &str) -> Error {
-    Error::new(
-        ErrorCode::Usage,
-        format!(
-            "{}: {what} cannot be expressed in the agent patch language",
-            fp.path()
-        ),
-    )
-    .with_path(fp.path())
-    .with_hint("convert to a unified diff instead (--to unified)")
+fn usage(fp: &FilePatch<'_>, what: NoAgentForm) -> Error {
+    ConvertError::NoAgentForm {
+        path: fp.path().to_string(),
+        what,
+    }
+    .into()
 }
 
 /// The agent patch language form of `set`. Refused (`usage`): binary changes, JSON edits,
@@ -280,7 +277,7 @@ pub fn to_agent(set: &PatchSet<'_>) -> Result<String, Error> {
 fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), Error> {
     for m in [fp.old_mode, fp.new_mode].into_iter().flatten() {
         if m.is_symlink() || m.is_gitlink() {
-            return Err(usage(fp, "a symbolic link or submodule"));
+            return Err(usage(fp, NoAgentForm::LinkOrSubmodule));
         }
     }
     let changed = match fp.op {
@@ -289,20 +286,20 @@ fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), Error> {
         _ => fp.old_mode.is_some() && fp.new_mode.is_some() && fp.old_mode != fp.new_mode,
     };
     if changed {
-        return Err(usage(fp, "a file mode change"));
+        return Err(usage(fp, NoAgentForm::ModeChange));
     }
     Ok(())
 }
 
 fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
     match &fp.body {
-        Body::Binary(_) | Body::BinaryWithoutData => return Err(usage(fp, "a binary change")),
-        Body::Edits(_) => return Err(usage(fp, "a JSON edit")),
+        Body::Binary(_) | Body::BinaryWithoutData => return Err(usage(fp, NoAgentForm::Binary)),
+        Body::Edits(_) => return Err(usage(fp, NoAgentForm::JsonEdit)),
         Body::Hunks(_) => {}
     }
     match fp.op {
-        FileOp::Copy => return Err(usage(fp, "a copy")),
-        FileOp::Mode => return Err(usage(fp, "a file mode change")),
+        FileOp::Copy => return Err(usage(fp, NoAgentForm::Copy)),
+        FileOp::Mode => return Err(usage(fp, NoAgentForm::ModeChange)),
         _ => {}
     }
     check_agent_modes(fp)?;
@@ -312,10 +309,7 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
     {
         let blank_edge = p.trim_matches(|c: char| c.is_ascii_whitespace()) != p;
         if blank_edge || p.chars().any(char::is_control) {
-            return Err(usage(
-                fp,
-                "a path with control characters or surrounding blanks",
-            ));
+            return Err(usage(fp, NoAgentForm::UnwritablePath));
         }
     }
     let hunks = fp.body.hunks();
@@ -325,7 +319,7 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
             let _ = writeln!(out, "*** Add File: {}", fp.path());
             for (n, h) in hunks.iter().enumerate() {
                 if h.new_no_newline {
-                    return Err(usage(fp, "a new file without a final newline"));
+                    return Err(usage(fp, NoAgentForm::AddWithoutNewline));
                 }
                 for l in h.new_lines() {
                     let _ = writeln!(out, "+{}", text(l, n + 1)?);
@@ -346,7 +340,7 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
                 let _ = writeln!(out, "*** Move to: {}", fp.new_path.as_deref().unwrap_or(""));
             }
             if hunks.is_empty() && fp.op != FileOp::Rename {
-                return Err(usage(fp, "an update without hunks"));
+                return Err(usage(fp, NoAgentForm::UpdateWithoutHunks));
             }
             base_line(fp, out);
             for (n, h) in hunks.iter().enumerate() {
@@ -359,7 +353,7 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
 
 /// A hunk line's text as UTF-8, or the refusal naming the hunk.
 fn utf8(fp: &FilePatch<'_>, t: &[u8], n: usize) -> Result<String, Error> {
-    String::from_utf8(t.to_vec()).map_err(|_| usage(fp, &format!("a non-UTF-8 line (hunk {n})")))
+    String::from_utf8(t.to_vec()).map_err(|_| usage(fp, NoAgentForm::NonUtf8Line { hunk: n }))
 }
 
 type TextFn<'f> = dyn Fn(&[u8], usize) -> Result<String, Error> + 'f;
@@ -394,20 +388,14 @@ fn hunk_to_agent(
     text: &TextFn<'_>,
 ) -> Result<(), Error> {
     if h.old_no_newline != h.new_no_newline {
-        return Err(usage(
-            fp,
-            &format!("a change of the final newline (hunk {n})"),
-        ));
+        return Err(usage(fp, NoAgentForm::FinalNewline { hunk: n }));
     }
     for a in &h.anchors {
         let a = text(a, n)?;
         if a.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
             || a.ends_with(|c: char| c.is_ascii_whitespace())
         {
-            return Err(usage(
-                fp,
-                &format!("an anchor that is blank or ends in blanks (hunk {n})"),
-            ));
+            return Err(usage(fp, NoAgentForm::BlankAnchor { hunk: n }));
         }
         let _ = writeln!(out, "@@ {a}");
     }
@@ -429,10 +417,7 @@ fn hunk_to_agent(
     for l in &h.lines {
         let t = text(&l.text, n)?;
         if l.kind == LineKind::Context && reads_as_marker(&t) {
-            return Err(usage(
-                fp,
-                &format!("a context line that reads as a marker (hunk {n})"),
-            ));
+            return Err(usage(fp, NoAgentForm::MarkerContext { hunk: n }));
         }
         let c = match l.kind {
             LineKind::Context => ' ',
@@ -487,37 +472,25 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
                     .flatten()
                     .any(|p| p.starts_with('/'));
                 if absolute {
-                    return Err(Error::new(
-                        ErrorCode::Usage,
-                        format!("{}: an absolute path has no form in a git diff (its a/ and b/ prefixes would make it relative)", fp.path()),
-                    )
-                    .with_path(fp.path()));
+                    return Err(ConvertError::AbsoluteInUnified {
+                        path: fp.path().to_string(),
+                    }
+                    .into());
                 }
                 if matches!(fp.body, Body::Edits(_)) {
-                    return Err(Error::new(
-                        ErrorCode::Usage,
-                        "JSON edit requests cannot be converted to a unified diff: their edits are not line hunks",
-                    ));
+                    return Err(ConvertError::EditsToUnified.into());
                 }
                 if let Some(n) = fp.body.hunks().iter().position(|h| !h.anchors.is_empty()) {
-                    return Err(Error::new(
-                        ErrorCode::Usage,
-                        format!(
-                            "{}: hunk {} has an anchor ('@@ TEXT') that a unified diff cannot express",
-                            fp.path(),
-                            n + 1
-                        ),
-                    )
-                    .with_path(fp.path())
-                    .with_hunk(n + 1));
+                    return Err(ConvertError::AnchorToUnified {
+                        path: fp.path().to_string(),
+                        hunk: n + 1,
+                    }
+                    .into());
                 }
             }
             Ok(to_unified(set))
         }
-        Format::Json => Err(Error::new(
-            ErrorCode::Usage,
-            "convert can write 'unified' or 'agent', not 'json'",
-        )),
+        Format::Json => Err(ConvertError::ToJson.into()),
     }
 }
 

@@ -474,7 +474,7 @@ pub fn error_text(e: &Error, style: Style) -> String {
         structured_context(e, &mut s);
     }
     other_details(e, &mut s);
-    if let Some(h) = &e.hint {
+    if let Some(h) = e.shown_hint() {
         let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
     }
     s

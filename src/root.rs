@@ -5,9 +5,12 @@
 //! so that `tree`, `state` and `git` can all use it without a cycle. Without the `git`
 //! feature there is no discovery: every root is in no repository.
 
+use crate::usage::UsageError;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+#[cfg(feature = "git")]
+use crate::error::ErrorCode;
 
 /// The one check of a root (every front end and the library pass here): it must be an
 /// existing directory, else `usage` with a hint, as SPEC's usage errors are. Returns it
@@ -15,11 +18,10 @@ use crate::error::{Error, ErrorCode};
 pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
     match std::fs::canonicalize(root) {
         Ok(canonical) if canonical.is_dir() => Ok(canonical),
-        _ => Err(Error::new(
-            ErrorCode::Usage,
-            format!("the root {} is not a directory", root.display()),
-        )
-        .with_hint("pass an existing directory with --root")),
+        _ => Err(UsageError::RootNotDirectory {
+            root: root.to_path_buf(),
+        }
+        .into()),
     }
 }
 
@@ -92,6 +94,17 @@ pub(crate) fn canonical_or_same(path: &Path) -> PathBuf {
 /// type-erased; their sources carry the useful part).
 #[cfg(feature = "git")]
 pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
+    let code = if err.classify().is_permission_denied() {
+        ErrorCode::PermissionDenied
+    } else {
+        ErrorCode::IoError
+    };
+    Error::new(code, gix_message(what, err))
+}
+
+/// `what`, then the chain of gix's causes (each once), as [`gix_error`] words it.
+#[cfg(feature = "git")]
+pub(crate) fn gix_message(what: &str, err: &gix::Error) -> String {
     let mut message = what.to_string();
     let mut last = String::new();
     for cause in err.iter_errors() {
@@ -102,10 +115,5 @@ pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
         }
         last = text;
     }
-    let code = if err.classify().is_permission_denied() {
-        ErrorCode::PermissionDenied
-    } else {
-        ErrorCode::IoError
-    };
-    Error::new(code, message)
+    message
 }

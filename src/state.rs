@@ -17,6 +17,46 @@ use sha2::{Digest, Sha256};
 
 use crate::{Error, ErrorCode};
 
+/// Why the state place could not be used, with the name or path as a field. The message
+/// and the next step are written once, when a refusal becomes the boundary [`Error`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// A feature asked for a folder whose name is not one plain name (a bug of ours).
+    #[error("invalid state folder name {name:?}")]
+    BadFolderName { name: String },
+    /// The secret file does not hold [`SECRET_LEN`] bytes.
+    #[error("the state secret {} is damaged (not {SECRET_LEN} bytes)", path.display())]
+    DamagedSecret { path: PathBuf },
+    /// Neither `XDG_STATE_HOME` nor `HOME` names a place for the state.
+    #[error("cannot find a state directory: neither XDG_STATE_HOME nor HOME is set")]
+    NoStateDir,
+}
+
+impl StateError {
+    /// The stable error code of this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StateError::BadFolderName { .. } => ErrorCode::Usage,
+            StateError::DamagedSecret { .. } | StateError::NoStateDir => ErrorCode::IoError,
+        }
+    }
+}
+
+impl From<StateError> for Error {
+    fn from(err: StateError) -> Error {
+        let out = Error::new(err.code(), err.to_string());
+        match err {
+            StateError::BadFolderName { .. } => out,
+            StateError::DamagedSecret { path } => out.with_path(path.display().to_string()).with_hint(
+                "remove it: a new one is made (journals and undo records made with the old one \
+                 are then refused)",
+            ),
+            StateError::NoStateDir => out.with_hint("set XDG_STATE_HOME to a writable directory"),
+        }
+    }
+}
+
 /// Name of the hidden journal folder at the root of a work tree outside git.
 pub const ROOT_JOURNAL_DIR: &str = ".apply-patch-txn";
 
@@ -131,10 +171,10 @@ impl StateDir {
     /// A folder `name` inside the state place for another feature; created on demand.
     pub fn sub(&self, name: &str) -> Result<PathBuf, Error> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                format!("invalid state folder name {name:?}"),
-            ));
+            return Err(StateError::BadFolderName {
+                name: name.to_string(),
+            }
+            .into());
         }
         let dir = self.base.join(name);
         create_dir_all(&dir)?;
@@ -156,12 +196,10 @@ fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
         Ok(bytes) => <[u8; SECRET_LEN]>::try_from(bytes.as_slice())
             .map(Some)
             .map_err(|_| {
-                Error::new(
-                    ErrorCode::IoError,
-                    format!("the state secret {shown} is damaged (not {SECRET_LEN} bytes)"),
-                )
-                .with_path(&shown)
-                .with_hint("remove it: a new one is made (journals and undo records made with the old one are then refused)")
+                StateError::DamagedSecret {
+                    path: path.to_path_buf(),
+                }
+                .into()
             }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&shown, "cannot read the state secret", &e)),
@@ -239,11 +277,7 @@ fn user_state_dir() -> Result<PathBuf, Error> {
     }
     match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
         Some(home) => Ok(PathBuf::from(home).join(".local").join("state")),
-        None => Err(Error::new(
-            ErrorCode::IoError,
-            "cannot find a state directory: neither XDG_STATE_HOME nor HOME is set",
-        )
-        .with_hint("set XDG_STATE_HOME to a writable directory")),
+        None => Err(StateError::NoStateDir.into()),
     }
 }
 
@@ -335,5 +369,25 @@ mod tests {
         assert!(state.sub("../x").is_err());
         let dir = state.sub("previews").expect("sub");
         assert!(dir.is_dir());
+    }
+
+    #[test]
+    fn state_refusals_carry_their_path_and_step() {
+        let e: Error = StateError::DamagedSecret {
+            path: PathBuf::from("/s/secret"),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::IoError);
+        assert_eq!(e.message, "the state secret /s/secret is damaged (not 32 bytes)");
+        assert_eq!(e.path.as_deref(), Some("/s/secret"));
+        assert!(e.hint.is_some_and(|h| h.starts_with("remove it")));
+        let e: Error = StateError::BadFolderName { name: "a/b".into() }.into();
+        assert_eq!((e.code, e.hint), (ErrorCode::Usage, None));
+        assert_eq!(e.message, "invalid state folder name \"a/b\"");
+        let e: Error = StateError::NoStateDir.into();
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("set XDG_STATE_HOME to a writable directory")
+        );
     }
 }

@@ -86,6 +86,21 @@ pub enum AgentError {
     UnknownPreview { id: String, why: PreviewGone },
     #[error("cannot encode the preview: {cause}")]
     PreviewUnencodable { cause: String },
+    /// A preview that writes the index, confirmed when the root is in no work tree.
+    #[error("preview {id} writes the git index, and the root is in no git work tree now")]
+    PreviewWithoutWorkTree { id: String },
+    /// A file the preview changes that changed since.
+    #[error("{path} changed since preview {id}: the previewed change no longer fits")]
+    PreviewStale { id: String, path: String },
+    /// `--rebase`: the patch's change overlaps changes made since its base.
+    #[error("{path}: the patch changes lines that also changed since its base: {summary}")]
+    RebaseConflict {
+        path: String,
+        /// The conflicted regions in words.
+        summary: String,
+        /// Both sides of each conflict (the error's `details`).
+        conflicts: Box<serde_json::Value>,
+    },
     /// `post_check` asked of a server that runs none.
     #[error("this server runs no checks: the operator started it without --post-check")]
     NoChecks { hint: String },
@@ -188,6 +203,9 @@ impl AgentError {
             AgentError::NotRead { .. } => ErrorCode::NotRead,
             AgentError::LineCountChanged { .. } => ErrorCode::StaleFile,
             AgentError::UnknownPreview { .. } => ErrorCode::UnknownPreview,
+            AgentError::PreviewWithoutWorkTree { .. } => ErrorCode::IndexMismatch,
+            AgentError::PreviewStale { .. } => ErrorCode::StaleFile,
+            AgentError::RebaseConflict { .. } => ErrorCode::MergeConflict,
             AgentError::PostCheckFailed { .. } => ErrorCode::PostCheckFailed,
             AgentError::PreviewUnencodable { .. }
             | AgentError::NoStatePlace { .. }
@@ -209,6 +227,11 @@ impl AgentError {
                 "edit it with a unified diff (matched byte for byte) or convert it to UTF-8"
             }
             AgentError::IsDirectory { .. } => "read a file inside it",
+            AgentError::PreviewStale { .. } => "read the file again and preview the change again",
+            AgentError::RebaseConflict { .. } => {
+                "read the file again and redo the change on its current content \
+                 (`error.details.conflicts` shows both sides)"
+            }
             AgentError::SymlinkSwapped { .. } => "read it again",
             AgentError::NotFound { .. } => {
                 "check the path (relative to the root); list the directory to find it"
@@ -251,6 +274,7 @@ impl AgentError {
             | AgentError::IsRoot { .. }
             | AgentError::TextNotUtf8 { .. }
             | AgentError::PreviewUnencodable { .. }
+            | AgentError::PreviewWithoutWorkTree { .. }
             | AgentError::RollbackWithoutCheck
             | AgentError::CheckWithoutCommand { .. }
             | AgentError::ToolStopped { .. }
@@ -272,7 +296,9 @@ impl AgentError {
             | AgentError::SymlinkSwapped { path }
             | AgentError::NotFound { path }
             | AgentError::NotRead { path }
-            | AgentError::LineCountChanged { path, .. } => Some(path),
+            | AgentError::LineCountChanged { path, .. }
+            | AgentError::PreviewStale { path, .. }
+            | AgentError::RebaseConflict { path, .. } => Some(path),
             _ => None,
         }
     }
@@ -286,6 +312,7 @@ impl AgentError {
             AgentError::PostCheckFailed { verification } => {
                 Some(serde_json::to_value(verification).unwrap_or_default())
             }
+            AgentError::RebaseConflict { conflicts, .. } => Some((**conflicts).clone()),
             _ => None,
         }
     }
@@ -466,6 +493,47 @@ mod tests {
             hunks: Vec::new(),
         };
         assert_eq!(chipped.code(), ErrorCode::ContextNotFound);
+    }
+
+    #[test]
+    fn preview_and_rebase_refusals_carry_their_fields() {
+        let e: Error = AgentError::PreviewStale {
+            id: "p1".into(),
+            path: "a.txt".into(),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::StaleFile);
+        assert_eq!(
+            e.message,
+            "a.txt changed since preview p1: the previewed change no longer fits"
+        );
+        assert_eq!(e.path.as_deref(), Some("a.txt"));
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("read the file again and preview the change again")
+        );
+        let e: Error = AgentError::PreviewWithoutWorkTree { id: "p1".into() }.into();
+        assert_eq!(
+            (e.code, e.path, e.hint),
+            (ErrorCode::IndexMismatch, None, None)
+        );
+        let e: Error = AgentError::RebaseConflict {
+            path: "a.txt".into(),
+            summary: "1 conflicting region (line 2)".into(),
+            conflicts: Box::new(serde_json::json!({"conflicts": []})),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::MergeConflict);
+        assert_eq!(
+            e.message,
+            "a.txt: the patch changes lines that also changed since its base: 1 conflicting \
+             region (line 2)"
+        );
+        assert_eq!(e.path.as_deref(), Some("a.txt"));
+        assert_eq!(e.details(), Some(&serde_json::json!({"conflicts": []})));
+        assert!(e
+            .hint
+            .is_some_and(|h| h.contains("error.details.conflicts")));
     }
 
     #[test]

@@ -9,9 +9,10 @@
 
 use std::path::Path;
 
+use crate::agent::AgentError;
 use crate::agent::sha256_hex;
 use crate::agent::snapshots::SnapshotStore;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::merge::{three_way, Labels};
 
 /// Where the content of a stale base came from.
@@ -97,25 +98,19 @@ pub fn merge(rel: &str, base: &[u8], current: &[u8], patched: &[u8]) -> Result<V
         base: None,
     };
     three_way(base, current, patched, labels).map_err(|conflicts| {
-        Error::new(
-            ErrorCode::MergeConflict,
-            format!(
-                "{rel}: the patch changes lines that also changed since its base: {}",
-                conflicts.summary()
-            ),
-        )
-        .with_path(rel)
-        .with_hint(
-            "read the file again and redo the change on its current content \
-             (`error.details.conflicts` shows both sides)",
-        )
-        .with_details(conflicts.to_details())
+        AgentError::RebaseConflict {
+            path: rel.to_string(),
+            summary: conflicts.summary(),
+            conflicts: Box::new(conflicts.to_details()),
+        }
+        .into()
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn disjoint_changes_merge_and_overlapping_ones_conflict() {

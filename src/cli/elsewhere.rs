@@ -20,8 +20,8 @@ const SKIPPED: &[&str] = &[
     "__pycache__",
 ];
 
-/// Adds "did you mean …" to a `file_not_found` error's hint when a file of that name exists
-/// elsewhere under `root`.
+/// Names the files of that name found elsewhere under `root` in a `file_not_found` error
+/// (its shown hint then starts with "did you mean …"); the hint itself is left as written.
 pub(crate) fn suggest(error: &mut Error, root: &Path) {
     if error.code != ErrorCode::FileNotFound {
         return;
@@ -33,20 +33,7 @@ pub(crate) fn suggest(error: &mut Error, root: &Path) {
         return;
     };
     let found = same_name(root, name, &path);
-    if found.is_empty() {
-        return;
-    }
-    let list = found
-        .iter()
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let hint = error.hint.take().unwrap_or_default();
-    error.hint = Some(
-        format!("did you mean {list}? {hint}")
-            .trim_end()
-            .to_string(),
-    );
+    error.set_elsewhere(found);
 }
 
 /// Root-relative paths of files named `name` (other than `missing`), breadth first, so the

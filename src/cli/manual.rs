@@ -3,6 +3,7 @@
 //! a synopsis that shows every option's value name, and on the main page the formats, the
 //! error codes and the exit status. Shell completion for both names lives here too.
 
+use crate::usage::UsageError;
 use clap_mangen::roff::{bold, italic, roman, Inline, Roff};
 use clap_mangen::Man;
 
@@ -91,10 +92,10 @@ pub fn page(sub: Option<&str>) -> Result<Vec<u8>, Error> {
         Some(name) => {
             let found = main.find_subcommand(name).cloned().ok_or_else(|| {
                 let names: Vec<&str> = main.get_subcommands().map(|c| c.get_name()).collect();
-                usage(&format!(
-                    "no subcommand `{name}`; pages: {}",
-                    names.join(", ")
-                ))
+                Error::from(UsageError::UnknownPage {
+                    name: name.to_string(),
+                    pages: names.iter().map(|n| n.to_string()).collect(),
+                })
             })?;
             let full = format!("apply-patch-{}", found.get_name());
             found

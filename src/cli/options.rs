@@ -2,6 +2,7 @@
 //! with what input; nothing here reads the patch or runs anything.
 
 use super::*;
+use crate::usage::UsageError;
 
 /// Where the patch comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,9 +84,10 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
     if raw.command.is_some() {
         if let Some(flag) = raw.apply_given.first() {
-            return Err(usage(&format!(
-                "{flag} applies a patch; it cannot be combined with a subcommand"
-            )));
+            return Err(UsageError::ApplyFlagWithSubcommand {
+                flag: flag.to_string(),
+            }
+            .into());
         }
     }
     let action = match raw.command {
@@ -112,7 +114,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             around,
         }) => {
             if around == Some(0) {
-                return Err(usage("--around counts lines from 1"));
+                return Err(UsageError::ZeroAround.into());
             }
             Action::Read {
                 path,
@@ -136,7 +138,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             lang,
         }) => {
             if line == 0 {
-                return Err(usage("--line counts from 1"));
+                return Err(UsageError::ZeroLine.into());
             }
             let kind = kind.map(|k| match k {
                 KindArg::Function => structure::Kind::Function,
@@ -167,21 +169,14 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
 /// The apply options, validated.
 fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
     if raw.window == 0 {
-        return Err(usage("--window must be at least 1"));
+        return Err(UsageError::ZeroWindow.into());
     }
     if raw.reject {
-        return Err(usage(
-            "--reject is not supported: a patch applies whole or not at all, never leaving \
-             .rej files",
-        )
-        .with_hint(
-            "run with --check first; when a patch is refused, the error names the hunk to fix \
-             and the refused patch is kept as a chip (`apply-patch chip ID`)",
-        ));
+        return Err(UsageError::Reject.into());
     }
     let report_only = (raw.stat || raw.numstat || raw.summary) && !raw.apply;
     if raw.apply && !(raw.stat || raw.numstat || raw.summary) {
-        return Err(usage("--apply goes with --stat, --numstat or --summary"));
+        return Err(UsageError::ApplyWithoutStat.into());
     }
     let show = Show {
         stat: raw.stat,
@@ -198,7 +193,7 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
     // --stat and its kin print and write nothing, as git apply does.
     let check = raw.check || report_only;
     if raw.preview && check {
-        return Err(usage("--preview and --check do not go together"));
+        return Err(UsageError::PreviewWithCheck.into());
     }
     let mode = match (check, raw.preview) {
         (true, _) => Mode::Check,
@@ -242,7 +237,7 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
     };
     options.check(mode)?;
     if raw.rollback_on_fail && options.post_check.is_none() {
-        return Err(usage("--rollback-on-fail needs --post-check"));
+        return Err(UsageError::RollbackWithoutPostCheck.into());
     }
     Ok(Action::Apply {
         input,
@@ -265,10 +260,12 @@ pub(crate) fn durability_of(flag: Option<&str>, env: Option<&str>) -> Result<Dur
         (None, _) => return Ok(Durability::Full),
     };
     Durability::from_name(name).ok_or_else(|| {
-        usage(&format!(
-            "{source} {name:?} is not a durability mode; known: {}",
-            Durability::NAMES.join(", ")
-        ))
+        UsageError::UnknownDurability {
+            given_by: source,
+            name: name.to_string(),
+            known: &Durability::NAMES,
+        }
+        .into()
     })
 }
 
@@ -278,10 +275,6 @@ pub(crate) fn format_of(f: FormatArg) -> Format {
         FormatArg::Unified => Format::Unified,
         FormatArg::Json => Format::Json,
     }
-}
-
-pub(crate) fn usage(message: &str) -> Error {
-    Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
 }
 
 /// PATCH (SPEC §1): none or `-` is standard input; an existing file is the file; an
@@ -316,14 +309,7 @@ fn neither_file_nor_patch(arg: &std::ffi::OsStr) -> Error {
     if shown.len() < text.len() {
         shown.push('…');
     }
-    Error::new(
-        ErrorCode::Usage,
-        format!(
-            "no such file `{shown}`, and no patch was found in the text (no `*** Begin Patch`, \
-             `diff --git`, `---`/`+++` or JSON `{{` line)"
-        ),
-    )
-    .with_hint("PATCH is a file, `-` for standard input, or the patch text itself")
+    UsageError::NeitherFileNorPatch { shown }.into()
 }
 
 /// `--lang NAME`: a known language or a usage error listing them.
@@ -332,9 +318,10 @@ pub(crate) fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Err
         return Ok(None);
     };
     structure::Lang::from_name(name).map(Some).ok_or_else(|| {
-        usage(&format!(
-            "unknown language `{name}`; known: {}",
-            structure::Lang::names().join(", ")
-        ))
+        UsageError::UnknownLanguage {
+            name: name.to_string(),
+            known: structure::Lang::names(),
+        }
+        .into()
     })
 }

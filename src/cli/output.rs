@@ -2,6 +2,7 @@
 //! `check-balance`, `undo` and `recover` as text or JSON. Never writes the work tree.
 
 use super::*;
+use crate::usage::UsageError;
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]
@@ -30,6 +31,40 @@ impl Outcome {
     }
 }
 
+/// Why a FILE argument of `range` / `check-balance` cannot be read as text (a missing one is
+/// a usage error). The message is written once, when it becomes the boundary [`Error`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FileArgError {
+    #[error("{path} is a directory")]
+    IsDirectory { path: String },
+    /// A fifo, a socket, a device.
+    #[error("{path} is {}: only regular files are read", if *fifo { "a fifo" } else { "not a regular file" })]
+    NotRegular { path: String, fifo: bool },
+    #[error("{path} is not UTF-8 text")]
+    NotUtf8 { path: String },
+}
+
+impl FileArgError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            FileArgError::IsDirectory { .. } => ErrorCode::IsDirectory,
+            FileArgError::NotRegular { .. } => ErrorCode::UnsupportedFile,
+            FileArgError::NotUtf8 { .. } => ErrorCode::InvalidUtf8,
+        }
+    }
+}
+
+impl From<FileArgError> for Error {
+    fn from(err: FileArgError) -> Error {
+        let out = Error::new(err.code(), err.to_string());
+        match err {
+            FileArgError::IsDirectory { path }
+            | FileArgError::NotRegular { path, .. }
+            | FileArgError::NotUtf8 { path } => out.with_path(path),
+        }
+    }
+}
+
 /// A text file for `range` / `check-balance`, relative to the root: `Ok(None)` when it is
 /// not UTF-8. Only a regular file is read: a FIFO or device is `unsupported_file` (opened
 /// without blocking, checked on the open file), never a read that waits forever.
@@ -40,11 +75,11 @@ pub(crate) fn read_text(
     use std::io::Read as _;
     let shown = file.display().to_string();
     let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::new(ErrorCode::Usage, format!("cannot read {shown}: {e}"))
-                .with_path(&shown)
-                .with_hint("FILE is relative to --root (default: the current directory)")
+        std::io::ErrorKind::NotFound => UsageError::FileUnreadable {
+            path: shown.clone(),
+            cause: e.to_string(),
         }
+        .into(),
         _ => Error::io(&shown, "cannot read", &e),
     };
     let mut options = std::fs::OpenOptions::new();
@@ -55,21 +90,14 @@ pub(crate) fn read_text(
     let mut f = options.open(root.join(file)).map_err(io)?;
     let kind = f.metadata().map_err(io)?.file_type();
     if kind.is_dir() {
-        return Err(
-            Error::new(ErrorCode::IsDirectory, format!("{shown} is a directory")).with_path(&shown),
-        );
+        return Err(FileArgError::IsDirectory { path: shown }.into());
     }
     if !kind.is_file() {
         #[cfg(unix)]
         let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&kind);
         #[cfg(not(unix))]
         let fifo = false;
-        let what = if fifo { "a fifo" } else { "not a regular file" };
-        return Err(Error::new(
-            ErrorCode::UnsupportedFile,
-            format!("{shown} is {what}: only regular files are read"),
-        )
-        .with_path(&shown));
+        return Err(FileArgError::NotRegular { path: shown, fifo }.into());
     }
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).map_err(io)?;
@@ -98,8 +126,9 @@ pub(crate) fn range_outcome(
     let shown = file.display().to_string();
     let found = read_text(&opts.root, file).and_then(|text| {
         let text = text.ok_or_else(|| {
-            Error::new(ErrorCode::InvalidUtf8, format!("{shown} is not UTF-8 text"))
-                .with_path(&shown)
+            Error::from(FileArgError::NotUtf8 {
+                path: shown.clone(),
+            })
         })?;
         let lang = lang.unwrap_or_else(|| structure::Lang::from_path(file));
         structure::range(&text, line, kind, lang)

@@ -2,6 +2,7 @@
 //! the validated action to the library; the Codex drop-in lives here too.
 
 use super::*;
+use crate::usage::UsageError;
 use apply_patch::pipeline::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
@@ -59,7 +60,7 @@ pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
         }
     );
     if reads_stdin && env.stdin_is_terminal {
-        let error = usage("no patch given: name a patch file, pass the patch text, or pipe it in");
+        let error = UsageError::NoPatch.into();
         return Outcome::error(error, wants_json, style);
     }
     execute(opts)
@@ -88,8 +89,7 @@ pub(crate) fn clap_error(e: clap::Error, json: bool) -> Outcome {
             .unwrap_or("")
             .trim_start_matches("error: ")
             .to_string();
-        let error = Error::new(ErrorCode::Usage, message)
-            .with_hint("run apply-patch --help for the options");
+        let error = UsageError::Arguments { message }.into();
         return Outcome::error(error, true, Style::Plain);
     }
     Outcome {
@@ -106,12 +106,11 @@ pub(crate) fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
             let shown = p.display().to_string();
             std::fs::read(p).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
-                    Error::new(
-                        ErrorCode::Usage,
-                        format!("cannot read the patch {shown}: {e}"),
-                    )
-                    .with_path(&shown)
-                    .with_hint("PATCH is a file, `-` for standard input, or the patch text itself")
+                    UsageError::PatchUnreadable {
+                        path: shown.clone(),
+                        cause: e.to_string(),
+                    }
+                    .into()
                 } else {
                     Error::io(&shown, "cannot read the patch", &e)
                 }

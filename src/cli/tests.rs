@@ -160,3 +160,26 @@ fn the_durability_flag_reaches_the_pipeline_options() {
     let bad = args(&["apply-patch", "--durability", "relaxed", "-"]);
     assert!(parse_args(&bad).is_err(), "clap refuses an unknown mode");
 }
+
+#[test]
+fn a_file_argument_refusal_names_its_path_and_code() {
+    use super::output::FileArgError;
+    let e: Error = FileArgError::NotRegular {
+        path: "p".into(),
+        fifo: true,
+    }
+    .into();
+    assert_eq!(e.code, ErrorCode::UnsupportedFile);
+    assert_eq!(e.message, "p is a fifo: only regular files are read");
+    assert_eq!((e.path.as_deref(), e.hint), (Some("p"), None));
+    let e: Error = FileArgError::IsDirectory { path: "d".into() }.into();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (ErrorCode::IsDirectory, "d is a directory")
+    );
+    let e: Error = FileArgError::NotUtf8 { path: "b".into() }.into();
+    assert_eq!(
+        (e.code, e.path.as_deref()),
+        (ErrorCode::InvalidUtf8, Some("b"))
+    );
+}

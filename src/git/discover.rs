@@ -3,7 +3,7 @@
 
 use super::GitError;
 use crate::error::Error;
-use crate::root::{canonical_or_same, gix_error};
+use crate::root::{canonical_or_same, gix_message};
 use gix::bstr::{BStr, ByteSlice};
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ pub struct Repo {
     pub(crate) index: gix::worktree::Index,
     /// Why the index could not be read (corrupt, unreadable): only the flows that use the
     /// index (`--index`, `--cached`, `--3way`, check-patches) refuse; a plain apply warns.
-    index_error: Option<Error>,
+    index_error: Option<GitError>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -83,7 +83,11 @@ impl Repo {
                     repo.index_path(),
                 );
                 let index = gix::worktree::Index::new(gix::fs::FileSnapshot::new(empty));
-                (index, Some(gix_error("cannot read the git index", &e)))
+                let unreadable = GitError::IndexUnreadable {
+                    message: gix_message("cannot read the git index", &e),
+                    denied: e.classify().is_permission_denied(),
+                };
+                (index, Some(unreadable))
             }
         };
         Ok(Some(Repo {
@@ -96,7 +100,7 @@ impl Repo {
     }
 
     /// Why the index could not be read, when it could not (the index is then taken as empty).
-    pub fn index_error(&self) -> Option<&Error> {
+    pub fn index_error(&self) -> Option<&GitError> {
         self.index_error.as_ref()
     }
 

@@ -52,6 +52,14 @@ pub enum GitError {
         /// gix's words for the failure.
         cause: String,
     },
+    /// The index could not be read (a plain apply goes on without it, with a warning).
+    #[error("{message}")]
+    IndexUnreadable {
+        /// "cannot read the git index", then gix's causes.
+        message: String,
+        /// gix classed the failure as a denied permission.
+        denied: bool,
+    },
     /// The staged index was already installed (a second install).
     #[error("the git index was installed already")]
     IndexInstalled,
@@ -153,6 +161,8 @@ impl GitError {
             | GitError::IndexFailpoint
             | GitError::SmudgeDelayed { .. } => ErrorCode::IoError,
             GitError::IndexLocked { .. } => ErrorCode::Busy,
+            GitError::IndexUnreadable { denied: true, .. } => ErrorCode::PermissionDenied,
+            GitError::IndexUnreadable { .. } => ErrorCode::IoError,
             GitError::NotInWorkTree { .. } => ErrorCode::Usage,
             GitError::EarlierPatchFailed { .. } => ErrorCode::ContextNotFound,
             GitError::MergeConflict { .. } | GitError::AmbiguousBase { .. } => {
@@ -207,6 +217,7 @@ impl GitError {
             }
             GitError::LeavesWorkTree { .. }
             | GitError::PathNotUtf8 { .. }
+            | GitError::IndexUnreadable { .. }
             | GitError::IndexInstalled
             | GitError::IndexFailpoint
             | GitError::EarlierPatchFailed { .. }
@@ -385,5 +396,20 @@ mod tests {
     #[test]
     fn a_git_error_stays_small() {
         assert!(std::mem::size_of::<GitError>() < 128);
+    }
+
+    #[test]
+    fn an_unreadable_index_keeps_gix_words_and_its_code() {
+        let err = |denied| GitError::IndexUnreadable {
+            message: "cannot read the git index: bad signature".into(),
+            denied,
+        };
+        let e: Error = err(false).into();
+        assert_eq!(e.code, ErrorCode::IoError);
+        assert_eq!(e.message, "cannot read the git index: bad signature");
+        assert!(e.details().is_none());
+        assert_eq!((e.path, e.hint), (None, None));
+        assert_eq!(err(true).code(), ErrorCode::PermissionDenied);
+        assert_eq!(err(true).to_string(), e.message);
     }
 }

@@ -86,7 +86,7 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, 
         }
     };
     if let Some(e) = repo.index_error() {
-        return Err(e.clone());
+        return Err(e.clone().into());
     }
     let roots = if paths.is_empty() {
         vec![root.to_path_buf()]

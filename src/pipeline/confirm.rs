@@ -12,7 +12,8 @@ use super::options::GitMode;
 use super::sink::Disk;
 use super::{hooks, recover_first};
 use crate::agent::preview::{Before, Preview, PreviewStore, Writes};
-use crate::error::{Error, ErrorCode};
+use crate::agent::AgentError;
+use crate::error::Error;
 use crate::git::fallback::Planned;
 use crate::git::trees::IndexTree;
 use crate::git::{LockedIndex, Repo};
@@ -72,12 +73,7 @@ pub(crate) fn commit_kept(
     let repo = match git {
         GitMode::None => None,
         _ => Some(Repo::discover(tree.path())?.ok_or_else(|| {
-            Error::new(
-                ErrorCode::IndexMismatch,
-                format!(
-                    "preview {id} writes the git index, and the root is in no git work tree now"
-                ),
-            )
+            Error::from(AgentError::PreviewWithoutWorkTree { id: id.to_string() })
         })?),
     };
     let lock = repo.as_ref().map(Repo::lock_index).transpose()?;
@@ -85,12 +81,11 @@ pub(crate) fn commit_kept(
     for (path, before, after) in claimed.changes {
         let snapshot = snapshot_now(&tree, repo.as_ref(), lock.as_ref(), git, &path)?;
         if Before::of(&snapshot) != before {
-            return Err(Error::new(
-                ErrorCode::StaleFile,
-                format!("{path} changed since preview {id}: the previewed change no longer fits"),
-            )
-            .with_path(&path)
-            .with_hint("read the file again and preview the change again"));
+            return Err(AgentError::PreviewStale {
+                id: id.to_string(),
+                path,
+            }
+            .into());
         }
         changes.push(Change {
             path,

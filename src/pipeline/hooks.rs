@@ -35,6 +35,42 @@ use crate::risk::{self, Risk};
 #[cfg(feature = "git")]
 use crate::state::StateDir;
 
+/// Why a hook refused, with the numbers it decided on as fields. The message and the next
+/// step are written once, when a refusal becomes the boundary [`Error`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HookError {
+    /// `--max-risk`: the plan scores above the limit.
+    #[error("the patch's risk score is {}, above the limit of {max}", risk.score)]
+    RiskExceeded { risk: Box<Risk>, max: u32 },
+    /// `--rollback-on-fail`: the index holds other entries than the apply wrote, so the
+    /// revert would undo another writer's work.
+    #[error("the git index changed after the apply wrote it")]
+    IndexChangedSinceApply,
+}
+
+impl HookError {
+    /// The stable error code of this refusal.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            HookError::RiskExceeded { .. } => ErrorCode::RiskExceeded,
+            HookError::IndexChangedSinceApply => ErrorCode::RollbackFailed,
+        }
+    }
+}
+
+impl From<HookError> for Error {
+    fn from(err: HookError) -> Error {
+        let out = Error::new(err.code(), err.to_string());
+        match err {
+            HookError::RiskExceeded { risk, .. } => out
+                .with_hint("split the patch into smaller ones, or ask for a higher --max-risk")
+                .with_details(serde_json::json!({ "risk": risk })),
+            HookError::IndexChangedSinceApply => out,
+        }
+    }
+}
+
 /// `--index`, before the plan: the paths the patch names, so that an unstaged edit is
 /// reported as such rather than as a hunk that does not fit.
 #[cfg(feature = "git")]
@@ -81,16 +117,11 @@ pub(crate) fn risk_gate(plan: &Plan, opts: &Options) -> Result<Option<Risk>, Box
     let risk = score(plan);
     match opts.max_risk {
         Some(max) if risk.score > max => {
-            let e = Error::new(
-                ErrorCode::RiskExceeded,
-                format!(
-                    "the patch's risk score is {}, above the limit of {max}",
-                    risk.score
-                ),
-            )
-            .with_hint("split the patch into smaller ones, or ask for a higher --max-risk")
-            .with_details(serde_json::json!({"risk": risk}));
-            let mut refused = Refused::of(e, plan.files.clone(), plan.warnings.clone());
+            let e = HookError::RiskExceeded {
+                risk: Box::new(risk.clone()),
+                max,
+            };
+            let mut refused = Refused::of(e.into(), plan.files.clone(), plan.warnings.clone());
             refused.risk = Some(risk);
             Err(refused)
         }
@@ -113,8 +144,7 @@ pub(crate) fn keep_chip(root: &Path, req: &Request<'_, '_>, opts: &Options, refu
     let Ok(state) = state else { return };
     if let Ok(id) = state.chips.keep(input) {
         let hunks = chips::assess(root, req.patch, &opts.locate_options());
-        let error = std::mem::replace(&mut refused.error, Error::new(ErrorCode::IoError, ""));
-        refused.error = chips::attach(error, &id, &hunks);
+        refused.error = chips::attach(refused.error.clone(), &id, &hunks);
     }
 }
 
@@ -164,10 +194,7 @@ fn revert(written: Written, repo: Option<&Repo>, state: &StateDir) -> Result<(),
         (Some(saved), Some(repo)) => {
             let mut lock = repo.lock_index()?;
             if !lock.holds(&saved.after) {
-                return Err(Error::new(
-                    ErrorCode::RollbackFailed,
-                    "the git index changed after the apply wrote it",
-                ));
+                return Err(HookError::IndexChangedSinceApply.into());
             }
             lock.restore_entries(&saved.before);
             Some(lock)
@@ -181,5 +208,33 @@ fn revert(written: Written, repo: Option<&Repo>, state: &StateDir) -> Result<(),
     match lock.filter(|l| !l.is_installed()) {
         Some(lock) => lock.commit(),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hook_refusal_has_its_code_and_fields() {
+        let risk = Risk {
+            score: 9,
+            ..Risk::default()
+        };
+        let e: Error = HookError::RiskExceeded {
+            risk: Box::new(risk.clone()),
+            max: 5,
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::RiskExceeded);
+        assert_eq!(
+            e.message,
+            "the patch's risk score is 9, above the limit of 5"
+        );
+        assert_eq!(e.details(), Some(&serde_json::json!({ "risk": risk })));
+        assert!(e.hint.is_some_and(|h| h.contains("--max-risk")));
+        let e: Error = HookError::IndexChangedSinceApply.into();
+        assert_eq!((e.code, e.exit_status()), (ErrorCode::RollbackFailed, 3));
+        assert_eq!((e.path, e.hint), (None, None));
     }
 }

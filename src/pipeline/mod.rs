@@ -44,8 +44,8 @@ use std::path::Path;
 
 #[cfg(feature = "git")]
 use crate::agent::postcheck::Verification;
-use crate::error::{Error, ErrorCode};
-use crate::model::{Format, PatchSet};
+use crate::error::Error;
+use crate::model::PatchSet;
 use crate::report::{FileReport, Report, Warning};
 use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
@@ -180,15 +180,7 @@ impl From<&Refused> for Report {
 pub fn parse<'a>(input: &'a [u8], opts: &Options) -> Result<PatchSet<'a>, Error> {
     let mut patch = crate::parse::parse(input, &opts.parse_options())?;
     if opts.reverse {
-        if patch.format != Format::Unified {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                format!(
-                    "--reverse works on unified diffs only; this patch is in the {} format",
-                    patch.format.as_str()
-                ),
-            ));
-        }
+        // Refuses (`usage`) a patch that is not a unified diff.
         patch = crate::transform::reverse(patch)?;
     }
     if !opts.include.is_empty() || !opts.exclude.is_empty() {
@@ -250,9 +242,9 @@ pub(crate) fn run(
     opts.check(mode).map_err(Refused::before)?;
     #[cfg(not(feature = "git"))]
     if let Some(what) = opts.needs_git(mode) {
-        return Err(Refused::before(options::usage(&format!(
-            "{what} needs git: build apply-patch with its `git` feature"
-        ))));
+        return Err(Refused::before(
+            crate::usage::UsageError::NeedsGitFeature { what }.into(),
+        ));
     }
     match target {
         Target::Memory(tree) => sink::memory(tree, req, opts, mode),

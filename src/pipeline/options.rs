@@ -5,9 +5,10 @@
 //! maps its four git flags with [`GitMode::from_flags`]); [`Options::check`] is where a
 //! combination that cannot mean anything becomes a usage error that says why.
 
+use crate::usage::UsageError;
 use std::time::Duration;
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::guard::Globs;
 use crate::locate::LocateOptions;
 use crate::model::Format;
@@ -69,7 +70,7 @@ impl GitMode {
         conflict_markers: bool,
     ) -> Result<GitMode, Error> {
         if conflict_markers && !three_way {
-            return Err(usage("--conflict-markers needs --3way"));
+            return Err(UsageError::MarkersWithout3Way.into());
         }
         let into = match (index, cached) {
             (_, true) => Stage::Cached,
@@ -321,16 +322,10 @@ impl Options {
     /// and every run calls it again.
     pub fn check(&self, mode: Mode) -> Result<(), Error> {
         if self.rebase && self.git.cached() {
-            return Err(usage(
-                "--rebase merges onto the file in the work tree, and --cached plans against the \
-                 index, not the work tree",
-            ));
+            return Err(UsageError::RebaseCached.into());
         }
         if mode == Mode::Preview && self.git.three_way() == Some(true) {
-            return Err(usage(
-                "--preview keeps a change to confirm later, and a change written with \
-                 --conflict-markers is a conflict to resolve, not a change to confirm",
-            ));
+            return Err(UsageError::PreviewMarkers.into());
         }
         if self.post_check.is_some() && mode != Mode::Write {
             let flag = if mode == Mode::Check {
@@ -338,9 +333,7 @@ impl Options {
             } else {
                 "--preview"
             };
-            return Err(usage(&format!(
-                "--post-check runs after a write, and {flag} writes nothing"
-            )));
+            return Err(UsageError::PostCheckWithoutWrite { flag }.into());
         }
         Ok(())
     }
@@ -393,13 +386,10 @@ impl Options {
     }
 }
 
-pub(crate) fn usage(message: &str) -> Error {
-    Error::new(ErrorCode::Usage, message).with_hint("run apply-patch --help for the options")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn options_and_plan_options_can_cross_threads() {

@@ -68,7 +68,7 @@ struct Rebasing {
 /// After a `stale_file` refusal on a disk source: with `--rebase`, the file patches whose
 /// `*** Base:` versions have known content are planned again on those bases (an overlay of
 /// the source's tree) and merged onto the current files. A `stale_file` refusal that stays
-/// says what a rebase would do ([`advise_rebase`], [`explain_no_base`]).
+/// says what a rebase would do ([`RebaseAdvice`]).
 pub(super) fn on_stale(
     source: &Source<'_>,
     refusal: Box<Refusal>,
@@ -85,7 +85,9 @@ pub(super) fn on_stale(
     };
     let advised = |mut r: Box<Refusal>| {
         if r.error.code == ErrorCode::StaleFile {
-            advise(&mut r.error, &stale, opts.rebase, opts.front_end);
+            if let Some(advice) = advice(&r.error, &stale, opts.rebase, opts.front_end) {
+                r.error = advice.into();
+            }
         }
         r
     };
@@ -131,21 +133,32 @@ fn snapshot_store(opts: &Options, tree: &DiskTree) -> Option<SnapshotStore> {
     Some(SnapshotStore::new(state.base().join("snapshots")))
 }
 
-/// Word a `stale_file` refusal of a file whose `*** Base:` no longer matches for what a
-/// rebase would do: its base content is known (`--rebase` would merge), or `--rebase` was
-/// given and nothing of that version was kept. Worded once, here, for the front end that
-/// runs (the command line's flags, or the MCP tools' arguments and `read` tool).
-fn advise(error: &mut Error, stale: &[Rebasing], rebase: bool, front: FrontEnd) {
-    let Some(r) = stale
+/// What a rebase would do for a `stale_file` refusal of a file whose `*** Base:` no longer
+/// matches: its base content is known (`--rebase` would merge), or `--rebase` was given and
+/// nothing of that version was kept. None when the refusal is of no file being rebased, or
+/// when there is nothing to say.
+fn advice(
+    error: &Error,
+    stale: &[Rebasing],
+    rebase: bool,
+    front: FrontEnd,
+) -> Option<RebaseAdvice> {
+    let r = stale
         .iter()
-        .find(|r| error.path.as_deref() == Some(r.old.as_str()))
-    else {
-        return;
-    };
+        .find(|r| error.path.as_deref() == Some(r.old.as_str()))?;
+    let cause = Box::new(error.clone());
     match (&r.found, rebase) {
-        (Some((_, source)), false) => advise_rebase(error, *source, front),
-        (None, true) => explain_no_base(error, &r.version, front),
-        _ => {}
+        (Some((_, source)), false) => Some(RebaseAdvice::Possible {
+            cause,
+            source: *source,
+            front,
+        }),
+        (None, true) => Some(RebaseAdvice::NoBase {
+            cause,
+            version: r.version.clone(),
+            front,
+        }),
+        _ => None,
     }
 }
 
@@ -157,59 +170,97 @@ pub const REBASE_POSSIBLE: &str = "possible";
 /// version is known.
 pub const REBASE_NO_BASE: &str = "no_base";
 
-/// A `stale_file` refusal of a file whose base content is known (`source`): the hint names
-/// the rebase option, and `details.rebase` says so.
-fn advise_rebase(error: &mut Error, source: rebase::BaseSource, front: FrontEnd) {
-    error.hint = Some(match front {
-        FrontEnd::CommandLine => format!(
-            "the content of that version is known ({}): run again with --rebase to merge the \
-             patch onto the current file, or re-read the file and write the patch against it",
-            source.as_str()
-        ),
-        FrontEnd::McpTool => "the content of the version you read was kept: send the same \
-             change again with rebase: true to merge it onto the current file, or read the file \
-             again and redo the change"
-            .into(),
-    });
-    set_detail(error, REBASE_POSSIBLE);
+/// A `stale_file` refusal (`cause`) with what a rebase would do, worded once, when it becomes
+/// the boundary [`Error`], for the front end that runs (the command line's flags, or the MCP
+/// tools' arguments and `read` tool). The cause keeps its code, path and details; the hint
+/// is the rebase's, and `details.rebase` says which advice it is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RebaseAdvice {
+    /// The base content is known (`source`): `--rebase` would merge.
+    Possible {
+        cause: Box<Error>,
+        source: rebase::BaseSource,
+        front: FrontEnd,
+    },
+    /// `--rebase` was given, and no content of `version` is known.
+    NoBase {
+        cause: Box<Error>,
+        version: String,
+        front: FrontEnd,
+    },
 }
 
-/// A `stale_file` refusal under `--rebase` when no content of version `version` is known: the
-/// message says why nothing was merged, the hint how to have a base next time.
-fn explain_no_base(error: &mut Error, version: &str, front: FrontEnd) {
-    let option = match front {
-        FrontEnd::CommandLine => "--rebase",
-        FrontEnd::McpTool => "rebase: true",
-    };
-    error.message = format!(
-        "{}; {option} had nothing to merge from: no snapshot of the content of version \
-         {version} was kept, and neither the git index nor HEAD holds it",
-        error.message
-    );
-    error.hint = Some(
-        match front {
-            FrontEnd::CommandLine => {
-                "read the file with `apply-patch read` first (it keeps a \
-             snapshot of what it shows, for --rebase); now re-read it and write the patch \
-             against its current content"
-            }
-            FrontEnd::McpTool => {
-                "read the file with the read tool before writing a change to it \
-             (it keeps a snapshot of what it shows, for rebase: true); now read it again and \
-             redo the change on its current content"
-            }
+impl RebaseAdvice {
+    /// The next step for this advice and front end.
+    fn hint(&self) -> String {
+        match self {
+            RebaseAdvice::Possible {
+                source,
+                front: FrontEnd::CommandLine,
+                ..
+            } => format!(
+                "the content of that version is known ({}): run again with --rebase to merge \
+                 the patch onto the current file, or re-read the file and write the patch \
+                 against it",
+                source.as_str()
+            ),
+            RebaseAdvice::Possible {
+                front: FrontEnd::McpTool,
+                ..
+            } => "the content of the version you read was kept: send the same change again \
+                  with rebase: true to merge it onto the current file, or read the file again \
+                  and redo the change"
+                .into(),
+            RebaseAdvice::NoBase {
+                front: FrontEnd::CommandLine,
+                ..
+            } => "read the file with `apply-patch read` first (it keeps a snapshot of what it \
+                  shows, for --rebase); now re-read it and write the patch against its current \
+                  content"
+                .into(),
+            RebaseAdvice::NoBase {
+                front: FrontEnd::McpTool,
+                ..
+            } => "read the file with the read tool before writing a change to it (it keeps a \
+                  snapshot of what it shows, for rebase: true); now read it again and redo the \
+                  change on its current content"
+                .into(),
         }
-        .into(),
-    );
-    set_detail(error, REBASE_NO_BASE);
+    }
 }
 
-fn set_detail(error: &mut Error, advice: &str) {
-    match error.details_mut() {
-        Some(serde_json::Value::Object(map)) => {
-            map.insert("rebase".into(), advice.into());
+impl From<RebaseAdvice> for Error {
+    fn from(advice: RebaseAdvice) -> Error {
+        let hint = advice.hint();
+        let (mut out, value) = match advice {
+            RebaseAdvice::Possible { cause, .. } => (*cause, REBASE_POSSIBLE),
+            RebaseAdvice::NoBase {
+                cause,
+                version,
+                front,
+            } => {
+                let option = match front {
+                    FrontEnd::CommandLine => "--rebase",
+                    FrontEnd::McpTool => "rebase: true",
+                };
+                let mut out = *cause;
+                // The one composition point: the cause's words, then why nothing merged.
+                out.message = format!(
+                    "{}; {option} had nothing to merge from: no snapshot of the content of \
+                     version {version} was kept, and neither the git index nor HEAD holds it",
+                    out.message
+                );
+                (out, REBASE_NO_BASE)
+            }
+        };
+        out.hint = Some(hint);
+        match out.details_mut() {
+            Some(serde_json::Value::Object(map)) => {
+                map.insert("rebase".into(), value.into());
+            }
+            _ => out.set_details(Some(serde_json::json!({ "rebase": value }))),
         }
-        _ => error.set_details(Some(serde_json::json!({ "rebase": advice }))),
+        out
     }
 }
 
@@ -329,8 +380,15 @@ mod tests {
             (FrontEnd::CommandLine, "--rebase", "`apply-patch read`"),
             (FrontEnd::McpTool, "rebase: true", "the read tool"),
         ] {
-            let mut e = stale();
-            explain_no_base(&mut e, "0011", front);
+            let e = Error::from(RebaseAdvice::NoBase {
+                cause: Box::new(stale()),
+                version: "0011".into(),
+                front,
+            });
+            assert_eq!(
+                (e.code, e.path.as_deref()),
+                (ErrorCode::StaleFile, Some("a.txt"))
+            );
             assert_eq!(
                 e.message,
                 format!(
@@ -345,8 +403,12 @@ mod tests {
                 e.details().and_then(|d| d.get("rebase")),
                 Some(&REBASE_NO_BASE.into())
             );
-            let mut e = stale();
-            advise_rebase(&mut e, rebase::BaseSource::Snapshot, front);
+            let e = Error::from(RebaseAdvice::Possible {
+                cause: Box::new(stale().with_details(serde_json::json!({"expected": "0011"}))),
+                source: rebase::BaseSource::Snapshot,
+                front,
+            });
+            assert_eq!(e.message, "a.txt changed");
             let hint = e.hint.clone().unwrap_or_default();
             assert!(hint.contains(option), "{hint}");
             let other = if option == "--rebase" {
@@ -356,8 +418,8 @@ mod tests {
             };
             assert!(!hint.contains(other), "{hint}");
             assert_eq!(
-                e.details().and_then(|d| d.get("rebase")),
-                Some(&REBASE_POSSIBLE.into())
+                e.details(),
+                Some(&serde_json::json!({"expected": "0011", "rebase": REBASE_POSSIBLE}))
             );
         }
     }

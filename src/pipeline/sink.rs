@@ -21,6 +21,7 @@ use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
 use crate::report::Warning;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::{AuditRecord, Committed, TxnOptions};
+use crate::usage::UsageError;
 
 /// What a commit wrote, for a revert: the transaction id (empty when the work tree had
 /// nothing to change) and the index entries before and after.
@@ -66,7 +67,7 @@ pub(crate) fn memory(
         None
     };
     if let Some(why) = unusable {
-        return Err(Refused::before(super::options::usage(why)));
+        return Err(Refused::before(UsageError::TargetCannot { why }.into()));
     }
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
     let planned = source::plan(&Source::Memory(tree), req.patch, opts, &plan_opts)?;
@@ -261,24 +262,24 @@ fn discover(
     };
     match (repo, git.flag()) {
         (Some(repo), flag) => match repo.index_error() {
-            Some(e) if flag.is_some() => Err(e.clone()),
+            Some(e) if flag.is_some() => Err(e.clone().into()),
             Some(e) => {
                 let warning = Warning::new(
                     crate::report::WarningCode::IndexUnreadable,
                     format!(
-                        "{}; applied to the work tree without it (submodules listed only in \
-                         the index are not recognised)",
-                        e.message
+                        "{e}; applied to the work tree without it (submodules listed only in \
+                         the index are not recognised)"
                     ),
                 );
                 Ok((Some(repo), Some(warning)))
             }
             None => Ok((Some(repo), None)),
         },
-        (None, Some(flag)) => Err(super::options::usage(&format!(
-            "{flag} needs a git work tree, and {} is in none",
-            tree.path().display()
-        ))),
+        (None, Some(flag)) => Err(UsageError::NoWorkTree {
+            flag,
+            root: tree.path().to_path_buf(),
+        }
+        .into()),
         (None, None) => Ok((None, None)),
     }
 }

@@ -2,6 +2,7 @@
 //! file_diff checked by parsing and applying it.
 
 use super::*;
+use crate::error::ErrorCode;
 use crate::model::Line;
 use crate::parse::{unified, ParseOptions};
 

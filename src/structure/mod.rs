@@ -351,21 +351,57 @@ impl EditBalance {
     /// `details` holds the problem (`kind`, `line`, `column`, `found`, `open`); `hunk` is the
     /// 1-based hunk to blame, when one is.
     pub fn to_error(&self, path: &str, hunk: Option<usize>) -> Option<crate::Error> {
-        let problem = self.new_problem()?;
-        let at = hunk.map(|h| format!("hunk {h}: ")).unwrap_or_default();
-        let message = format!("{path}: {at}the edit leaves the file unbalanced: {problem}");
-        let details = serde_json::to_value(problem).ok();
-        let hint = problem.hint.clone().unwrap_or_else(|| {
+        let problem = self.new_problem()?.clone();
+        Some(
+            UnbalancedError {
+                path: path.to_string(),
+                hunk,
+                problem,
+            }
+            .into(),
+        )
+    }
+}
+
+/// `--strict-balance`: the edit left `path` unbalanced (`unbalanced_edit`). The message, the
+/// hint (the problem's own, else how to fix the patch) and the details (the problem) are
+/// written once, when it becomes the boundary [`crate::Error`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path}: {}the edit leaves the file unbalanced: {problem}",
+    hunk.map(|h| format!("hunk {h}: ")).unwrap_or_default()
+)]
+#[non_exhaustive]
+pub struct UnbalancedError {
+    pub path: String,
+    /// The 1-based hunk to blame, when one is.
+    pub hunk: Option<usize>,
+    /// The first problem the edit made.
+    pub problem: Problem,
+}
+
+impl UnbalancedError {
+    /// The stable error code: `unbalanced_edit`.
+    pub fn code(&self) -> crate::ErrorCode {
+        crate::ErrorCode::UnbalancedEdit
+    }
+}
+
+impl From<UnbalancedError> for crate::Error {
+    fn from(err: UnbalancedError) -> crate::Error {
+        let hint = err.problem.hint.clone().unwrap_or_else(|| {
             "fix the patch so that every bracket, tag and quote it opens is closed, or apply \
              without --strict-balance"
                 .to_string()
         });
-        let mut err = crate::Error::new(crate::ErrorCode::UnbalancedEdit, message)
-            .with_path(path)
+        let mut out = crate::Error::new(err.code(), err.to_string())
+            .with_path(&err.path)
             .with_hint(hint);
-        err.hunk = hunk;
-        err.set_details(details);
-        Some(err)
+        if let Some(hunk) = err.hunk {
+            out = out.with_hunk(hunk);
+        }
+        out.set_details(serde_json::to_value(&err.problem).ok());
+        out
     }
 }
 

@@ -243,6 +243,15 @@ fn edit_balance_blames_only_new_problems() {
         .to_error("a.rs", None)
         .expect("a new problem is an error under --strict-balance");
     assert_eq!(err.code, crate::ErrorCode::UnbalancedEdit);
+    assert_eq!((err.path.as_deref(), err.hunk), (Some("a.rs"), None));
+    assert_eq!(
+        err.details().and_then(|d| d.get("line")),
+        Some(&serde_json::json!(1))
+    );
+    assert!(err
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("--strict-balance")));
     let blamed = got.to_error("a.rs", Some(2)).expect("the same problem");
     assert_eq!(blamed.hunk, Some(2));
     assert_eq!(

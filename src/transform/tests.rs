@@ -1,6 +1,7 @@
 //! Unit tests of the transforms: reverse, select, prefix.
 
 use super::*;
+use crate::error::ErrorCode;
 use crate::parse::{unified, ParseOptions};
 
 fn set(text: &str) -> PatchSet<'static> {

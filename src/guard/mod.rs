@@ -7,7 +7,11 @@
 
 use std::path::Path;
 
-use crate::error::{Error, ErrorCode};
+mod error;
+
+pub use error::{EscapeWhy, GuardError, SymlinkWhy};
+
+use crate::error::Error;
 use crate::tree::{Kind, Tree};
 
 /// How many symlinks one path may pass through before we give up (as the OS does).
@@ -19,35 +23,30 @@ const MAX_LINKS: usize = 40;
 pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, Error> {
     match confine(path, cd, root)? {
         Some(rel) => Ok(rel),
-        None => Err(escape_error(path, cd, "names the root itself, not a file")),
+        None => Err(escape_error(path, cd, EscapeWhy::RootItself)),
     }
 }
 
 /// The confinement itself (one policy for patches and for `read`): [`normalize`], except that
 /// a path naming the root itself is `Ok(None)` (the caller says what that means to it).
 pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Option<String>, Error> {
-    let escape = |why: &str| escape_error(path, cd, why);
+    let escape = |why: EscapeWhy| escape_error(path, cd, why);
     // Every front end's paths pass here: what no file name can be is a patch error.
     if path.contains('\0') || path.ends_with('/') {
-        let why = if path.contains('\0') {
-            "holds a NUL byte"
-        } else {
-            "ends in `/`: it names a folder, not a file"
-        };
-        return Err(
-            Error::new(ErrorCode::ParseError, format!("path {path:?} {why}"))
-                .with_path(path)
-                .with_hint("name a file: no NUL byte, no trailing `/`"),
-        );
+        return Err(GuardError::NotAFileName {
+            path: path.to_string(),
+            nul: path.contains('\0'),
+        }
+        .into());
     }
     let joined = join_cd(cd, path);
     let relative = if joined.starts_with('/') {
         let Some(root) = root else {
-            return Err(escape("is absolute"));
+            return Err(escape(EscapeWhy::Absolute));
         };
         // Fold `.` and `..` first, as the OS would: `/root/../root/x` names `/root/x`.
         strip_root(&fold_absolute(&joined), root)
-            .ok_or_else(|| escape("is absolute and outside the root"))?
+            .ok_or_else(|| escape(EscapeWhy::AbsoluteOutside))?
     } else {
         joined
     };
@@ -57,7 +56,7 @@ pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Opti
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return Err(escape("leads outside the root"));
+                    return Err(escape(EscapeWhy::LeadsOutside));
                 }
             }
             p => parts.push(p),
@@ -67,22 +66,19 @@ pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Opti
         return Ok(None);
     }
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-        return Err(escape("is inside .git/"));
+        return Err(escape(EscapeWhy::InsideGit));
     }
     Ok(Some(parts.join("/")))
 }
 
 /// The `path_escape` refusal of a path (shown with the heredoc's `cd` when there is one).
-fn escape_error(path: &str, cd: Option<&str>, why: &str) -> Error {
-    let shown = match cd {
-        Some(dir) if !dir.is_empty() && !path.starts_with('/') => {
-            format!("{path} (after `cd {dir}`)")
-        }
-        _ => path.to_string(),
-    };
-    Error::new(ErrorCode::PathEscape, format!("path {shown} {why}"))
-        .with_path(path)
-        .with_hint("patch paths must stay inside the root (--root) and outside .git/")
+fn escape_error(path: &str, cd: Option<&str>, why: EscapeWhy) -> Error {
+    GuardError::Escape {
+        path: path.to_string(),
+        cd: cd.map(str::to_string),
+        why,
+    }
+    .into()
 }
 
 /// A patch path as the shell would see it after the heredoc's `cd DIR`: an absolute path
@@ -144,10 +140,12 @@ fn strip_root(path: &str, root: &Path) -> Option<String> {
 /// target; a Delete removes the link itself). A directory holding its own `.git` (a
 /// submodule or nested repository) is refused as well.
 pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String, Error> {
-    let escape = |why: String| {
-        Error::new(ErrorCode::PathEscape, format!("path {path} {why}"))
-            .with_path(path)
-            .with_hint("patch paths must stay inside the root, also through symlinks")
+    let escape = |why: SymlinkWhy| -> Error {
+        GuardError::Symlink {
+            path: path.to_string(),
+            why,
+        }
+        .into()
     };
     let mut pending: Vec<String> = path.split('/').rev().map(str::to_string).collect();
     let mut done: Vec<String> = Vec::new();
@@ -160,31 +158,23 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
             Kind::Symlink(target) if !last || follow_last => {
                 hops += 1;
                 if hops > MAX_LINKS {
-                    return Err(escape("passes through too many symlinks".into()));
+                    return Err(escape(SymlinkWhy::TooManyLinks));
                 }
                 done.pop();
                 let target = String::from_utf8_lossy(&target).into_owned();
                 let base = if target.starts_with('/') {
                     let root = tree.root().ok_or_else(|| {
-                        escape(format!(
-                            "passes through a symlink to {target} outside the root"
-                        ))
+                        escape(SymlinkWhy::AbsoluteTarget {
+                            target: target.clone(),
+                        })
                     })?;
-                    strip_root(&target, root).ok_or_else(|| {
-                        escape(format!(
-                            "passes through a symlink ({here} -> {target}) that leads outside the root"
-                        ))
-                    })?
+                    strip_root(&target, root).ok_or_else(|| escape(leads_outside(&here, &target)))?
                 } else {
                     format!("{}/{target}", done.join("/"))
                 };
-                let folded = fold(&base).ok_or_else(|| {
-                    escape(format!(
-                        "passes through a symlink ({here} -> {target}) that leads outside the root"
-                    ))
-                })?;
+                let folded = fold(&base).ok_or_else(|| escape(leads_outside(&here, &target)))?;
                 if folded.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-                    return Err(escape(format!("reaches .git/ through the symlink {here}")));
+                    return Err(escape(SymlinkWhy::ReachesGit { link: here }));
                 }
                 done.clear();
                 for p in folded.into_iter().rev() {
@@ -196,20 +186,23 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
                     && tree.in_repository()
                     && tree.kind(&format!("{here}/.git"))? != Kind::Missing =>
             {
-                return Err(escape(format!(
-                    "is inside {here}, a submodule or nested repository"
-                ))
-                .with_hint(format!(
-                    "apply the change inside that repository: --root {here}"
-                )));
+                return Err(escape(SymlinkWhy::NestedRepository { dir: here }));
             }
             _ => {}
         }
     }
     if done.is_empty() {
-        return Err(escape("resolves to the root itself".into()));
+        return Err(escape(SymlinkWhy::RootItself));
     }
     Ok(done.join("/"))
+}
+
+/// The refusal of a symlink `link -> target` that leads outside the root.
+fn leads_outside(link: &str, target: &str) -> SymlinkWhy {
+    SymlinkWhy::LeadsOutside {
+        link: link.to_string(),
+        target: target.to_string(),
+    }
 }
 
 /// Fold `.` and `..` of a relative path; None when it climbs above the root.
@@ -244,15 +237,19 @@ impl Globs {
             let glob = globset::GlobBuilder::new(p)
                 .literal_separator(true)
                 .build()
-                .map_err(|e| Error::new(ErrorCode::Usage, format!("bad glob {p:?}: {e}")))?;
+                .map_err(|e| GuardError::BadGlob {
+                    glob: p.clone(),
+                    cause: e.to_string(),
+                })?;
             if !p.contains('/') {
                 names.add(glob.clone());
             }
             full.add(glob);
         }
         let build = |b: globset::GlobSetBuilder| {
-            b.build()
-                .map_err(|e| Error::new(ErrorCode::Usage, format!("bad glob set: {e}")))
+            b.build().map_err(|e| GuardError::BadGlobSet {
+                cause: e.to_string(),
+            })
         };
         Ok(Globs {
             patterns: patterns.to_vec(),
@@ -283,14 +280,11 @@ impl Globs {
 /// `protected_file` when a `--protect` glob matches.
 pub fn check_protected(globs: &Globs, path: &str) -> Result<(), Error> {
     match globs.matching(path) {
-        Some(glob) => Err(Error::new(
-            ErrorCode::ProtectedFile,
-            format!("{path} is protected by --protect {glob}"),
-        )
-        .with_path(path)
-        .with_hint(
-            "leave this file alone, or drop the --protect pattern if the change is intended",
-        )),
+        Some(glob) => Err(GuardError::Protected {
+            path: path.to_string(),
+            glob: glob.to_string(),
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -298,12 +292,10 @@ pub fn check_protected(globs: &Globs, path: &str) -> Result<(), Error> {
 /// `unsupported_file` for Jupyter notebooks unless `--allow-notebooks`.
 pub fn check_notebook(path: &str, allow: bool) -> Result<(), Error> {
     if !allow && path.to_ascii_lowercase().ends_with(".ipynb") {
-        return Err(Error::new(
-            ErrorCode::UnsupportedFile,
-            format!("{path} is a Jupyter notebook (JSON with embedded outputs)"),
-        )
-        .with_path(path)
-        .with_hint("edit notebooks with a notebook tool, or pass --allow-notebooks"));
+        return Err(GuardError::Notebook {
+            path: path.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -320,18 +312,18 @@ pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), Error
     if actual.starts_with(&wanted) {
         return Ok(());
     }
-    Err(Error::new(
-        ErrorCode::StaleFile,
-        format!("{path} has changed since the patch was written: its SHA-256 does not start with the base {wanted}"),
-    )
-    .with_path(path)
-    .with_details(serde_json::json!({"expected": wanted, "actual": actual}))
-    .with_hint("re-read the file and write the patch against its current content"))
+    Err(GuardError::StaleBase {
+        path: path.to_string(),
+        expected: wanted,
+        actual,
+    }
+    .into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
     use crate::tree::{MemEntry, MemTree};
 
     #[test]

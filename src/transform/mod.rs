@@ -5,7 +5,11 @@
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::error::{Error, ErrorCode};
+mod error;
+
+pub use error::{ConvertError, Irreversible, NoAgentForm};
+
+use crate::error::Error;
 use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
 
 /// The inverse patch (`--reverse`): sides swapped, Add ↔ Delete, rename from ↔ to, modes,
@@ -26,13 +30,7 @@ use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
 /// ```
 pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
     if set.format != Format::Unified {
-        return Err(Error::new(
-            ErrorCode::Usage,
-            format!(
-                "--reverse works on unified diffs only, this patch is {}",
-                set.format.as_str()
-            ),
-        ));
+        return Err(ConvertError::ReverseNotUnified { format: set.format }.into());
     }
     let mut files = set
         .files
@@ -45,17 +43,17 @@ pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
 
 fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
     let path = fp.path().to_string();
-    let refuse = |what: &str| {
-        Error::new(
-            ErrorCode::Usage,
-            format!("{path}: {what} cannot be reversed"),
-        )
-        .with_path(&path)
+    let refuse = |what: Irreversible| -> Error {
+        ConvertError::Irreversible {
+            path: path.clone(),
+            what,
+        }
+        .into()
     };
     let op = match fp.op {
         FileOp::Add => FileOp::Delete,
         FileOp::Delete => FileOp::Add,
-        FileOp::Copy => return Err(refuse("a copy")),
+        FileOp::Copy => return Err(refuse(Irreversible::Copy)),
         other => other,
     };
     let body = match fp.body {
@@ -82,7 +80,7 @@ fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
                 b.reverse = Some(std::mem::replace(&mut b.forward, rev));
                 Body::Binary(b)
             }
-            None => return Err(refuse("binary data without a reverse section")),
+            None => return Err(refuse(Irreversible::BinaryWithoutReverse)),
         },
         other => other,
     };
@@ -102,23 +100,28 @@ fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
     })
 }
 
-fn glob_set(globs: &[String], flag: &str) -> Result<Option<GlobSet>, Error> {
+fn glob_set(globs: &[String], flag: &'static str) -> Result<Option<GlobSet>, Error> {
     if globs.is_empty() {
         return Ok(None);
     }
     let mut b = GlobSetBuilder::new();
     for g in globs {
-        let glob = Glob::new(g).map_err(|e| {
-            Error::new(
-                ErrorCode::Usage,
-                format!("{flag} {g}: not a valid glob: {e}"),
-            )
+        let glob = Glob::new(g).map_err(|e| ConvertError::BadGlob {
+            flag,
+            glob: g.clone(),
+            cause: e.to_string(),
         })?;
         b.add(glob);
     }
     b.build()
         .map(Some)
-        .map_err(|e| Error::new(ErrorCode::Usage, format!("{flag}: {e}")))
+        .map_err(|e| {
+            ConvertError::BadGlobSet {
+                flag,
+                cause: e.to_string(),
+            }
+            .into()
+        })
 }
 
 /// Keep the file patches selected by `--include` / `--exclude` globs (`*` also matches `/`;

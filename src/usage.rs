@@ -1,0 +1,194 @@
+//! The usage errors (SPEC §8, exit status 2), kept in one place: the library's option checks
+//! (`pipeline::Options::check`, `GitMode::from_flags`, a target that cannot take a mode),
+//! the root check, and the command line's own argument checks all refuse through
+//! [`UsageError`], so that a refusal both raise reads the same from both. Each variant
+//! carries the flags, names and paths as fields; the message and the next step are written
+//! once, when it becomes the boundary [`Error`]. A leaf: it depends on the error type only.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, ErrorCode};
+
+/// The next step of every refusal of the arguments that names no better one.
+const HELP: &str = "run apply-patch --help for the options";
+
+/// Why the arguments (or options) were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// clap's refusal of the command line, first line, without its `error: `.
+    #[error("{message}")]
+    Arguments { message: String },
+    #[error("--conflict-markers needs --3way")]
+    MarkersWithout3Way,
+    #[error(
+        "--rebase merges onto the file in the work tree, and --cached plans against the index, \
+         not the work tree"
+    )]
+    RebaseCached,
+    #[error(
+        "--preview keeps a change to confirm later, and a change written with \
+         --conflict-markers is a conflict to resolve, not a change to confirm"
+    )]
+    PreviewMarkers,
+    /// `--post-check` with `--check` or `--preview` (the flag).
+    #[error("--post-check runs after a write, and {flag} writes nothing")]
+    PostCheckWithoutWrite { flag: &'static str },
+    #[error("--rollback-on-fail needs --post-check")]
+    RollbackWithoutPostCheck,
+    #[error("--preview and --check do not go together")]
+    PreviewWithCheck,
+    #[error("--apply goes with --stat, --numstat or --summary")]
+    ApplyWithoutStat,
+    #[error("--window must be at least 1")]
+    ZeroWindow,
+    #[error("--around counts lines from 1")]
+    ZeroAround,
+    #[error("--line counts from 1")]
+    ZeroLine,
+    #[error(
+        "--reject is not supported: a patch applies whole or not at all, never leaving .rej files"
+    )]
+    Reject,
+    /// An apply flag given with a subcommand.
+    #[error("{flag} applies a patch; it cannot be combined with a subcommand")]
+    ApplyFlagWithSubcommand { flag: String },
+    #[error("unknown language `{name}`; known: {}", known.join(", "))]
+    UnknownLanguage {
+        name: String,
+        known: Vec<&'static str>,
+    },
+    #[error("no subcommand `{name}`; pages: {}", pages.join(", "))]
+    UnknownPage { name: String, pages: Vec<String> },
+    /// Standard input is a terminal and no patch was named.
+    #[error("no patch given: name a patch file, pass the patch text, or pipe it in")]
+    NoPatch,
+    /// An argument that names no file and holds no patch (`shown`: its short prefix).
+    #[error(
+        "no such file `{shown}`, and no patch was found in the text (no `*** Begin Patch`, \
+         `diff --git`, `---`/`+++` or JSON `{{` line)"
+    )]
+    NeitherFileNorPatch { shown: String },
+    /// A patch file that is missing or a directory.
+    #[error("cannot read the patch {path}: {cause}")]
+    PatchUnreadable { path: String, cause: String },
+    /// A FILE argument (of `range`, `check-balance`) that is missing.
+    #[error("cannot read {path}: {cause}")]
+    FileUnreadable { path: String, cause: String },
+    /// The root is not an existing directory.
+    #[error("the root {} is not a directory", root.display())]
+    RootNotDirectory { root: PathBuf },
+    /// A git mode, and a root in no git work tree.
+    #[error("{flag} needs a git work tree, and {} is in none", root.display())]
+    NoWorkTree { flag: &'static str, root: PathBuf },
+    /// An option the target cannot take (`why` says which and why).
+    #[error("{why}")]
+    TargetCannot { why: &'static str },
+    /// A durability mode that does not exist, from the flag or the variable (`source`).
+    #[error("{given_by} {name:?} is not a durability mode; known: {}", known.join(", "))]
+    UnknownDurability {
+        given_by: &'static str,
+        name: String,
+        known: &'static [&'static str],
+    },
+    /// An option that needs the `git` feature, in a build without it.
+    #[error("{what} needs git: build apply-patch with its `git` feature")]
+    NeedsGitFeature { what: &'static str },
+}
+
+impl UsageError {
+    /// The stable error code: always `usage`.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::Usage
+    }
+
+    /// The next step to take.
+    fn hint(&self) -> Option<&'static str> {
+        Some(match self {
+            UsageError::Reject => {
+                "run with --check first; when a patch is refused, the error names the hunk to \
+                 fix and the refused patch is kept as a chip (`apply-patch chip ID`)"
+            }
+            UsageError::NeitherFileNorPatch { .. } | UsageError::PatchUnreadable { .. } => {
+                "PATCH is a file, `-` for standard input, or the patch text itself"
+            }
+            UsageError::FileUnreadable { .. } => {
+                "FILE is relative to --root (default: the current directory)"
+            }
+            UsageError::RootNotDirectory { .. } => "pass an existing directory with --root",
+            _ => HELP,
+        })
+    }
+
+    /// The path the refusal is about (its message names it).
+    fn path(&self) -> Option<&str> {
+        match self {
+            UsageError::PatchUnreadable { path, .. } | UsageError::FileUnreadable { path, .. } => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl From<UsageError> for Error {
+    fn from(err: UsageError) -> Error {
+        let mut out = Error::new(err.code(), err.to_string());
+        if let Some(path) = err.path() {
+            out = out.with_path(path);
+        }
+        match err.hint() {
+            Some(hint) => out.with_hint(hint),
+            None => out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_refusals_point_to_help_and_the_rest_to_their_step() {
+        let e: Error = UsageError::PostCheckWithoutWrite { flag: "--check" }.into();
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert_eq!(e.exit_status(), 2);
+        assert_eq!(
+            e.message,
+            "--post-check runs after a write, and --check writes nothing"
+        );
+        assert_eq!(e.hint.as_deref(), Some(HELP));
+        assert_eq!(e.path, None);
+        let e: Error = UsageError::RootNotDirectory {
+            root: PathBuf::from("/no/such"),
+        }
+        .into();
+        assert_eq!(e.message, "the root /no/such is not a directory");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("pass an existing directory with --root")
+        );
+    }
+
+    #[test]
+    fn an_unreadable_file_names_its_path() {
+        let e: Error = UsageError::PatchUnreadable {
+            path: "p.diff".into(),
+            cause: "No such file or directory (os error 2)".into(),
+        }
+        .into();
+        assert_eq!(e.path.as_deref(), Some("p.diff"));
+        assert!(!e.path_unnamed());
+        assert_eq!(
+            e.message,
+            "cannot read the patch p.diff: No such file or directory (os error 2)"
+        );
+        let e: Error = UsageError::UnknownLanguage {
+            name: "cobol".into(),
+            known: vec!["rust", "python"],
+        }
+        .into();
+        assert_eq!(e.message, "unknown language `cobol`; known: rust, python");
+        assert_eq!(e.hint.as_deref(), Some(HELP));
+    }
+}
