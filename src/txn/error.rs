@@ -1,8 +1,9 @@
 //! Stage: commit. The refusals the transaction layer composes around a cause (a step that
-//! failed, and what the transaction did about it), and the refusals of an undo, each with its
-//! context (transaction ids, paths) as fields. A cause stays a field; the message is written
-//! once, when the refusal becomes the boundary [`Error`], which keeps the cause's code, path and
-//! details.
+//! failed, and what the transaction did about it), and its own refusals — of a commit, a
+//! recovery and an undo — each with its context (transaction ids, paths, how a file changed)
+//! as fields. A cause stays a field; the message, hint and details are written once, when the
+//! refusal becomes the boundary [`Error`], which keeps a cause's code, path and details. Plain
+//! I/O failures stay [`Error::io`].
 
 use std::path::PathBuf;
 
@@ -150,6 +151,28 @@ pub enum TxnError {
     /// A staged file that no longer holds the new content its journal names.
     #[error("the staged new content of {path} is not what the journal names")]
     StagedContentWrong { path: String },
+    /// The journal's place is taken by something other than a folder.
+    #[error("{journal} is not a folder")]
+    JournalNotAFolder { journal: String },
+    /// A committed transaction's new git index (`lock`) was removed before it was installed.
+    #[error(
+        "the new git index of transaction {id} is gone ({lock} was removed): the index does not \
+         hold its changes"
+    )]
+    IndexLockGone { id: String, lock: String },
+    /// A committed transaction's new git index (`lock`) holds something else now.
+    #[error("{lock} does not hold the new git index of transaction {id}; it was left as it is")]
+    IndexLockChanged { id: String, lock: String },
+    /// The journal names a backup of `path` that is not there.
+    #[error("the backup of {path} is missing")]
+    BackupMissing { path: String },
+    /// The backup of `path` does not hold the old content the journal names.
+    #[error("the backup of {path} does not hold its old content")]
+    BackupWrong { path: String },
+    /// A journal entry whose old state was neither a file, a symlink nor absent, met while
+    /// restoring.
+    #[error("{path} was not a file; cannot restore it")]
+    NotAFileToRestore { path: String },
 }
 
 /// How a target differs from what it was planned against.
@@ -296,6 +319,12 @@ impl TxnError {
             | TxnError::NotRegular { .. }
             | TxnError::ChangedWhileFinishing { .. }
             | TxnError::StagedContentWrong { .. }
+            | TxnError::JournalNotAFolder { .. }
+            | TxnError::IndexLockGone { .. }
+            | TxnError::IndexLockChanged { .. }
+            | TxnError::BackupMissing { .. }
+            | TxnError::BackupWrong { .. }
+            | TxnError::NotAFileToRestore { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. }
             | TxnError::JournalUnencodable { .. }
@@ -323,7 +352,13 @@ impl TxnError {
             | TxnError::Twice { .. }
             | TxnError::FolderNotCreated { .. }
             | TxnError::ChangedWhileFinishing { .. }
-            | TxnError::StagedContentWrong { .. } => ErrorCode::IoError,
+            | TxnError::StagedContentWrong { .. }
+            | TxnError::JournalNotAFolder { .. }
+            | TxnError::IndexLockGone { .. }
+            | TxnError::IndexLockChanged { .. }
+            | TxnError::BackupMissing { .. }
+            | TxnError::BackupWrong { .. }
+            | TxnError::NotAFileToRestore { .. } => ErrorCode::IoError,
             TxnError::JournalDamaged { .. }
             | TxnError::JournalVersion { .. }
             | TxnError::JournalUnencodable { .. }
@@ -350,6 +385,9 @@ impl TxnError {
             | TxnError::NotNormalised { path }
             | TxnError::NotRegular { path }
             | TxnError::StagedContentWrong { path }
+            | TxnError::BackupMissing { path }
+            | TxnError::BackupWrong { path }
+            | TxnError::NotAFileToRestore { path }
             | TxnError::NotAFile { path }
             | TxnError::OwnFolder { path }
             | TxnError::SymlinkOnPath { path, .. }
@@ -358,6 +396,10 @@ impl TxnError {
                 Some(journal)
             }
             TxnError::Untrusted { place, .. } => Some(place),
+            TxnError::JournalNotAFolder { journal } => Some(journal),
+            TxnError::IndexLockGone { lock, .. } | TxnError::IndexLockChanged { lock, .. } => {
+                Some(lock)
+            }
             _ => None,
         }
     }

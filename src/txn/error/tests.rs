@@ -349,6 +349,59 @@ fn the_commits_own_refusals_keep_their_code_message_and_path() {
     check_own(cases);
 }
 
+#[test]
+fn the_recoverys_own_refusals_keep_their_code_message_and_path() {
+    let cases: Vec<(TxnError, ErrorCode, &str, Option<&str>)> = vec![
+        (
+            TxnError::JournalNotAFolder {
+                journal: "/s/j".into(),
+            },
+            ErrorCode::IoError,
+            "/s/j is not a folder",
+            Some("/s/j"),
+        ),
+        (
+            TxnError::IndexLockGone {
+                id: "t1".into(),
+                lock: "/g/index.lock".into(),
+            },
+            ErrorCode::IoError,
+            "the new git index of transaction t1 is gone (/g/index.lock was removed): the \
+             index does not hold its changes",
+            Some("/g/index.lock"),
+        ),
+        (
+            TxnError::IndexLockChanged {
+                id: "t1".into(),
+                lock: "/g/index.lock".into(),
+            },
+            ErrorCode::IoError,
+            "/g/index.lock does not hold the new git index of transaction t1; it was left as \
+             it is",
+            Some("/g/index.lock"),
+        ),
+        (
+            TxnError::BackupMissing { path: "a".into() },
+            ErrorCode::IoError,
+            "the backup of a is missing",
+            Some("a"),
+        ),
+        (
+            TxnError::BackupWrong { path: "a".into() },
+            ErrorCode::IoError,
+            "the backup of a does not hold its old content",
+            Some("a"),
+        ),
+        (
+            TxnError::NotAFileToRestore { path: "d".into() },
+            ErrorCode::IoError,
+            "d was not a file; cannot restore it",
+            Some("d"),
+        ),
+    ];
+    check_own(cases);
+}
+
 /// Each refusal becomes a boundary error with this code, message and path, and no hint
 /// or details of its own.
 fn check_own(cases: Vec<(TxnError, ErrorCode, &str, Option<&str>)>) {
