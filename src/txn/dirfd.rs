@@ -27,7 +27,8 @@ mod windows;
 #[cfg(windows)]
 pub use windows::{fchmod, fchown_if_permitted, file_stat, is_not_a_real_dir, path_identity};
 
-use crate::{Error, ErrorCode};
+use super::TxnError;
+use crate::Error;
 
 /// What `lstat` says about one name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -659,11 +660,10 @@ pub fn components(path: &str) -> Result<Vec<&[u8]>, Error> {
     let mut out = Vec::new();
     for comp in path.split('/') {
         if comp.is_empty() || comp == "." || comp == ".." {
-            return Err(Error::new(
-                ErrorCode::PathEscape,
-                format!("path {path} is not a normalised path inside the root"),
-            )
-            .with_path(path));
+            return Err(TxnError::NotNormalised {
+                path: path.to_string(),
+            }
+            .into());
         }
         out.push(comp.as_bytes());
     }

@@ -28,6 +28,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 
 use super::dirfd::Dir;
+use super::{TxnError, Worker};
 use crate::Error;
 
 /// From this many objects on the root's file system, a point is one `syncfs`.
@@ -284,10 +285,10 @@ impl<'a> Point<'a> {
                 .collect();
             workers.into_iter().try_for_each(|w| {
                 w.join().unwrap_or_else(|_| {
-                    Err(Error::new(
-                        crate::ErrorCode::IoError,
-                        "a sync thread panicked",
-                    ))
+                    Err(TxnError::WorkerPanicked {
+                        worker: Worker::Sync,
+                    }
+                    .into())
                 })
             })
         })

@@ -1,8 +1,9 @@
 //! Stage: commit. The refusals the transaction layer composes around a cause (a step that
-//! failed, and what the transaction did about it), and the refusals of an undo, each with its
-//! context (transaction ids, paths) as fields. A cause stays a field; the message is written
-//! once, when the refusal becomes the boundary [`Error`], which keeps the cause's code, path and
-//! details.
+//! failed, and what the transaction did about it), and its own refusals — of a commit, a
+//! recovery and an undo — each with its context (transaction ids, paths, how a file changed)
+//! as fields. A cause stays a field; the message, hint and details are written once, when the
+//! refusal becomes the boundary [`Error`], which keeps a cause's code, path and details. Plain
+//! I/O failures stay [`Error::io`].
 
 use std::path::PathBuf;
 
@@ -106,6 +107,131 @@ pub enum TxnError {
         /// The paths that hold neither their old nor their new content.
         conflicts: Vec<String>,
     },
+    /// Another transaction holds the root's lock (`busy`): `waited` is how long this one
+    /// waited for `lock`.
+    #[error(
+        "another apply-patch transaction holds this root (waited {:.1} s for {lock})",
+        waited.as_secs_f32()
+    )]
+    Busy {
+        lock: String,
+        waited: std::time::Duration,
+    },
+    /// `--check` found the journal of a crashed transaction, which it cannot recover.
+    #[error(
+        "an interrupted transaction of this root was not finished ({} remains), and --check \
+         writes nothing, so it cannot recover it; the tree may be half old, half new",
+        journal.display()
+    )]
+    UnfinishedUnderCheck { journal: PathBuf },
+    /// A target changed since it was planned against (`stale_file`).
+    #[error("{path} {how}")]
+    Stale { path: String, how: Staleness },
+    /// A worker thread of the commit panicked.
+    #[error("{worker} panicked")]
+    WorkerPanicked { worker: Worker },
+    /// A path of the transaction that is not UTF-8 (the planner only makes UTF-8 ones).
+    #[error("a path of the transaction is not UTF-8")]
+    PathNotUtf8,
+    /// One path changed twice in one transaction.
+    #[error("{path} appears twice in one transaction")]
+    Twice { path: String },
+    /// The folder of a target is missing after the step that creates it.
+    #[error("the folder of {path} could not be created")]
+    FolderNotCreated { path: String },
+    /// A path with an empty, `.` or `..` component, or an absolute one (the last guard).
+    #[error("path {path} is not a normalised path inside the root")]
+    NotNormalised { path: String },
+    /// A target that is a device, socket or fifo.
+    #[error("{path} is not a regular file, symlink or folder (a device, socket or fifo)")]
+    NotRegular { path: String },
+    /// Finishing a crashed transaction's renames found the tree neither before nor after it.
+    #[error("the tree changed while transaction {id} was being finished")]
+    ChangedWhileFinishing { id: String },
+    /// A staged file that no longer holds the new content its journal names.
+    #[error("the staged new content of {path} is not what the journal names")]
+    StagedContentWrong { path: String },
+    /// The journal's place is taken by something other than a folder.
+    #[error("{journal} is not a folder")]
+    JournalNotAFolder { journal: String },
+    /// A committed transaction's new git index (`lock`) was removed before it was installed.
+    #[error(
+        "the new git index of transaction {id} is gone ({lock} was removed): the index does not \
+         hold its changes"
+    )]
+    IndexLockGone { id: String, lock: String },
+    /// A committed transaction's new git index (`lock`) holds something else now.
+    #[error("{lock} does not hold the new git index of transaction {id}; it was left as it is")]
+    IndexLockChanged { id: String, lock: String },
+    /// The journal names a backup of `path` that is not there.
+    #[error("the backup of {path} is missing")]
+    BackupMissing { path: String },
+    /// The backup of `path` does not hold the old content the journal names.
+    #[error("the backup of {path} does not hold its old content")]
+    BackupWrong { path: String },
+    /// A journal entry whose old state was neither a file, a symlink nor absent, met while
+    /// restoring.
+    #[error("{path} was not a file; cannot restore it")]
+    NotAFileToRestore { path: String },
+}
+
+/// How a target differs from what it was planned against.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Staleness {
+    /// It was missing and exists now.
+    ExistsNow,
+    /// It was removed.
+    Removed,
+    /// Its size changed.
+    Size { now: u64, was: u64 },
+    /// Its permission bits changed.
+    Mode { now: u32, was: u32 },
+    /// The symlink points elsewhere.
+    SymlinkElsewhere,
+    /// It is another kind of file (a folder for a file, …).
+    OtherKind,
+    /// Its content differs (SHA-256s in hex).
+    Content { expected: String, actual: String },
+    /// It changed between the checks and its rename.
+    DuringCommit,
+}
+
+impl std::fmt::Display for Staleness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self {
+            Staleness::DuringCommit => return f.write_str("changed while the patch was being committed"),
+            Staleness::ExistsNow => "it exists now",
+            Staleness::Removed => "it was removed",
+            Staleness::Size { now, was } => {
+                return write!(f, "changed since it was read: its size is {now} bytes, was {was}")
+            }
+            Staleness::Mode { now, was } => {
+                return write!(f, "changed since it was read: its mode is {now:o}, was {was:o}")
+            }
+            Staleness::SymlinkElsewhere => "the symlink points elsewhere",
+            Staleness::OtherKind => "it is a different kind of file",
+            Staleness::Content { .. } => "its content differs",
+        };
+        write!(f, "changed since it was read: {what}")
+    }
+}
+
+/// A worker thread of the commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Worker {
+    /// The thread pruning the undo history beside the commit.
+    Pruning,
+    /// A thread syncing files.
+    Sync,
+}
+
+impl std::fmt::Display for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Worker::Pruning => "the thread pruning the undo history",
+            Worker::Sync => "a sync thread",
+        })
+    }
 }
 
 /// What was being restored when a restore failed.
@@ -177,7 +303,28 @@ impl TxnError {
                      remove it"
                 ))
             }
+            TxnError::Busy { .. } => Some("wait for the other run to finish, then try again"),
+            TxnError::UnfinishedUnderCheck { .. } => Some(
+                "run `apply-patch recover` (or any apply without --check), then check again",
+            ),
+            TxnError::Stale { .. } => {
+                Some("read the file again and make the patch against its current content")
+            }
             TxnError::NoJournal { .. }
+            | TxnError::WorkerPanicked { .. }
+            | TxnError::PathNotUtf8
+            | TxnError::Twice { .. }
+            | TxnError::FolderNotCreated { .. }
+            | TxnError::NotNormalised { .. }
+            | TxnError::NotRegular { .. }
+            | TxnError::ChangedWhileFinishing { .. }
+            | TxnError::StagedContentWrong { .. }
+            | TxnError::JournalNotAFolder { .. }
+            | TxnError::IndexLockGone { .. }
+            | TxnError::IndexLockChanged { .. }
+            | TxnError::BackupMissing { .. }
+            | TxnError::BackupWrong { .. }
+            | TxnError::NotAFileToRestore { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. }
             | TxnError::JournalUnencodable { .. }
@@ -194,8 +341,24 @@ impl TxnError {
             TxnError::RevertFailed { .. }
             | TxnError::NotTheLast { .. }
             | TxnError::RestoreFailed { .. } => ErrorCode::RollbackFailed,
-            TxnError::ChangedSinceApplied { .. } => ErrorCode::StaleFile,
-            TxnError::OwnFolder { .. } | TxnError::SymlinkOnPath { .. } => ErrorCode::PathEscape,
+            TxnError::ChangedSinceApplied { .. } | TxnError::Stale { .. } => ErrorCode::StaleFile,
+            TxnError::Busy { .. } | TxnError::UnfinishedUnderCheck { .. } => ErrorCode::Busy,
+            TxnError::NotRegular { .. } => ErrorCode::UnsupportedFile,
+            TxnError::OwnFolder { .. }
+            | TxnError::SymlinkOnPath { .. }
+            | TxnError::NotNormalised { .. } => ErrorCode::PathEscape,
+            TxnError::WorkerPanicked { .. }
+            | TxnError::PathNotUtf8
+            | TxnError::Twice { .. }
+            | TxnError::FolderNotCreated { .. }
+            | TxnError::ChangedWhileFinishing { .. }
+            | TxnError::StagedContentWrong { .. }
+            | TxnError::JournalNotAFolder { .. }
+            | TxnError::IndexLockGone { .. }
+            | TxnError::IndexLockChanged { .. }
+            | TxnError::BackupMissing { .. }
+            | TxnError::BackupWrong { .. }
+            | TxnError::NotAFileToRestore { .. } => ErrorCode::IoError,
             TxnError::JournalDamaged { .. }
             | TxnError::JournalVersion { .. }
             | TxnError::JournalUnencodable { .. }
@@ -216,6 +379,15 @@ impl TxnError {
         match self {
             TxnError::ChangedSinceApplied { changed, .. } => changed.first().map(String::as_str),
             TxnError::BackupEdited { path }
+            | TxnError::Stale { path, .. }
+            | TxnError::Twice { path }
+            | TxnError::FolderNotCreated { path }
+            | TxnError::NotNormalised { path }
+            | TxnError::NotRegular { path }
+            | TxnError::StagedContentWrong { path }
+            | TxnError::BackupMissing { path }
+            | TxnError::BackupWrong { path }
+            | TxnError::NotAFileToRestore { path }
             | TxnError::NotAFile { path }
             | TxnError::OwnFolder { path }
             | TxnError::SymlinkOnPath { path, .. }
@@ -224,6 +396,10 @@ impl TxnError {
                 Some(journal)
             }
             TxnError::Untrusted { place, .. } => Some(place),
+            TxnError::JournalNotAFolder { journal } => Some(journal),
+            TxnError::IndexLockGone { lock, .. } | TxnError::IndexLockChanged { lock, .. } => {
+                Some(lock)
+            }
             _ => None,
         }
     }
@@ -244,6 +420,13 @@ impl TxnError {
             TxnError::Untrusted { place, reason } => {
                 Some(serde_json::json!({ "journal": place, "reason": reason }))
             }
+            TxnError::Busy { lock, .. } => Some(serde_json::json!({ "lock": lock })),
+            TxnError::Stale {
+                path,
+                how: Staleness::Content { expected, actual },
+            } => Some(serde_json::json!({
+                "path": path, "expected_sha256": expected, "actual_sha256": actual,
+            })),
             TxnError::SymlinkOnPath { symlink, .. } => {
                 Some(serde_json::json!({ "symlink": symlink }))
             }
@@ -305,194 +488,4 @@ impl From<TxnError> for Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refusal_keeps_its_causes_code_path_and_details() {
-        let cause = Error::new(ErrorCode::PermissionDenied, "cannot write a.txt: denied")
-            .with_path("a.txt")
-            .with_hint("fix the permissions")
-            .with_details(serde_json::json!({"k": 1}));
-        let failed: Error = TxnError::RecoveryFailed {
-            cause: Box::new(cause.clone()),
-        }
-        .into();
-        assert_eq!(failed.code, ErrorCode::PermissionDenied);
-        assert_eq!(failed.path.as_deref(), Some("a.txt"));
-        assert_eq!(failed.details(), cause.details());
-        assert!(failed
-            .message
-            .ends_with("recovering it failed: cannot write a.txt: denied"));
-        assert!(failed
-            .hint
-            .is_some_and(|h| h.contains("apply-patch recover")));
-        let rolled: Error = TxnError::RolledBack {
-            cause: Box::new(cause.clone()),
-        }
-        .into();
-        assert_eq!(
-            rolled.message,
-            "cannot write a.txt: denied; the work-tree changes were rolled back"
-        );
-        assert_eq!(
-            rolled.hint, cause.hint,
-            "the cause's own next step still holds"
-        );
-    }
-
-    #[test]
-    fn a_stale_file_after_a_recovery_keeps_its_message_and_says_why() {
-        let cause = Error::new(ErrorCode::StaleFile, "a.txt changed since it was read")
-            .with_path("a.txt")
-            .with_hint("read the file again");
-        let out: Error = TxnError::StaleAfterRecovery {
-            cause: Box::new(cause.clone()),
-        }
-        .into();
-        assert_eq!(out.code, ErrorCode::StaleFile);
-        assert_eq!(out.message, cause.message);
-        assert!(out
-            .hint
-            .is_some_and(|h| h.starts_with("an interrupted transaction was just recovered")));
-    }
-
-    #[test]
-    fn a_failed_revert_is_rollback_failed_with_the_causes_details() {
-        let cause = Error::new(ErrorCode::Busy, "another transaction committed since")
-            .with_path("a.txt")
-            .with_details(serde_json::json!({"other": "t2"}));
-        let out: Error = TxnError::RevertFailed {
-            cause: Box::new(cause.clone()),
-        }
-        .into();
-        assert_eq!(out.code, ErrorCode::RollbackFailed);
-        assert_eq!(
-            out.message,
-            "the post-check failed and the change could not be rolled back: another \
-             transaction committed since"
-        );
-        assert_eq!(out.path, None);
-        assert_eq!(out.details(), cause.details());
-        assert!(out.hint.is_some_and(|h| h.contains("apply-patch undo")));
-    }
-
-    #[test]
-    fn an_undo_refusal_names_the_transactions_and_files() {
-        let late: Error = TxnError::NotTheLast {
-            id: "t1".into(),
-            last: Some("t2".into()),
-        }
-        .into();
-        assert_eq!(late.code, ErrorCode::RollbackFailed);
-        assert_eq!(
-            late.message,
-            "cannot roll back transaction t1: transaction t2 was committed after it, and \
-             reverting in its place would undo another change"
-        );
-        assert_eq!(
-            late.details(),
-            Some(&serde_json::json!({"transaction": "t1", "last": "t2"}))
-        );
-        let changed: Error = TxnError::ChangedSinceApplied {
-            id: "t1".into(),
-            changed: vec!["a.txt".into(), "b.txt".into()],
-        }
-        .into();
-        assert_eq!(changed.code, ErrorCode::StaleFile);
-        assert_eq!(changed.path.as_deref(), Some("a.txt"));
-        assert!(changed.message.ends_with("changed since it was applied: a.txt, b.txt"));
-        let none: Error = TxnError::NoRecordOfTheLast {
-            last: "t3".into(),
-            newest: None,
-        }
-        .into();
-        assert_eq!(none.code, ErrorCode::IoError);
-        assert!(none.message.contains("; there is none, and reverting"));
-        assert_eq!(
-            TxnError::NotAFile { path: "d".into() }.code(),
-            ErrorCode::IoError
-        );
-    }
-
-    #[test]
-    fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
-        let cause = Error::new(ErrorCode::IoError, "cannot rename a.txt").with_path("a.txt");
-        let failure = Error::new(ErrorCode::IoError, "cannot restore b.txt").with_path("b.txt");
-        let out: Error = TxnError::RestoreFailed {
-            during: Restoring::FailedCommit {
-                cause: Box::new(cause),
-            },
-            journal: PathBuf::from("/s/j1"),
-            failures: vec![failure],
-            conflicts: vec!["c.txt".into()],
-        }
-        .into();
-        assert_eq!(out.code, ErrorCode::RollbackFailed);
-        assert_eq!(
-            out.message,
-            "cannot rename a.txt — and restoring the old state failed; cannot restore b.txt; \
-             c.txt holds neither its old nor its new content"
-        );
-        let details = out.details().expect("a failed restore has details");
-        assert_eq!(details["journal"], "/s/j1");
-        assert_eq!(details["failures"][0]["path"], "b.txt");
-        assert_eq!(details["conflicts"][0], "c.txt");
-        assert_eq!(details["cause"]["path"], "a.txt");
-        assert!(out.hint.is_some_and(|h| h.contains("apply-patch recover")));
-        let recovering: Error = TxnError::RestoreFailed {
-            during: Restoring::Recovery { id: "t9".into() },
-            journal: PathBuf::from("/s/j9"),
-            failures: Vec::new(),
-            conflicts: Vec::new(),
-        }
-        .into();
-        assert_eq!(
-            recovering.message,
-            "recovering transaction t9 could not restore every file"
-        );
-        assert!(recovering.details().is_some_and(|d| d.get("cause").is_none()));
-    }
-
-    #[test]
-    fn a_journal_refusal_names_the_journal_and_the_next_step() {
-        let untrusted: Error = TxnError::Untrusted {
-            place: "/s/j1".into(),
-            reason: "its secret differs".into(),
-        }
-        .into();
-        assert_eq!(untrusted.code, ErrorCode::IoError);
-        assert_eq!(
-            untrusted.message,
-            "refusing the apply-patch journal /s/j1: its secret differs; it was left as it is"
-        );
-        assert_eq!(untrusted.path.as_deref(), Some("/s/j1"));
-        assert!(untrusted
-            .hint
-            .as_deref()
-            .is_some_and(|h| h.starts_with("if it came with a copy or an archive of the tree, remove /s/j1;")));
-        assert_eq!(
-            untrusted.details(),
-            Some(&serde_json::json!({"journal": "/s/j1", "reason": "its secret differs"}))
-        );
-        let link: Error = TxnError::SymlinkOnPath {
-            path: "a/b/c.txt".into(),
-            symlink: "a/b".into(),
-        }
-        .into();
-        assert_eq!(link.code, ErrorCode::PathEscape);
-        assert_eq!(link.path.as_deref(), Some("a/b/c.txt"));
-        assert_eq!(link.details(), Some(&serde_json::json!({"symlink": "a/b"})));
-        let version: Error = TxnError::JournalVersion {
-            journal: "j.json".into(),
-            version: 9,
-            reads: 2,
-        }
-        .into();
-        assert_eq!(
-            version.message,
-            "the journal j.json has version 9; this apply-patch reads version 2"
-        );
-        assert!(version.hint.is_some());
-    }
-}
+mod tests;

@@ -66,15 +66,10 @@ fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarnin
         return Ok(Vec::new());
     }
     drop(lock);
-    Err(Error::new(
-        ErrorCode::Busy,
-        format!(
-            "an interrupted transaction of this root was not finished ({} remains), and \
-             --check writes nothing, so it cannot recover it; the tree may be half old, half new",
-            state.journal_dir().display()
-        ),
-    )
-    .with_hint("run `apply-patch recover` (or any apply without --check), then check again"))
+    Err(TxnError::UnfinishedUnderCheck {
+        journal: state.journal_dir(),
+    }
+    .into())
 }
 
 /// Recovery was needed and failed (no permission, a read-only mount, a file that would not

@@ -17,6 +17,7 @@
 
 use super::dirfd::Dir;
 use super::journal::{self, current_state, Entry, Journal, State};
+use super::TxnError;
 use crate::Error;
 
 /// The marker file in the journal folder: every content is staged, renames may have begun.
@@ -108,13 +109,9 @@ fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, Error> {
 /// commit mark.
 pub(crate) fn finish_renames(root: &Dir, journal: &Journal) -> Result<(), Error> {
     let steps = plan(root, journal)?.ok_or_else(|| {
-        Error::new(
-            crate::ErrorCode::IoError,
-            format!(
-                "the tree changed while transaction {} was being finished",
-                journal.id
-            ),
-        )
+        Error::from(TxnError::ChangedWhileFinishing {
+            id: journal.id.clone(),
+        })
     })?;
     for (entry, step) in journal.entries.iter().zip(steps) {
         if step == Step::Rename {
@@ -136,11 +133,10 @@ fn rename_one(root: &Dir, entry: &Entry) -> Result<(), Error> {
             // Only the very content the journal names goes in (a staged file is in the tree,
             // where anyone could have replaced it).
             if current_state(Some(dir), stage.as_bytes()).map_err(io)? != entry.after {
-                return Err(Error::new(
-                    crate::ErrorCode::IoError,
-                    format!("the staged new content of {path} is not what the journal names"),
-                )
-                .with_path(path));
+                return Err(TxnError::StagedContentWrong {
+                    path: path.to_string(),
+                }
+                .into());
             }
             dir.rename(stage.as_bytes(), dir, &located.name)
                 .map_err(io)?;

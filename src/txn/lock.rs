@@ -9,7 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::state::StateDir;
-use crate::{Error, ErrorCode};
+use super::TxnError;
+use crate::Error;
 
 /// How long a second run waits for the lock before `busy`.
 pub const WAIT: Duration = Duration::from_secs(2);
@@ -74,20 +75,17 @@ fn open(path: &Path) -> std::io::Result<File> {
 }
 
 fn busy(lock: &str, waited: Duration) -> Error {
-    Error::new(
-        ErrorCode::Busy,
-        format!(
-            "another apply-patch transaction holds this root (waited {:.1} s for {lock})",
-            waited.as_secs_f32()
-        ),
-    )
-    .with_hint("wait for the other run to finish, then try again")
-    .with_details(serde_json::json!({ "lock": lock }))
+    TxnError::Busy {
+        lock: lock.to_string(),
+        waited,
+    }
+    .into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
 
     #[test]
     fn a_second_lock_is_busy_until_the_first_is_dropped() {

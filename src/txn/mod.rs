@@ -29,7 +29,7 @@ use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
 pub use durable::Durability;
-pub use error::{Restoring, TxnError};
+pub use error::{Restoring, Staleness, TxnError, Worker};
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]
 pub(crate) use failpoint::Failpoint;
@@ -51,7 +51,7 @@ pub use undo::undo_with;
 
 use crate::content::{Content, ContentHash};
 use crate::state::StateDir;
-use crate::{Error, ErrorCode};
+use crate::Error;
 use dirfd::{Dir, Kind};
 
 /// What a path held when it was planned: the commit refuses (`stale_file`) when it differs.
@@ -288,11 +288,10 @@ fn read_at(parent: &Dir, name: &[u8], path: &str) -> Result<(Snapshot, Found), E
             ))
         }
         Kind::Directory => Ok((Snapshot::Directory, Found::Directory)),
-        Kind::Other => Err(Error::new(
-            ErrorCode::UnsupportedFile,
-            format!("{path} is not a regular file, symlink or folder (a device, socket or fifo)"),
-        )
-        .with_path(path)),
+        Kind::Other => Err(TxnError::NotRegular {
+            path: path.to_string(),
+        }
+        .into()),
     }
 }
 

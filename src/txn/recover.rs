@@ -28,7 +28,7 @@ use super::journal::{self, current_state, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
 use super::{audit, Restoring, TxnError, TxnWarning, TxnWarningCode};
 use crate::state::StateDir;
-use crate::{Error, ErrorCode};
+use crate::Error;
 
 /// How many committed transactions the undo history keeps.
 pub const UNDO_HISTORY: usize = 20;
@@ -138,9 +138,7 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RecoverReport::default()),
         Err(e) => return Err(Error::io(&shown, "cannot look at the journal folder", &e)),
         Ok(m) if !m.is_dir() => {
-            return Err(
-                Error::new(ErrorCode::IoError, format!("{shown} is not a folder")).with_path(shown),
-            )
+            return Err(TxnError::JournalNotAFolder { journal: shown }.into())
         }
         Ok(_) => {}
     }
@@ -276,22 +274,19 @@ fn install_index_lock(journal: &Journal) -> Result<(), Error> {
         if identity_of(&target) == Some((index.dev, index.ino)) {
             return Ok(()); // installed before the crash
         }
-        return Err(Error::new(
-            ErrorCode::IoError,
-            format!("the new git index of transaction {} is gone ({shown} was removed): the index does not hold its changes", journal.id),
-        )
-        .with_path(&shown));
+        return Err(TxnError::IndexLockGone {
+            id: journal.id.clone(),
+            lock: shown,
+        }
+        .into());
     }
     let bytes = std::fs::read(&index.lock).map_err(|e| Error::io(&shown, "cannot read", &e))?;
     if journal::hex(&super::sha256(&bytes)) != index.sha256 {
-        return Err(Error::new(
-            ErrorCode::IoError,
-            format!(
-                "{shown} does not hold the new git index of transaction {}; it was left as it is",
-                journal.id
-            ),
-        )
-        .with_path(&shown));
+        return Err(TxnError::IndexLockChanged {
+            id: journal.id.clone(),
+            lock: shown,
+        }
+        .into());
     }
     std::fs::rename(&index.lock, &target)
         .map_err(|e| Error::io(&shown, "cannot install the git index from", &e))
@@ -573,11 +568,9 @@ fn restore_old(
         }
         State::File { sha256, .. } => {
             let (jdir, backup) = jdir.zip(entry.backup.as_ref()).ok_or_else(|| {
-                Error::new(
-                    ErrorCode::IoError,
-                    format!("the backup of {path} is missing"),
-                )
-                .with_path(path)
+                Error::from(TxnError::BackupMissing {
+                    path: path.to_string(),
+                })
             })?;
             let dir = journal::open_or_create_parent(root, located, path)?;
             restore_backup(jdir, backup, sha256, &dir, &located.name, tmp, path)?;
@@ -591,11 +584,10 @@ fn restore_old(
             dir.sync().map_err(io)?;
         }
         State::Directory | State::Other => {
-            return Err(Error::new(
-                ErrorCode::IoError,
-                format!("{path} was not a file; cannot restore it"),
-            )
-            .with_path(path))
+            return Err(TxnError::NotAFileToRestore {
+                path: path.to_string(),
+            }
+            .into())
         }
     }
     Ok(())
@@ -615,11 +607,10 @@ fn restore_backup(
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
     let (bytes, hash, st) = jdir.read_file_hashed(backup.as_bytes()).map_err(io)?;
     if journal::hex(&hash) != sha256 {
-        return Err(Error::new(
-            ErrorCode::IoError,
-            format!("the backup of {path} does not hold its old content"),
-        )
-        .with_path(path));
+        return Err(TxnError::BackupWrong {
+            path: path.to_string(),
+        }
+        .into());
     }
     match jdir.rename(backup.as_bytes(), dir, name) {
         Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {

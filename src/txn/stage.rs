@@ -51,6 +51,7 @@ use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
+use super::{Staleness, TxnError, Worker};
 use super::{
     recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions, TxnWarning,
 };
@@ -283,10 +284,10 @@ impl Txn<'_> {
         );
         let pruned = pruning.map(|h| {
             h.join().unwrap_or_else(|_| {
-                Err(Error::new(
-                    ErrorCode::IoError,
-                    "the thread pruning the undo history panicked",
-                ))
+                Err(TxnError::WorkerPanicked {
+                    worker: Worker::Pruning,
+                }
+                .into())
             })
         });
         match executed {
@@ -415,7 +416,7 @@ fn path_of(comps: &[Vec<u8>]) -> Result<String, Error> {
     let parts: Result<Vec<&str>, _> = comps.iter().map(|c| std::str::from_utf8(c)).collect();
     parts
         .map(|p| p.join("/"))
-        .map_err(|_| Error::new(ErrorCode::IoError, "a path of the transaction is not UTF-8"))
+        .map_err(|_| TxnError::PathNotUtf8.into())
 }
 
 impl State {
@@ -490,11 +491,7 @@ fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
     let mut planned = Vec::new();
     for change in changes {
         if !seen.insert(change.path.clone()) {
-            return Err(Error::new(
-                ErrorCode::IoError,
-                format!("{} appears twice in one transaction", change.path),
-            )
-            .with_path(change.path));
+            return Err(TxnError::Twice { path: change.path }.into());
         }
         if cache.len() >= super::handles::LIMIT {
             cache.clear();
@@ -530,11 +527,11 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
         Some(dir) => dir.stat(&located.name).map_err(io)?,
         None => None,
     };
-    let found = |what: &str| stale(path, format!("{path} changed since it was read: {what}"));
+    let found = |how| stale(path, how);
     match (&change.before, stat) {
         (Snapshot::Missing, None) => Ok((stat, false)),
-        (Snapshot::Missing, Some(_)) => Err(found("it exists now")),
-        (_, None) => Err(found("it was removed")),
+        (Snapshot::Missing, Some(_)) => Err(found(Staleness::ExistsNow)),
+        (_, None) => Err(found(Staleness::Removed)),
         (
             Snapshot::File {
                 len,
@@ -545,10 +542,16 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
             Some(st),
         ) if st.kind == Kind::File => {
             if st.len != *len {
-                return Err(found(&format!("its size is {} bytes, was {len}", st.len)));
+                return Err(found(Staleness::Size {
+                    now: st.len,
+                    was: *len,
+                }));
             }
             if !dirfd::same_mode(st.mode, *mode) {
-                return Err(found(&format!("its mode is {:o}, was {mode:o}", st.mode)));
+                return Err(found(Staleness::Mode {
+                    now: st.mode,
+                    was: *mode,
+                }));
             }
             if st.mtime != *mtime {
                 let dir = located
@@ -568,12 +571,12 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
                 .expect("stat found the link, so its folder is open");
             let now = dir.read_link(&located.name).map_err(io)?;
             if now != *target {
-                return Err(found("the symlink points elsewhere"));
+                return Err(found(Staleness::SymlinkElsewhere));
             }
             Ok((Some(st), false))
         }
         (Snapshot::Directory, Some(st)) if st.kind == Kind::Directory => Ok((Some(st), false)),
-        _ => Err(found("it is a different kind of file")),
+        _ => Err(found(Staleness::OtherKind)),
     }
 }
 
@@ -584,11 +587,11 @@ fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error>
     }
     Err(stale(
         path,
-        format!("{path} changed since it was read: its content differs"),
-    )
-    .with_details(serde_json::json!({
-        "path": path, "expected_sha256": journal::hex(was), "actual_sha256": journal::hex(now),
-    })))
+        Staleness::Content {
+            expected: journal::hex(was),
+            actual: journal::hex(now),
+        },
+    ))
 }
 
 /// Up to this many bytes in all, racy targets are re-checked before the staging, on this
@@ -633,10 +636,7 @@ fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
         let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
         let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
         let Some(dir) = handles.parent(root, path)? else {
-            return Err(stale(
-                path,
-                format!("{path} changed since it was read: it was removed"),
-            ));
+            return Err(stale(path, Staleness::Removed));
         };
         if let Some(bytes) = &t.bytes {
             if dir.holds(name, bytes.as_slice()).map_err(io)? {
@@ -649,10 +649,12 @@ fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
     Ok(())
 }
 
-fn stale(path: &str, message: String) -> Error {
-    Error::new(ErrorCode::StaleFile, message)
-        .with_path(path)
-        .with_hint("read the file again and make the patch against its current content")
+fn stale(path: &str, how: Staleness) -> Error {
+    TxnError::Stale {
+        path: path.to_string(),
+        how,
+    }
+    .into()
 }
 
 /// A modification time within 2 s of now may hide a same-tick edit: hash to be sure.
@@ -959,11 +961,10 @@ fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
 /// The open folder of a target (its folders exist once step 4 created them).
 fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Arc<Dir>, Error> {
     handles.parent(root, &p.change.path)?.ok_or_else(|| {
-        Error::new(
-            ErrorCode::IoError,
-            format!("the folder of {} could not be created", p.change.path),
-        )
-        .with_path(&p.change.path)
+        TxnError::FolderNotCreated {
+            path: p.change.path.clone(),
+        }
+        .into()
     })
 }
 
@@ -1061,10 +1062,7 @@ fn replace_one(dir: &Dir, p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Re
     // edit can be overwritten is this one system call, not the whole commit.
     let now = dir.stat(&p.located.name).map_err(io)?;
     if !same_file(now.as_ref(), p.seen.as_ref()) {
-        return Err(stale(
-            path,
-            format!("{path} changed while the patch was being committed"),
-        ));
+        return Err(stale(path, Staleness::DuringCommit));
     }
     match &entry.stage {
         Some(stage) => dir
