@@ -117,7 +117,7 @@ mod release;
 pub mod transaction {
     pub use crate::txn::{
         recover, undo, Change, NewState, RecoverAction, RecoverReport, Restoring, Snapshot,
-        TxnError, TxnWarning, UndoReport,
+        Staleness, TxnError, TxnWarning, UndoReport, Worker,
     };
 }
 
