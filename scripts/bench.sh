@@ -14,7 +14,8 @@
 #                                     GEN_SYNTH=PATH points at gen_synth.py;
 #                                     BENCH_BIN=PATH another apply-patch binary;
 #                                     BENCH_BASE=PATH adds an older binary's rows, turn
-#                                     about with the others, to compare)
+#                                     about with the others, to compare;
+#                                     BENCH_ATOMIC=1 adds apply-patch --durability atomic)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,7 @@ once() {
   sync
   case "$tool" in
     apply-patch) cmd=("$bin" --root "$t" "$dir/$diff") ;;
+    atomic) cmd=("$bin" --durability atomic --root "$t" "$dir/$diff") ;;
     base) cmd=("$BENCH_BASE" --root "$t" "$dir/$diff") ;;
     patch) cmd=(patch -s -p1 -d "$t" -i "$dir/$diff") ;;
     patch-no-orig) cmd=(patch -s -p1 --no-backup-if-mismatch -d "$t" -i "$dir/$diff") ;;
@@ -104,6 +106,7 @@ printf '%-22s %-16s %8s %8s %8s %11s %11s %10s\n' workload tool best median "pea
 row() {
   local label="$1" dir="$2" input="$3" diff="$4" expected="$5" other="$6"
   local size tools=(patch apply-patch) samples="$scratch/samples"
+  [ -n "${BENCH_ATOMIC:-}" ] && tools+=(atomic)
   [ -n "${BENCH_BASE:-}" ] && tools+=(base)
   [ "$other" = git ] && tools+=(git)
   [ "$other" = no-orig ] && tools+=(patch-no-orig)
@@ -125,7 +128,8 @@ def stats(tool):
     times = [t for t, _ in runs[tool]]
     return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
 ref_best, ref_med, _ = stats("patch")
-for tool, name in (("apply-patch", "apply-patch"), ("base", "BENCH_BASE"), ("patch", "patch"),
+for tool, name in (("apply-patch", "apply-patch"), ("atomic", "... atomic"),
+                   ("base", "BENCH_BASE"), ("patch", "patch"),
                    ("patch-no-orig", "patch, no .orig"), ("git", "git apply")):
     if tool not in runs:
         continue
