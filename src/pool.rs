@@ -37,7 +37,11 @@ pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<
         *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     };
     std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        // A thread the system refuses to start is no error: the threads that did start, and
+        // this one, take its share of the items.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, run).ok())
+            .collect();
         run();
         for helper in helpers {
             helper
