@@ -58,9 +58,71 @@ pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<
         .collect()
 }
 
+/// Work started beside the calling thread by [`beside`]: on a thread of its own, or already
+/// done when the system would not start one.
+pub enum Beside<'scope, T> {
+    Thread(std::thread::ScopedJoinHandle<'scope, T>),
+    Done(T),
+}
+
+impl<T> Beside<'_, T> {
+    /// The work's result; a panic in it is passed on as [`std::thread::JoinHandle::join`]
+    /// passes it.
+    pub fn join(self) -> std::thread::Result<T> {
+        match self {
+            Beside::Thread(handle) => handle.join(),
+            Beside::Done(value) => Ok(value),
+        }
+    }
+}
+
+/// Runs `work` on a scoped thread beside the calling one; when the system refuses a thread
+/// (resource limits), runs it here and now instead, so that a busy machine slows a run
+/// down rather than failing it. Only for work that does not wait for the calling thread.
+pub fn beside<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> Beside<'scope, T> {
+    // `spawn_scoped` hands the closure back only by running it; keep it to run it here.
+    let slot = std::sync::Arc::new(Mutex::new(Some(work)));
+    let theirs = std::sync::Arc::clone(&slot);
+    let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+        let work = theirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("the work is taken once, by the thread that was started");
+        work()
+    });
+    match spawned {
+        Ok(handle) => Beside::Thread(handle),
+        Err(_) => {
+            let work = slot
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("no thread started, so the work is still here");
+            Beside::Done(work())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_beside_returns_its_result_and_passes_a_panic_on() {
+        let here = std::thread::current().id();
+        let (value, elsewhere) = std::thread::scope(|scope| {
+            let job = beside(scope, || (6 * 7, std::thread::current().id() != here));
+            job.join().expect("no panic")
+        });
+        assert_eq!(value, 42);
+        assert!(elsewhere, "a thread was started on this machine");
+        let panicked = std::thread::scope(|scope| beside(scope, || panic!("boom")).join());
+        assert!(panicked.is_err());
+    }
 
     #[test]
     fn results_keep_the_items_order_and_few_items_stay_on_this_thread() {

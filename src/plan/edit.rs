@@ -165,7 +165,7 @@ impl Planner<'_> {
         let format = self.format;
         let assumed = self.opts.locate.clone();
         let (bases, checks, placed) = std::thread::scope(|scope| {
-            let placing = scope.spawn(|| place(&fp.body, format, bytes, &assumed));
+            let placing = crate::pool::beside(scope, || place(&fp.body, format, bytes, &assumed));
             let bases = self.check_bases(fp, shown, current);
             let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
             (bases, checks, joined(placing.join()))

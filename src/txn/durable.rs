@@ -281,7 +281,7 @@ impl<'a> Point<'a> {
         std::thread::scope(|scope| {
             let workers: Vec<_> = fds
                 .chunks(chunk)
-                .map(|part| scope.spawn(move || sync_part(part)))
+                .map(|part| crate::pool::beside(scope, move || sync_part(part)))
                 .collect();
             workers.into_iter().try_for_each(|w| {
                 w.join().unwrap_or_else(|_| {

@@ -742,7 +742,7 @@ fn stage_steps(
     let staged = std::thread::scope(|scope| {
         // Each content remembers its hash: the journal below and the report read it there.
         let hashing = (!pending.is_empty()).then(|| {
-            scope.spawn(|| {
+            crate::pool::beside(scope, || {
                 pending.iter().for_each(|c| {
                     c.sha256();
                 });
@@ -845,7 +845,7 @@ fn execute(
     let mut point = Point::new(root, shown, ctx.durability)?;
     let staged = std::thread::scope(|scope| {
         let checking =
-            (!rechecks.is_empty()).then(|| scope.spawn(|| recheck_contents(root, &rechecks)));
+            (!rechecks.is_empty()).then(|| crate::pool::beside(scope, || recheck_contents(root, &rechecks)));
         let staged = stage_steps(
             (root, &mut handles, &mut point),
             (jdir, jpath),
