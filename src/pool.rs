@@ -58,32 +58,37 @@ pub fn map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<
         .collect()
 }
 
-/// Work started beside the calling thread by [`beside`]: on a thread of its own, or already
-/// done when the system would not start one.
-pub enum Beside<'scope, T> {
+/// Work started beside the calling thread by [`beside`]: on a thread of its own or, when the
+/// system would not start one, kept to run on the calling thread when it is joined.
+pub enum Beside<'scope, T, F> {
     Thread(std::thread::ScopedJoinHandle<'scope, T>),
-    Done(T),
+    Later(F),
 }
 
-impl<T> Beside<'_, T> {
+impl<T, F: FnOnce() -> T> Beside<'_, T, F> {
     /// The work's result; a panic in it is passed on as [`std::thread::JoinHandle::join`]
     /// passes it.
     pub fn join(self) -> std::thread::Result<T> {
         match self {
             Beside::Thread(handle) => handle.join(),
-            Beside::Done(value) => Ok(value),
+            Beside::Later(work) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)),
         }
     }
 }
 
 /// Runs `work` on a scoped thread beside the calling one; when the system refuses a thread
-/// (resource limits), runs it here and now instead, so that a busy machine slows a run
-/// down rather than failing it. Only for work that does not wait for the calling thread.
-pub fn beside<'scope, 'env, T: Send + 'scope>(
+/// (resource limits), the work runs on the calling thread when it is joined instead, so that
+/// a busy machine slows a run down rather than failing it. Work that waits for the calling
+/// thread (a channel's receiver) is fine: by the join, the calling thread is done with it.
+pub fn beside<'scope, 'env, T, F>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    work: impl FnOnce() -> T + Send + 'scope,
-) -> Beside<'scope, T> {
-    // `spawn_scoped` hands the closure back only by running it; keep it to run it here.
+    work: F,
+) -> Beside<'scope, T, F>
+where
+    T: Send + 'scope,
+    F: FnOnce() -> T + Send + 'scope,
+{
+    // A refused spawn drops its closure: the work stays in this slot, to be taken back.
     let slot = std::sync::Arc::new(Mutex::new(Some(work)));
     let theirs = std::sync::Arc::clone(&slot);
     let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
@@ -96,14 +101,12 @@ pub fn beside<'scope, 'env, T: Send + 'scope>(
     });
     match spawned {
         Ok(handle) => Beside::Thread(handle),
-        Err(_) => {
-            let work = slot
-                .lock()
+        Err(_) => Beside::Later(
+            slot.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take()
-                .expect("no thread started, so the work is still here");
-            Beside::Done(work())
-        }
+                .expect("no thread started, so the work is still in its slot"),
+        ),
     }
 }
 
@@ -122,6 +125,21 @@ mod tests {
         assert!(elsewhere, "a thread was started on this machine");
         let panicked = std::thread::scope(|scope| beside(scope, || panic!("boom")).join());
         assert!(panicked.is_err());
+    }
+
+    #[test]
+    fn work_kept_for_later_runs_at_the_join_even_when_it_waits_for_the_caller() {
+        // What `beside` returns when the system refuses a thread: the work runs at the join,
+        // after the calling thread has sent everything and hung up.
+        let (send, received) = std::sync::mpsc::channel::<u32>();
+        let later: Beside<'_, u32, _> = Beside::Later(move || received.iter().sum::<u32>());
+        for n in 1..=4 {
+            send.send(n).expect("the receiver is alive");
+        }
+        drop(send);
+        assert_eq!(later.join().expect("no panic"), 10);
+        let panicking: Beside<'_, (), _> = Beside::Later(|| panic!("boom"));
+        assert!(panicking.join().is_err());
     }
 
     #[test]

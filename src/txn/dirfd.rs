@@ -306,7 +306,7 @@ impl Dir {
         let mut bytes = zeroed(expected).ok_or_else(|| too_large(&st))?;
         let (filled, hashed) = std::thread::scope(|scope| -> io::Result<(usize, sha2::Sha256)> {
             let (pieces, received) = std::sync::mpsc::channel::<&[u8]>();
-            let hashing = scope.spawn(move || {
+            let hashing = crate::pool::beside(scope, move || {
                 let mut hasher = sha2::Sha256::new();
                 for piece in received {
                     hasher.update(piece);
