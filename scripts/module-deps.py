@@ -81,16 +81,7 @@ def skip_item(code, start):
         i += 1
     if i >= n or code[i] == ";":
         return i + 1
-    depth = 0
-    while i < n:
-        if code[i] == "{":
-            depth += 1
-        elif code[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
+    return skip_braces(code, i)
 
 
 def drop_test_items(code):
