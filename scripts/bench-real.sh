@@ -44,31 +44,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-real="${BENCH_REAL_DIR:-}"
-for candidate in "$(cd .. && pwd)/shared/bench/real" "$(cd ../.. && pwd)/shared/bench/real"; do
-  if [ -z "$real" ] && [ -d "$candidate" ]; then
-    real="$candidate"
-  fi
-done
+name=bench-real
+. "$root/scripts/bench-common.sh"
+real="${BENCH_REAL_DIR:-$(shared_dir bench/real)}"
 [ -d "$real" ] || { echo "bench-real: the real workloads were not found (set BENCH_REAL_DIR)" >&2; exit 2; }
+pick_bin
 runs="${BENCH_RUNS:-11}"
 only="${BENCH_ONLY:-}"
-for tool in python3 patch git /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "bench-real: $tool is missing (apt-get install -y patch time git)" >&2; exit 2; }
-done
-
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
-# apply-patch keeps its undo history and audit log in the user's state directory outside a
-# git work tree: keep that out of $HOME.
-export XDG_STATE_HOME="$scratch/state"
-
-if [ -n "${BENCH_BIN:-}" ]; then
-  bin="$BENCH_BIN"
-else
-  cargo build --release --quiet
-  bin="$root/target/release/apply-patch"
-fi
 
 # Every regular file and symlink under DIR with its exec bit and content hash, one a line:
 # two trees are the same when these listings are.

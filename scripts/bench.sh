@@ -21,34 +21,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-# The shared workload generator sits beside the checkout (../shared), or one level further
-# up for a worktree under wt/.
-gen="${GEN_SYNTH:-}"
-for candidate in "$(cd .. && pwd)/shared" "$(cd ../.. && pwd)/shared"; do
-  if [ -z "$gen" ] && [ -f "$candidate/bench/gen_synth.py" ]; then
-    gen="$candidate/bench/gen_synth.py"
-  fi
-done
+name=bench
+. "$root/scripts/bench-common.sh"
+# The shared workload generator (../shared/bench/gen_synth.py, see bench-common.sh).
+gen="${GEN_SYNTH:-$(shared_dir bench/gen_synth.py)}"
 runs="${BENCH_RUNS:-5}"
-for tool in python3 patch git /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "bench: $tool is missing (apt-get install -y patch time git)" >&2; exit 2; }
-done
 [ -f "$gen" ] || { echo "bench: gen_synth.py not found (set GEN_SYNTH)" >&2; exit 2; }
+pick_bin
 
 work="${BENCH_DIR:-$(mktemp -d)}"
 mkdir -p "$work"
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
-# apply-patch keeps its undo history and audit log in the user's state directory outside a
-# git work tree: keep that out of $HOME.
-export XDG_STATE_HOME="$scratch/state"
-
-if [ -n "${BENCH_BIN:-}" ]; then
-  bin="$BENCH_BIN"
-else
-  cargo build --release --quiet
-  bin="$root/target/release/apply-patch"
-fi
 
 if [ ! -f "$work/full/big.txt" ]; then
   mkdir -p "$work/full"
