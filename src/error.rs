@@ -376,6 +376,27 @@ impl Error {
         self.rich.get_or_insert_with(Box::default)
     }
 
+    /// The boundary error of a stage's refusal: its code and message, with the path its
+    /// message names, its next step and its details, each when it has one. The stages'
+    /// `From<…> for Error` conversions go through here and add what is particular to them.
+    pub(crate) fn of_stage(
+        code: ErrorCode,
+        message: String,
+        path: Option<impl Into<String>>,
+        hint: Option<impl Into<String>>,
+        details: Option<serde_json::Value>,
+    ) -> Self {
+        let mut out = Error::new(code, message);
+        if let Some(path) = path {
+            out = out.with_path(path);
+        }
+        if let Some(hint) = hint {
+            out = out.with_hint(hint);
+        }
+        out.set_details(details);
+        out
+    }
+
     /// An I/O error on `path`, mapped to `permission_denied` or `io_error`.
     pub fn io(path: &str, what: &str, err: &std::io::Error) -> Self {
         let code = if err.kind() == std::io::ErrorKind::PermissionDenied {

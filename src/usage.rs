@@ -133,14 +133,7 @@ impl UsageError {
 
 impl From<UsageError> for Error {
     fn from(err: UsageError) -> Error {
-        let mut out = Error::new(err.code(), err.to_string());
-        if let Some(path) = err.path() {
-            out = out.with_path(path);
-        }
-        match err.hint() {
-            Some(hint) => out.with_hint(hint),
-            None => out,
-        }
+        Error::of_stage(err.code(), err.to_string(), err.path(), err.hint(), None)
     }
 }
 

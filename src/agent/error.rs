@@ -329,17 +329,13 @@ impl From<AgentError> for Error {
             AgentError::Chipped { cause, chip, hunks } => return chipped(*cause, &chip, &hunks),
             err => err,
         };
-        let mut out = Error::new(err.code(), err.to_string());
-        if let Some(path) = err.path() {
-            out = out.with_path(path);
-        }
-        if let Some(details) = err.details() {
-            out = out.with_details(details);
-        }
-        match err.hint() {
-            Some(hint) => out.with_hint(hint),
-            None => out,
-        }
+        Error::of_stage(
+            err.code(),
+            err.to_string(),
+            err.path(),
+            err.hint(),
+            err.details(),
+        )
     }
 }
 

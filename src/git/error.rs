@@ -266,17 +266,13 @@ impl GitError {
 
 impl From<GitError> for Error {
     fn from(err: GitError) -> Error {
-        let mut out = Error::new(err.code(), err.to_string());
-        if let Some(path) = err.path() {
-            out = out.with_path(path);
-        }
-        if let Some(hint) = err.hint() {
-            out = out.with_hint(hint);
-        }
-        if let Some(details) = err.details() {
-            out = out.with_details(details);
-        }
-        out
+        Error::of_stage(
+            err.code(),
+            err.to_string(),
+            err.path(),
+            err.hint(),
+            err.details(),
+        )
     }
 }
 

@@ -164,20 +164,19 @@ impl GuardError {
 
 impl From<GuardError> for Error {
     fn from(err: GuardError) -> Error {
-        let mut out = Error::new(err.code(), err.to_string());
-        if let Some(path) = err.path() {
-            out = out.with_path(path);
-        }
-        if let GuardError::StaleBase {
-            expected, actual, ..
-        } = &err
-        {
-            out = out.with_details(serde_json::json!({"expected": expected, "actual": actual}));
-        }
-        match err.hint() {
-            Some(hint) => out.with_hint(hint),
-            None => out,
-        }
+        let details = match &err {
+            GuardError::StaleBase {
+                expected, actual, ..
+            } => Some(serde_json::json!({"expected": expected, "actual": actual})),
+            _ => None,
+        };
+        Error::of_stage(
+            err.code(),
+            err.to_string(),
+            err.path(),
+            err.hint(),
+            details,
+        )
     }
 }
 
