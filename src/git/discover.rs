@@ -1,11 +1,14 @@
 //! Finding the repository of the root, repo-relative paths, and the write guard (no `.git`, no
 //! submodule). Reads only.
 
+use super::blob::Filters;
 use super::GitError;
 use crate::error::Error;
 use crate::root::{canonical_or_same, gix_message};
 use gix::bstr::{BStr, ByteSlice};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The git work tree that contains the root, opened through gix.
 pub struct Repo {
@@ -20,6 +23,14 @@ pub struct Repo {
     /// Why the index could not be read (corrupt, unreadable): only the flows that use the
     /// index (`--index`, `--cached`, `--3way`, check-patches) refuse; a plain apply warns.
     index_error: Option<GitError>,
+    /// git's clean filters, set up at the first blob id and kept (see [`Filters`]).
+    pub(super) filters: Mutex<Option<Filters>>,
+    /// The folders [`Repo::check_path`] looked in for a `.git` of a nested repository, with
+    /// the answer: a many-file patch asks for the same folders file after file.
+    nested: Mutex<HashMap<String, bool>>,
+    /// The path guard's probe of a folder for a `.git` through the planner's work tree
+    /// ([`Repo::probed_git`]), with the answer.
+    probed: Mutex<HashMap<String, bool>>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -96,6 +107,9 @@ impl Repo {
             prefix,
             index,
             index_error,
+            filters: Mutex::default(),
+            nested: Mutex::default(),
+            probed: Mutex::default(),
         }))
     }
 
@@ -164,7 +178,7 @@ impl Repo {
                 .index
                 .entry_by_path(BStr::new(dir.as_bytes()))
                 .is_some_and(|e| e.mode.is_submodule());
-            let nested = end < parts.len() && self.worktree_file(&dir).join(".git").exists();
+            let nested = end < parts.len() && self.holds_git(&dir);
             if gitlink || nested {
                 return Err(GitError::OtherRepository {
                     path: rel.into(),
@@ -176,6 +190,38 @@ impl Repo {
             }
         }
         Ok(())
+    }
+
+    /// Does the work-tree folder `dir` (repo-relative) hold a `.git`, a nested repository's?
+    /// Asked once per folder and run.
+    fn holds_git(&self, dir: &str) -> bool {
+        let mut nested = self.nested.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&known) = nested.get(dir) {
+            return known;
+        }
+        let found = self.worktree_file(dir).join(".git").exists();
+        nested.insert(dir.to_string(), found);
+        found
+    }
+
+    /// The work tree's answer to "does folder `dir` hold a `.git`" as `probe` gives it, asked
+    /// once per folder: a `Repo` lives for one run, which plans against one state of the work
+    /// tree (the commit re-checks each file it replaces, not the folders' `.git`).
+    pub(crate) fn probed_git(
+        &self,
+        dir: &str,
+        probe: impl FnOnce() -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        if let Some(&known) = self.probed_lock().get(dir) {
+            return Ok(known);
+        }
+        let found = probe()?;
+        self.probed_lock().insert(dir.to_string(), found);
+        Ok(found)
+    }
+
+    fn probed_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
+        self.probed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The index as read when the repository was opened.

@@ -50,6 +50,14 @@ impl Tree for GitTree<'_> {
         self.inner.kind(path)
     }
 
+    /// Asked once per folder and run (the work tree's answer is kept by the [`Repo`]): the
+    /// guard probes every folder of every path, and a many-file patch's paths share them.
+    fn holds_git(&self, dir: &str) -> Result<bool, Error> {
+        self.repo.check_path(dir)?;
+        self.repo
+            .probed_git(dir, || Ok(self.inner.kind(&format!("{dir}/.git"))? != Kind::Missing))
+    }
+
     fn shows_snapshot(&self, path: &str) -> bool {
         !self.bases.contains_key(path) && self.inner.shows_snapshot(path)
     }
