@@ -6,7 +6,7 @@ use super::GitError;
 use crate::error::Error;
 use crate::root::{canonical_or_same, gix_message};
 use gix::bstr::{BStr, ByteSlice};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,6 +31,9 @@ pub struct Repo {
     /// The path guard's probe of a folder for a `.git` through the planner's work tree
     /// ([`Repo::probed_git`]), with the answer.
     probed: Mutex<HashMap<String, bool>>,
+    /// The paths the planner's work tree found to be folders (see [`Repo::probed_git`] for
+    /// why an answer is kept for the run).
+    folders: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -110,6 +113,7 @@ impl Repo {
             filters: Mutex::default(),
             nested: Mutex::default(),
             probed: Mutex::default(),
+            folders: Mutex::default(),
         }))
     }
 
@@ -218,6 +222,20 @@ impl Repo {
         let found = probe()?;
         self.probed_lock().insert(dir.to_string(), found);
         Ok(found)
+    }
+
+    /// Was `path` found to be a folder earlier in the run ([`Repo::know_folder`])?
+    pub(crate) fn is_known_folder(&self, path: &str) -> bool {
+        self.folders_lock().contains(path)
+    }
+
+    /// Keep that `path` is a folder, for the rest of the run.
+    pub(crate) fn know_folder(&self, path: &str) {
+        self.folders_lock().insert(path.to_string());
+    }
+
+    fn folders_lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.folders.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn probed_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {

@@ -45,9 +45,18 @@ impl Tree for GitTree<'_> {
         self.inner.root()
     }
 
+    /// A folder is looked at once per run (the guard asks for every folder of every path,
+    /// and a many-file patch's paths share them); anything else each time.
     fn kind(&self, path: &str) -> Result<Kind, Error> {
         check_probe(self.repo, path)?;
-        self.inner.kind(path)
+        if self.repo.is_known_folder(path) {
+            return Ok(Kind::Directory);
+        }
+        let kind = self.inner.kind(path)?;
+        if kind == Kind::Directory {
+            self.repo.know_folder(path);
+        }
+        Ok(kind)
     }
 
     /// Asked once per folder and run (the work tree's answer is kept by the [`Repo`]): the
