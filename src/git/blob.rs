@@ -21,12 +21,23 @@ pub(crate) struct Filters {
 }
 
 impl Filters {
-    /// Set up as gix's `filter_pipeline` does (the same configuration, attribute sources and
-    /// errors: an unreadable index fails here as it did there).
-    fn of(repo: &gix::Repository) -> Result<Filters, Error> {
-        let (pipeline, _) = repo
-            .filter_pipeline(None)
-            .map_err(|e| gix_error("cannot set up git's filters", &e))?;
+    /// Set up as gix's `filter_pipeline` does for a work tree (the same configuration and
+    /// attribute sources: the work tree's `.gitattributes`, else the index's), with the index
+    /// the [`Repo`] read. An unreadable index fails as `filter_pipeline` fails (it reads the
+    /// index again).
+    fn of(repo: &Repo) -> Result<Filters, Error> {
+        use gix::worktree::stack::state::attributes::Source;
+        let setup = |e: gix::Error| gix_error("cannot set up git's filters", &e);
+        let pipeline = if repo.index_error().is_some() {
+            repo.repo.filter_pipeline(None).map_err(setup)?.0
+        } else {
+            let attributes = repo
+                .repo
+                .attributes_only(&repo.index, Source::WorktreeThenIdMapping)
+                .map_err(setup)?
+                .detach();
+            gix::filter::Pipeline::new(&repo.repo, attributes).map_err(setup)?
+        };
         let (pipeline, attributes) = pipeline.into_parts();
         Ok(Filters {
             pipeline,
@@ -184,7 +195,7 @@ impl Repo {
         let mut filters = self.filters.lock().unwrap_or_else(|e| e.into_inner());
         let filters = match &mut *filters {
             Some(filters) => filters,
-            empty => empty.insert(Filters::of(&self.repo)?),
+            empty => empty.insert(Filters::of(self)?),
         };
         filters.clean(&self.repo, &self.index, repo_path, bytes)
     }

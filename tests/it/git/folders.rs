@@ -70,3 +70,37 @@ fn folders_of_a_many_file_patch_are_probed_for_nested_repositories_each() {
         "old\n"
     );
 }
+
+/// The index is read as git reads it to look at it, without verifying its trailing checksum
+/// (git does that only in `git fsck`): an index whose checksum is wrong but whose entries
+/// read is used, where git uses it, not reported unreadable. The read under the lock before
+/// a write still verifies it.
+#[test]
+fn the_index_is_read_without_its_checksum_as_git_reads_it() {
+    let s = Scratch::new(&[]);
+    s.write("a.txt", "one\n");
+    s.write("b.txt", "one\n");
+    s.commit_all("init");
+    let index = s.dir.join(".git/index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&index, &bytes).unwrap();
+    // `git ls-files` reads it (unlike `git status`, it does not write a refreshed index).
+    assert_eq!(s.git(&["ls-files"]), "a.txt\nb.txt\n", "git reads it");
+    let patch = |name: &str| {
+        format!("*** Begin Patch\n*** Update File: {name}\n@@\n-one\n+two\n*** End Patch\n")
+    };
+    let run = s.apply_patch(&["--json"], &patch("a.txt"));
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("index_unreadable"), "{}", run.stdout);
+    assert_eq!(
+        std::fs::read(&index).unwrap(),
+        bytes,
+        "a plain apply leaves the index"
+    );
+    // The read under the lock before writing the index still verifies it.
+    let run = s.apply_patch(&["--index", "--json"], &patch("b.txt"));
+    assert_ne!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("checksum mismatch"), "{}", run.stdout);
+}
