@@ -14,7 +14,6 @@ use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
 use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
-use crate::text::Text;
 
 use crate::tree::{Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
@@ -378,7 +377,7 @@ impl<'a> Planner<'a> {
             self.already.push(format!("{shown} (already added)"));
             return Ok(());
         }
-        report.added = Text::parse(node_bytes(&wanted)).len();
+        report.added = content::line_count(node_bytes(&wanted));
         report.new_sha256 = Some(hex(&node_sha256(&wanted)));
         report.new_mode = fp.new_mode.filter(|m| *m != Mode::FILE);
         self.record_diff(None, Some(shown), b"", node_bytes(&wanted));
@@ -441,7 +440,7 @@ impl<'a> Planner<'a> {
             return Err(PlanError::DeleteDiffers { path: shown.into() }.into());
         }
         report.set_old_content(&content);
-        report.removed = Text::parse(bytes).len();
+        report.removed = content::line_count(bytes);
         self.record_diff(Some(shown), None, bytes, b"");
         self.done.push(format!("{shown} (delete)"));
         Ok(())

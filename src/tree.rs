@@ -57,6 +57,11 @@ pub trait Tree {
     fn in_repository(&self) -> bool {
         true
     }
+    /// True when the folder `dir` holds a `.git` (a nested repository or submodule): the
+    /// path guard's probe of each folder a path goes through, inside a repository.
+    fn holds_git(&self, dir: &str) -> Result<bool, Error> {
+        Ok(self.kind(&format!("{dir}/.git"))? != Kind::Missing)
+    }
     /// Compare a diff's `index` blob id with `bytes`, the content of `path`: None when the
     /// id names no content, else whether it matches and the full id. Outside git the bytes
     /// are hashed as they are; the git work tree hashes them as `git add` would store them.

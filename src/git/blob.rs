@@ -9,6 +9,83 @@ use gix::ObjectId;
 use std::io::Read;
 use std::path::Path;
 
+/// git's clean filters of one repository with the attribute stack they read, set up once per
+/// [`Repo`] (at its first blob id of a work-tree file) and kept: set up per file, each file
+/// read the attribute files again (system, global, `info/attributes`, each folder's
+/// `.gitattributes`), re-checked the index file and scanned the index for `.gitattributes`
+/// entries. The stack keeps what it read of each folder, so a many-file patch reads each
+/// folder's `.gitattributes` once.
+pub(crate) struct Filters {
+    pipeline: gix::filter::plumbing::Pipeline,
+    attributes: gix::worktree::Stack,
+}
+
+impl Filters {
+    /// Set up as gix's `filter_pipeline` does for a work tree (the same configuration and
+    /// attribute sources: the work tree's `.gitattributes`, else the index's), with the index
+    /// the [`Repo`] read. An unreadable index fails as `filter_pipeline` fails (it reads the
+    /// index again).
+    fn of(repo: &Repo) -> Result<Filters, Error> {
+        use gix::worktree::stack::state::attributes::Source;
+        let setup = |e: gix::Error| gix_error("cannot set up git's filters", &e);
+        let pipeline = if repo.index_error().is_some() {
+            repo.repo.filter_pipeline(None).map_err(setup)?.0
+        } else {
+            let attributes = repo
+                .repo
+                .attributes_only(&repo.index, Source::WorktreeThenIdMapping)
+                .map_err(setup)?
+                .detach();
+            gix::filter::Pipeline::new(&repo.repo, attributes).map_err(setup)?
+        };
+        let (pipeline, attributes) = pipeline.into_parts();
+        Ok(Filters {
+            pipeline,
+            attributes,
+        })
+    }
+
+    /// The content `git add` would store for `bytes` at `repo_path`, with the attributes
+    /// there and `index` for the CRLF filter's look at the staged version (as gix's
+    /// `Pipeline::convert_to_git` does).
+    fn clean(
+        &mut self,
+        repo: &gix::Repository,
+        index: &gix::index::State,
+        repo_path: &str,
+        bytes: &[u8],
+    ) -> Result<Vec<u8>, Error> {
+        let rel = repo_path;
+        let attrs = self
+            .attributes
+            .at_path(Path::new(repo_path), None, &repo.objects)
+            .map_err(|e| Error::io(rel, "cannot read the git attributes of", &e))?;
+        let outcome = self
+            .pipeline
+            .convert_to_git(
+                bytes,
+                Path::new(repo_path),
+                &mut |_, out| {
+                    attrs.matching_attributes(out);
+                },
+                &mut |buf| -> gix::Result<Option<()>> {
+                    let Some(entry) = index.entry_by_path(Repo::bstr(repo_path)) else {
+                        return Ok(None);
+                    };
+                    let found = gix::objs::Find::try_find(&repo.objects, &entry.id, buf)?;
+                    Ok(found.filter(|o| o.kind == gix::objs::Kind::Blob).map(|_| ()))
+                },
+            )
+            .map_err(|e| gix_error(&format!("cannot run git's filters on {rel}"), &e))?;
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut reader = outcome;
+        reader
+            .read_to_end(&mut out)
+            .map_err(|e| Error::io(rel, "cannot filter", &e))?;
+        Ok(out)
+    }
+}
+
 /// The git blob id of `bytes` as they are (no filters): `git hash-object --no-filters`.
 pub fn blob_id_of_bytes(kind: gix::hash::Kind, bytes: &[u8]) -> ObjectId {
     gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes)
@@ -115,20 +192,12 @@ impl Repo {
 
     /// As [`Repo::clean`], for a repo-relative path.
     pub(crate) fn clean_repo_path(&self, repo_path: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
-        let rel = repo_path;
-        let (mut pipeline, _) = self
-            .repo
-            .filter_pipeline(None)
-            .map_err(|e| gix_error("cannot set up git's filters", &e))?;
-        let outcome = pipeline
-            .convert_to_git(bytes, Path::new(repo_path), &self.index)
-            .map_err(|e| gix_error(&format!("cannot run git's filters on {rel}"), &e))?;
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut reader = outcome;
-        reader
-            .read_to_end(&mut out)
-            .map_err(|e| Error::io(rel, "cannot filter", &e))?;
-        Ok(out)
+        let mut filters = self.filters.lock().unwrap_or_else(|e| e.into_inner());
+        let filters = match &mut *filters {
+            Some(filters) => filters,
+            empty => empty.insert(Filters::of(self)?),
+        };
+        filters.clean(&self.repo, &self.index, repo_path, bytes)
     }
 
     /// Compare a file patch's `index OLD..` id with the file as it is (`current`: its bytes,

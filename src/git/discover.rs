@@ -1,11 +1,14 @@
 //! Finding the repository of the root, repo-relative paths, and the write guard (no `.git`, no
 //! submodule). Reads only.
 
+use super::blob::Filters;
 use super::GitError;
 use crate::error::Error;
 use crate::root::{canonical_or_same, gix_message};
 use gix::bstr::{BStr, ByteSlice};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The git work tree that contains the root, opened through gix.
 pub struct Repo {
@@ -20,6 +23,17 @@ pub struct Repo {
     /// Why the index could not be read (corrupt, unreadable): only the flows that use the
     /// index (`--index`, `--cached`, `--3way`, check-patches) refuse; a plain apply warns.
     index_error: Option<GitError>,
+    /// git's clean filters, set up at the first blob id and kept (see [`Filters`]).
+    pub(super) filters: Mutex<Option<Filters>>,
+    /// The folders [`Repo::check_path`] looked in for a `.git` of a nested repository, with
+    /// the answer: a many-file patch asks for the same folders file after file.
+    nested: Mutex<HashMap<String, bool>>,
+    /// The path guard's probe of a folder for a `.git` through the planner's work tree
+    /// ([`Repo::probed_git`]), with the answer.
+    probed: Mutex<HashMap<String, bool>>,
+    /// The paths the planner's work tree found to be folders (see [`Repo::probed_git`] for
+    /// why an answer is kept for the run).
+    folders: Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -75,7 +89,7 @@ impl Repo {
             return Ok(None);
         };
         let prefix = slash_path(rest)?;
-        let (index, index_error) = match repo.index_or_empty() {
+        let (index, index_error) = match read_index(&repo) {
             Ok(index) => (index, None),
             Err(e) => {
                 let empty = gix::index::File::from_state(
@@ -96,6 +110,10 @@ impl Repo {
             prefix,
             index,
             index_error,
+            filters: Mutex::default(),
+            nested: Mutex::default(),
+            probed: Mutex::default(),
+            folders: Mutex::default(),
         }))
     }
 
@@ -164,7 +182,7 @@ impl Repo {
                 .index
                 .entry_by_path(BStr::new(dir.as_bytes()))
                 .is_some_and(|e| e.mode.is_submodule());
-            let nested = end < parts.len() && self.worktree_file(&dir).join(".git").exists();
+            let nested = end < parts.len() && self.holds_git(&dir);
             if gitlink || nested {
                 return Err(GitError::OtherRepository {
                     path: rel.into(),
@@ -178,6 +196,52 @@ impl Repo {
         Ok(())
     }
 
+    /// Does the work-tree folder `dir` (repo-relative) hold a `.git`, a nested repository's?
+    /// Asked once per folder and run.
+    fn holds_git(&self, dir: &str) -> bool {
+        let mut nested = self.nested.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&known) = nested.get(dir) {
+            return known;
+        }
+        let found = self.worktree_file(dir).join(".git").exists();
+        nested.insert(dir.to_string(), found);
+        found
+    }
+
+    /// The work tree's answer to "does folder `dir` hold a `.git`" as `probe` gives it, asked
+    /// once per folder: a `Repo` lives for one run, which plans against one state of the work
+    /// tree (the commit re-checks each file it replaces, not the folders' `.git`).
+    pub(crate) fn probed_git(
+        &self,
+        dir: &str,
+        probe: impl FnOnce() -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        if let Some(&known) = self.probed_lock().get(dir) {
+            return Ok(known);
+        }
+        let found = probe()?;
+        self.probed_lock().insert(dir.to_string(), found);
+        Ok(found)
+    }
+
+    /// Was `path` found to be a folder earlier in the run ([`Repo::know_folder`])?
+    pub(crate) fn is_known_folder(&self, path: &str) -> bool {
+        self.folders_lock().contains(path)
+    }
+
+    /// Keep that `path` is a folder, for the rest of the run.
+    pub(crate) fn know_folder(&self, path: &str) {
+        self.folders_lock().insert(path.to_string());
+    }
+
+    fn folders_lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.folders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn probed_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
+        self.probed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The index as read when the repository was opened.
     pub fn index_state(&self) -> &gix::index::State {
         &self.index
@@ -187,6 +251,21 @@ impl Repo {
     pub(crate) fn bstr(path: &str) -> &BStr {
         path.as_bytes().as_bstr()
     }
+}
+
+/// The index as git reads it to look at it: without hashing the whole file to verify its
+/// trailing checksum (git verifies it only in `git fsck`; gix's default read hashed it on
+/// every run, with collision detection, a cost sized by the repository — 0.4 MB for git's own
+/// repository). A missing index file is an empty index. The index read under the lock before
+/// a write is still verified ([`Repo::lock_index`]).
+fn read_index(repo: &gix::Repository) -> Result<gix::worktree::Index, gix::Error> {
+    let file = gix::index::File::at_or_default(
+        repo.index_path(),
+        repo.object_hash(),
+        true,
+        gix::index::decode::Options::default(),
+    )?;
+    Ok(gix::worktree::Index::new(gix::fs::FileSnapshot::new(file)))
 }
 
 /// A relative path as a `/`-separated string (paths of patches are UTF-8).

@@ -45,9 +45,26 @@ impl Tree for GitTree<'_> {
         self.inner.root()
     }
 
+    /// A folder is looked at once per run (the guard asks for every folder of every path,
+    /// and a many-file patch's paths share them); anything else each time.
     fn kind(&self, path: &str) -> Result<Kind, Error> {
         check_probe(self.repo, path)?;
-        self.inner.kind(path)
+        if self.repo.is_known_folder(path) {
+            return Ok(Kind::Directory);
+        }
+        let kind = self.inner.kind(path)?;
+        if kind == Kind::Directory {
+            self.repo.know_folder(path);
+        }
+        Ok(kind)
+    }
+
+    /// Asked once per folder and run (the work tree's answer is kept by the [`Repo`]): the
+    /// guard probes every folder of every path, and a many-file patch's paths share them.
+    fn holds_git(&self, dir: &str) -> Result<bool, Error> {
+        self.repo.check_path(dir)?;
+        self.repo
+            .probed_git(dir, || Ok(self.inner.kind(&format!("{dir}/.git"))? != Kind::Missing))
     }
 
     fn shows_snapshot(&self, path: &str) -> bool {

@@ -184,7 +184,7 @@ pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String,
             Kind::Directory
                 if !last
                     && tree.in_repository()
-                    && tree.kind(&format!("{here}/.git"))? != Kind::Missing =>
+                    && tree.holds_git(&here)? =>
             {
                 return Err(escape(SymlinkWhy::NestedRepository { dir: here }));
             }

@@ -66,6 +66,14 @@ pub(super) fn added_bytes(hunks: &[Hunk<'_>]) -> Vec<u8> {
     out
 }
 
+/// How many lines [`Text::parse`] finds in `bytes`, counted without splitting them (the
+/// report's line counts of an added or deleted file).
+pub(super) fn line_count(bytes: &[u8]) -> usize {
+    let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let unended = body.last().is_some_and(|&b| b != b'\n');
+    memchr::memchr_iter(b'\n', body).count() + usize::from(unended)
+}
+
 /// A git deletion diff's `-` lines must be the file's lines (endings aside).
 pub(super) fn deletion_matches(bytes: &[u8], hunks: &[Hunk<'_>]) -> bool {
     let text = Text::parse(bytes);
@@ -293,6 +301,17 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// `line_count` is the number of lines `Text::parse` splits.
+        #[test]
+        fn line_count_matches_text_parse(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'a'), Just(0xEF), Just(0xBB), Just(0xBF)],
+                0..40,
+            ),
+        ) {
+            prop_assert_eq!(line_count(&bytes), Text::parse(&bytes).len());
+        }
+
         /// `line_range` agrees with `Text::parse` on every range of every file, whether the
         /// file is one buffer or a recipe of several pieces.
         #[test]

@@ -813,6 +813,7 @@ fn symlinks_are_matched_and_staged_as_links() {
 mod cli;
 mod combine;
 mod crlf;
+mod folders;
 mod hooks_env;
 mod subdirs;
 mod threeway;
