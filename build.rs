@@ -9,7 +9,9 @@
 //! link time. A build script is the one place that reaches every build of the binary
 //! (`cargo install` included: a `.cargo/config.toml` or `RUSTFLAGS` would not); it can set
 //! link arguments but not `-C relocation-model`, so the code stays position-independent and
-//! only the link is fixed (`-no-pie` after rustc's own `-pie`; the last one wins).
+//! only the link is fixed (`-no-pie` after rustc's own `-pie`; the last one wins). A C
+//! compiler too old to know `-no-pie` fails the link with "unrecognized option", on which
+//! rustc itself retries without every `-no-pie` (a position-independent build, as before).
 //!
 //! What is given up: the executable's own image is not randomised (ASLR still applies to the
 //! stack, the heap and the shared libraries). `APPLY_PATCH_PIE=1` at build time keeps the
