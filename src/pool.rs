@@ -14,11 +14,15 @@ pub const MIN_ITEMS_PER_THREAD: usize = 16;
 
 /// How many threads (the calling one included) a pool uses for `items` items.
 pub fn threads_for(items: usize) -> usize {
+    let wanted = (items / MIN_ITEMS_PER_THREAD).min(MAX_THREADS);
+    if wanted <= 1 {
+        // Asking the system for its CPU count is not free (on Linux std reads the cgroup's
+        // files and the affinity mask: about a dozen system calls); a one-file patch, the
+        // everyday case, never needs the answer.
+        return 1;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores
-        .min(MAX_THREADS)
-        .min(items / MIN_ITEMS_PER_THREAD)
-        .max(1)
+    cores.min(wanted)
 }
 
 /// `work` of every item, in the items' order; the calling thread works too. A panic in
@@ -153,6 +157,9 @@ mod tests {
             .into_iter()
             .all(|same| same));
         assert_eq!(threads_for(0), 1);
+        assert_eq!(threads_for(2 * MIN_ITEMS_PER_THREAD - 1), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads_for(2 * MIN_ITEMS_PER_THREAD), cores.min(2));
         assert!(threads_for(1 << 20) <= MAX_THREADS);
     }
 

@@ -45,7 +45,8 @@ pub struct RawArgs {
     #[command(flatten)]
     pub apply: ApplyArgs,
     /// The options of [`ApplyArgs`] given on the command line (`--check`, `PATCH`…), as
-    /// shown to the user; filled by [`parse_args`].
+    /// shown to the user; filled by [`parse_args`] when a subcommand is given (the one case
+    /// that refuses them), empty otherwise.
     #[arg(skip)]
     pub apply_given: Vec<String>,
 }
@@ -169,7 +170,12 @@ pub fn parse_args(args: &[OsString]) -> Result<RawArgs, clap::Error> {
     use clap::FromArgMatches as _;
     let matches = RawArgs::command().try_get_matches_from(text_after_dashes(args))?;
     let mut raw = RawArgs::from_arg_matches(&matches)?;
-    let convert = matches!(raw.command, Some(Command::Convert { .. }));
+    // Listing the apply options builds their clap arguments again: an apply, the everyday
+    // run, does not need the list, so only a subcommand pays for it.
+    let Some(command) = &raw.command else {
+        return Ok(raw);
+    };
+    let convert = matches!(command, Command::Convert { .. });
     raw.apply_given = apply_arg_names(convert)
         .into_iter()
         .filter(|(id, _)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))

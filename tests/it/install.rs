@@ -214,3 +214,27 @@ fn pre_commit_framework_runs_the_system_hook() {
         assert!(text.contains("installed apply-patch"), "{text}");
     }
 }
+
+/// On Linux with glibc the binary is linked at a fixed address (build.rs): a
+/// position-independent one has the loader write ~18,500 relocations at every start (README
+/// "Performance"). `APPLY_PATCH_PIE=1` at build time keeps it position-independent.
+#[test]
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    not(target_feature = "crt-static")
+))]
+fn the_binary_is_a_fixed_address_executable_on_linux() {
+    if option_env!("APPLY_PATCH_PIE") == Some("1") {
+        eprintln!("skipped: built with APPLY_PATCH_PIE=1");
+        return;
+    }
+    let bytes = std::fs::read(env!("CARGO_BIN_EXE_apply-patch")).expect("the binary reads");
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    // e_type, little-endian at offset 16: 2 is ET_EXEC (fixed address), 3 ET_DYN (PIE).
+    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    assert_eq!(
+        e_type, 2,
+        "the executable is position-independent (ELF type {e_type})"
+    );
+}
