@@ -553,20 +553,22 @@ impl<'f, 'o> Locator<'f, 'o> {
         level: Level,
         explicit: Option<usize>,
     ) -> Result<Placement, LocateError> {
-        let old: Vec<&[u8]> = hunk.old_lines().collect();
-        let m = old.len();
+        // The old side as a list only where it is read (a re-indented match, or its
+        // refusal): an exact match, the common case, needs its length alone.
+        let old = || hunk.old_lines().collect::<Vec<&[u8]>>();
+        let m = hunk.old_lines().count();
         let rebase = if level >= Level::Whitespace {
             let lines = self.view.lines;
             let file_unit = *self
                 .file_unit
                 .get_or_insert_with(|| reindent::unit_of(lines.iter().copied()));
             let hunk_lines: Vec<&[u8]> = hunk.lines.iter().map(|l| l.text.as_ref()).collect();
-            Rebase::new(&old, &lines[s..s + m], &hunk_lines, file_unit)
+            Rebase::new(&old(), &lines[s..s + m], &hunk_lines, file_unit)
         } else {
             None
         };
         let pieces = pieces(hunk, s, rebase.as_ref())
-            .map_err(|e| e.into_error((PatchPart::Hunk, index), s, &old))?;
+            .map_err(|e| e.into_error((PatchPart::Hunk, index), s, &old()))?;
         Ok(Placement {
             hunk: index,
             start: s,

@@ -2,7 +2,7 @@
 //! edits placed by the locator, the new bytes spliced, and the reports of each placement.
 //! A large text file is planned on two threads (see [`Planner::checked_edit`]).
 
-use crate::content::Content;
+use crate::content::{Content, Runs};
 use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
@@ -21,10 +21,19 @@ pub(super) const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Hunks (or JSON edits) placed in a file's lines.
 struct Placed<'b> {
-    text: Text<'b>,
+    lines: Lines<'b>,
     placements: Vec<Placement>,
     /// The patch drops the file's BOM (see `content::without_bom`).
     drops_bom: bool,
+}
+
+/// What [`Placed`] keeps of the file's lines: the lines themselves (a small file, spliced
+/// later into a buffer of its own), or, for a large file, the recipe of its new content,
+/// made where the hunks were placed — on the placing thread, while the other one hashes —
+/// so the lines (16 bytes each) are freed there too.
+enum Lines<'b> {
+    Text(Text<'b>),
+    Spliced(Runs),
 }
 
 /// Split `bytes` into lines and place the hunks or edits of `body` in them. Pure (no
@@ -58,8 +67,13 @@ fn place<'b>(
         Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
         Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
     };
+    let lines = if bytes.len() >= PARALLEL_BYTES && !drops_bom {
+        Lines::Spliced(crate::splice::splice_runs(bytes, &text, &placements))
+    } else {
+        Lines::Text(text)
+    };
     Ok(Placed {
-        text,
+        lines,
         placements,
         drops_bom,
     })
@@ -186,19 +200,19 @@ impl Planner<'_> {
     /// transaction writes and hashes it piece by piece).
     fn spliced(&mut self, shown: &str, placed: Placed<'_>, base: &Content) -> Edited {
         let Placed {
-            text,
+            lines,
             placements,
             drops_bom,
         } = placed;
-        let new = if base.len() >= PARALLEL_BYTES && !drops_bom {
-            let runs = crate::splice::splice_runs(base.as_slice(), &text, &placements);
-            Content::spliced(base.clone(), runs)
-        } else {
-            let mut new = crate::splice::splice(&text, &placements);
-            if drops_bom && new.starts_with(crate::text::BOM) {
-                new.drain(..crate::text::BOM.len().min(new.len()));
+        let new = match lines {
+            Lines::Spliced(runs) => Content::spliced(base.clone(), runs),
+            Lines::Text(text) => {
+                let mut new = crate::splice::splice(&text, &placements);
+                if drops_bom && new.starts_with(crate::text::BOM) {
+                    new.drain(..crate::text::BOM.len().min(new.len()));
+                }
+                Content::from(new)
             }
-            Content::from(new)
         };
         let mut edited = self.edited(shown, new, &placements);
         edited.regions = balance::regions(&placements);

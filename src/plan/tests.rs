@@ -533,3 +533,50 @@ fn on_two_threads_a_large_non_utf8_file_is_placed_byte_for_byte_or_refused() {
     let refused = plan(&tree, &set(vec![file]), &PlanOptions::default()).expect_err("agent");
     assert_eq!(refused.error.code, ErrorCode::InvalidUtf8);
 }
+
+/// The new content of a large file with a BOM: kept, it is a recipe made on the placing
+/// thread; dropped by the patch (the hunk's old line 1 has it, the new one not), the new
+/// bytes are spliced into a buffer of their own, without it.
+#[test]
+fn a_large_file_with_a_bom_keeps_or_drops_it_as_the_patch_says() {
+    let (body, hunk) = big_file();
+    let mut bytes = crate::text::BOM.to_vec();
+    bytes.extend_from_slice(&body);
+    let mut tree = MemTree::new();
+    tree.insert("big.txt", bytes.clone());
+    let top = |new_first: &str| Hunk {
+        old_start: Some(1),
+        new_start: Some(1),
+        lines: vec![
+            Line::new(LineKind::Delete, b"\xEF\xBB\xBFline 0".to_vec()),
+            Line::new(LineKind::Insert, new_first.as_bytes().to_vec()),
+            Line::new(LineKind::Context, b"line 1".to_vec()),
+        ],
+        ..Hunk::default()
+    };
+    for (first, bom) in [("\u{feff}LINE 0", true), ("LINE 0", false)] {
+        let patch = set(vec![fp(
+            FileOp::Modify,
+            Some("big.txt"),
+            Some("big.txt"),
+            vec![top(first), hunk(70_000)],
+        )]);
+        let planned = plan(&tree, &patch, &PlanOptions::default()).expect("plans");
+        let mut want = if bom {
+            crate::text::BOM.to_vec()
+        } else {
+            Vec::new()
+        };
+        let rest = String::from_utf8(body.clone()).expect("ASCII");
+        let rest = format!("\n{rest}")
+            .replacen("\nline 0\n", "\nLINE 0\n", 1)
+            .replace("\nline 70000\n", "\nLINE 70000\n");
+        want.extend_from_slice(&rest.as_bytes()[1..]);
+        let NewState::File { bytes: new, .. } = &planned.changes[0].after else {
+            panic!("a file is planned");
+        };
+        // Asked before the bytes are (asking for them joins a recipe).
+        assert_eq!(new.is_recipe(), bom, "only a kept BOM leaves a recipe");
+        assert_eq!(new.as_slice(), want.as_slice(), "BOM kept: {bom}");
+    }
+}
