@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::locate::Placement;
 use crate::model::FilePatch;
 use crate::report::{FileReport, Warning};
-use crate::structure::{edit_balance, EditBalance};
+use crate::structure::{edit_balance, edit_introduced_problem, EditBalance};
 
 use super::{Edited, Planner};
 
@@ -76,14 +76,18 @@ impl Planner<'_> {
         if !fp.body.edits_text() {
             return Ok(());
         }
-        let balance = edit_balance(shown, before, &edited.bytes);
-        let hunk = blame(&balance, &edited.regions);
         if self.opts.strict_balance {
+            let balance = edit_balance(shown, before, &edited.bytes);
             // Name the hunk in the message too, as the warning's human form does.
-            let refused = balance.to_error(shown, hunk);
+            let refused = balance.to_error(shown, blame(&balance, &edited.regions));
             report.balance = Some(balance);
             return refused.map_or(Ok(()), Err);
         }
+        // Only a new problem warns: the old text is lexed only when the new one is broken.
+        let Some(balance) = edit_introduced_problem(shown, before, &edited.bytes) else {
+            return Ok(());
+        };
+        let hunk = blame(&balance, &edited.regions);
         if let Some(warning) = Warning::unbalanced_edit(shown, &balance) {
             self.warnings.push(match hunk {
                 Some(h) => warning.with_hunk(h),

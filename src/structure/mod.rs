@@ -320,6 +320,33 @@ where
     }
 }
 
+/// [`edit_balance`]'s answer when it is [`EditBalance::NewlyUnbalanced`], else `None`, with
+/// the new text checked first: when it balances (the common case) the edit cannot have
+/// introduced a problem whatever the old text was, so the old one is not lexed at all — half
+/// the work of an apply's `unbalanced_edit` warning, which is all this answer is for. (An
+/// `--strict-balance` report also says what the old text was: it asks [`edit_balance`].)
+pub fn edit_introduced_problem<A>(path: &str, before: &[u8], after: &A) -> Option<EditBalance>
+where
+    A: AsRef<[u8]> + ?Sized,
+{
+    let lang = Lang::from_path(path);
+    // As `edit_balance`: an old text too large to check, or an unknown language, decides
+    // before the new text is asked for its bytes.
+    if before.len() > MAX_CHECK_BYTES || lang == Lang::Unknown {
+        return None;
+    }
+    let after = after.as_ref();
+    if before == after || std::str::from_utf8(after).is_err() {
+        return None;
+    }
+    let Balance::Unbalanced { problem } = check_bytes(after, lang) else {
+        return None;
+    };
+    let old_balanced = std::str::from_utf8(before).is_ok()
+        && matches!(check_bytes(before, lang), Balance::Balanced);
+    old_balanced.then_some(EditBalance::NewlyUnbalanced { problem })
+}
+
 impl EditBalance {
     /// The problem the edit introduced, if it introduced one.
     pub fn new_problem(&self) -> Option<&Problem> {

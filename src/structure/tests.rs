@@ -400,3 +400,35 @@ fn a_missing_brace_is_located_by_indentation() {
     let p = problem("fn a()\n{\n    g(|| {\n        h();\n    });\n", Lang::Rust);
     assert_eq!(p.hint, None);
 }
+
+#[test]
+fn edit_introduced_problem_lexes_the_old_text_only_for_a_broken_new_one() {
+    let ok = b"fn f() { g(1); }\n";
+    let broken = b"fn f() { g(1; }\n";
+    assert_eq!(edit_introduced_problem("a.rs", ok, ok), None);
+    // Fixed by the edit, or broken before and after: not the edit's problem.
+    assert_eq!(edit_introduced_problem("a.rs", broken, ok), None);
+    assert_eq!(edit_introduced_problem("a.rs", broken, broken), None);
+    assert_eq!(edit_introduced_problem("a.txt", ok, broken), None);
+    assert_eq!(edit_introduced_problem("a.rs", ok, b"\xff{"), None);
+    assert_eq!(edit_introduced_problem("a.rs", b"\xff", broken), None);
+    assert_eq!(
+        edit_introduced_problem("a.rs", ok, broken),
+        Some(edit_balance("a.rs", ok, broken))
+    );
+}
+
+proptest::proptest! {
+    /// `edit_introduced_problem` is `edit_balance`'s new problem, in every language, whatever
+    /// the order it lexes the two texts in.
+    #[test]
+    fn edit_introduced_problem_is_edit_balances_new_problem(
+        path in proptest::sample::select(vec!["a.rs", "a.py", "a.sh", "a.html", "a.yaml", "a.json", "a.txt"]),
+        before in proptest::collection::vec(proptest::sample::select(b"(){}[]<>/\"'#*\n ab:-\\".to_vec()), 0..24),
+        after in proptest::collection::vec(proptest::sample::select(b"(){}[]<>/\"'#*\n ab:-\\".to_vec()), 0..24),
+    ) {
+        let full = edit_balance(path, &before, &after);
+        let expected = full.new_problem().is_some().then_some(full);
+        proptest::prop_assert_eq!(edit_introduced_problem(path, &before, &after), expected);
+    }
+}
