@@ -296,8 +296,11 @@ fn install_index_lock(journal: &Journal) -> Result<(), Error> {
 /// names none).
 pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
     let path = state.last_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text.trim().to_string()).filter(|id| journal::is_id(id))),
+    match crate::state::read_small(&path) {
+        Ok(bytes) => Ok(std::str::from_utf8(&bytes)
+            .ok()
+            .map(|text| text.trim().to_string())
+            .filter(|id| journal::is_id(id))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&path.display().to_string(), "cannot read", &e)),
     }
@@ -717,6 +720,19 @@ pub(crate) fn finish(
     fp: &mut Failpoints,
     outcome: &str,
 ) -> Vec<TxnWarning> {
+    finish_with(state, root, (journal, jpath), fp, outcome, false)
+}
+
+/// [`finish`]; `room`: the undo history was pruned to make room for this record before the
+/// commit (it is not listed again).
+pub(crate) fn finish_with(
+    state: &StateDir,
+    root: &Dir,
+    (journal, jpath): (&Journal, &Path),
+    fp: &mut Failpoints,
+    outcome: &str,
+    room: bool,
+) -> Vec<TxnWarning> {
     let jshown = jpath.display().to_string();
     let step =
         |fp: &mut Failpoints, what: &str| fp.step(what).map_err(|e| Error::io(&jshown, what, &e));
@@ -728,7 +744,8 @@ pub(crate) fn finish(
     if let Err(e) = step(fp, "audit").and_then(|_| audit::append(&state.audit_log(), &line)) {
         warnings.push(cleanup_warning(e));
     }
-    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath)) {
+    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath, room))
+    {
         warnings.push(cleanup_warning(e));
         if let Err(e) = remove_dir(jpath) {
             warnings.push(cleanup_warning(e));
@@ -766,8 +783,8 @@ fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
 }
 
 /// Moves the journal folder into the undo history (or, for an undo, drops the record it
-/// reverted) and prunes the history to [`UNDO_HISTORY`] entries.
-fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), Error> {
+/// reverted) and prunes the history to [`UNDO_HISTORY`] entries (unless it had `room`).
+fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path, room: bool) -> Result<(), Error> {
     let undo = state.undo_dir();
     if let Some(undone) = &journal.undoes {
         remove_dir(&undo.join(undone))?;
@@ -784,6 +801,9 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), 
         }
         crate::state::create_dir_all(&undo)?;
         move_dir(jpath, &record)?;
+    }
+    if room {
+        return Ok(());
     }
     prune_undo(state, UNDO_HISTORY)
 }
