@@ -78,6 +78,14 @@ impl Handles {
         shallowest.map_or(0, |m| m.split('/').count() - 1)
     }
 
+    /// Closes the handle of `dir` if one is open (before the folder is removed: Windows
+    /// cannot remove a folder while a handle holds it).
+    pub fn close(&mut self, dir: &str) {
+        if !dir.is_empty() {
+            self.open.remove(dir);
+        }
+    }
+
     /// Forgets the folders found missing (the commit is about to create folders).
     pub fn forget_missing(&mut self) {
         self.missing.clear();

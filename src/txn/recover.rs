@@ -754,29 +754,49 @@ pub(crate) fn finish_with(
     warnings
 }
 
-/// Removes the folders above deleted paths that are empty now (never the root).
+/// Removes the folders above deleted paths that are empty now (never the root). Each folder
+/// is tried once, the deepest first (so a folder is tried after every folder below it that
+/// may go), through folder handles opened once; a folder that stays keeps those above it.
 fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
+    use super::handles::{folder_of, Handles};
+    use std::collections::BTreeSet;
+    let mut candidates = BTreeSet::new();
     for entry in journal.entries.iter().filter(|e| e.after == State::Missing) {
-        let comps: Vec<&str> = entry.path.split('/').collect();
-        for depth in (1..comps.len()).rev() {
-            let dir = comps[..depth].join("/");
-            let Some(parent) = journal::locate(root, &dir)?.parent else {
-                break;
-            };
-            match parent.rmdir(comps[depth - 1].as_bytes()) {
-                Ok(()) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::DirectoryNotEmpty
-                            | std::io::ErrorKind::AlreadyExists
-                            | std::io::ErrorKind::NotFound
-                    ) =>
-                {
-                    break
+        let mut dir = folder_of(&entry.path);
+        while !dir.is_empty() && candidates.insert((dir.split('/').count(), dir)) {
+            dir = folder_of(dir);
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let mut handles = Handles::new(root)?;
+    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for &(_, dir) in candidates.iter().rev() {
+        if kept.contains(dir) {
+            continue;
+        }
+        let Some(parent) = handles.parent(root, dir)? else {
+            continue;
+        };
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        handles.close(dir);
+        match parent.rmdir(name.as_bytes()) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::DirectoryNotEmpty
+                        | std::io::ErrorKind::AlreadyExists
+                        | std::io::ErrorKind::NotFound
+                ) =>
+            {
+                let mut above = folder_of(dir);
+                while !above.is_empty() && kept.insert(above) {
+                    above = folder_of(above);
                 }
-                Err(e) => return Err(Error::io(&dir, "cannot remove the emptied folder", &e)),
             }
+            Err(e) => return Err(Error::io(dir, "cannot remove the emptied folder", &e)),
         }
     }
     Ok(())

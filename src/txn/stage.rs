@@ -1019,20 +1019,26 @@ fn stage_one(
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
-            let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
-            // Its identity and owner now; its size and mode are what is written and set below.
+            // Created with its permission bits (less the umask), so that the mode need not be
+            // set again most of the time; its identity and owner now, before any content: a
+            // file that is not the old one's owner's is given it first, so the content is
+            // never readable by more than the final file's owner, group and mode allow.
+            let file = dir.create_file(stage.as_bytes(), *mode & 0o777).map_err(io)?;
             let mut st = dirfd::file_stat(&file).map_err(io)?;
-            bytes
-                .write_to(&mut dirfd::WritingBack::new(&file))
-                .map_err(io)?;
-            // Owner first: chown clears set-id bits, which the mode then sets again. Only
-            // when it differs (a new file is most often the old one's owner's already).
+            let mut chowned = false;
             if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
                 if (old.uid, old.gid) != (st.uid, st.gid) {
                     dirfd::fchown_if_permitted(&file, old.uid, old.gid).map_err(io)?;
+                    chowned = true;
                 }
             }
-            dirfd::fchmod(&file, *mode).map_err(io)?;
+            bytes
+                .write_to(&mut dirfd::WritingBack::new(&file))
+                .map_err(io)?;
+            // Set-id bits, bits the umask took, and those a chown cleared: set exactly.
+            if chowned || !dirfd::same_mode(st.mode, *mode) {
+                dirfd::fchmod(&file, *mode).map_err(io)?;
+            }
             st.len = bytes.len() as u64;
             st.mode = *mode;
             Ok(Some((file, st)))
@@ -1112,10 +1118,15 @@ fn sync_parents(
     planned: &[Planned],
     created: &[String],
 ) -> Result<(), Error> {
+    // Asked once per folder (the point would look at each folder's identity per file).
+    let mut folders = HashSet::new();
     for p in planned {
-        point.dir(&p.change.path, parent_of(root, handles, p)?)?;
+        if point.syncs() && folders.insert(super::handles::folder_of(&p.change.path)) {
+            point.dir(&p.change.path, parent_of(root, handles, p)?)?;
+        }
     }
-    for dir in created {
+    let syncs = point.syncs();
+    for dir in created.iter().filter(|_| syncs) {
         if let Some(parent) = handles.parent(root, dir)? {
             point.dir(dir, parent)?;
         }
