@@ -828,6 +828,49 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path, room: bool) ->
     prune_undo(state, UNDO_HISTORY)
 }
 
+/// Makes room in the undo history for one more record (the newest [`UNDO_HISTORY`] - 1 are
+/// kept). With `journal` (the journal folder, in the same place as the history), the oldest
+/// record dropped is emptied and renamed to it rather than removed, so that no folder is
+/// removed and none created; true when the journal folder was made so (else the caller
+/// creates it). The record's journal goes first: a crash part way leaves a record undo
+/// refuses, or an empty journal folder, which a recovery removes (an interrupted start).
+pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<bool, Error> {
+    let undo = state.undo_dir();
+    let mut records = list_dirs(&undo)?;
+    records.sort();
+    let excess = records.len().saturating_sub(UNDO_HISTORY - 1);
+    let Some((recycled, older)) = records[..excess].split_last() else {
+        return Ok(false);
+    };
+    for old in older {
+        remove_dir(&undo.join(old))?;
+    }
+    let record = undo.join(recycled);
+    if let Some(journal) = journal {
+        if empty_record(&record).is_ok() && std::fs::rename(&record, journal).is_ok() {
+            return Ok(true);
+        }
+    }
+    remove_dir(&record)?;
+    Ok(false)
+}
+
+/// Removes the files of an undo record (its journal first), leaving the folder.
+fn empty_record(record: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(record.join(journal::FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    for item in std::fs::read_dir(record)? {
+        let item = item?;
+        if item.file_type()?.is_dir() {
+            return Err(std::io::ErrorKind::IsADirectory.into());
+        }
+        std::fs::remove_file(item.path())?;
+    }
+    Ok(())
+}
+
 /// Removes the oldest undo records beyond the newest `keep`.
 pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), Error> {
     let undo = state.undo_dir();
@@ -889,6 +932,41 @@ pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
 mod tests {
     use super::*;
     use crate::txn::Durability;
+
+    #[test]
+    fn making_room_turns_the_oldest_record_into_an_empty_journal_folder() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
+        let undo = state.undo_dir();
+        let ids: Vec<String> = (0..UNDO_HISTORY + 2)
+            .map(|i| format!("17961497411816861{i:02}-7"))
+            .collect();
+        for id in &ids {
+            std::fs::create_dir_all(undo.join(id)).expect("record");
+            for name in [journal::FILE, "renaming", "b0", "b1"] {
+                std::fs::write(undo.join(id).join(name), id).expect("file");
+            }
+        }
+        let journal = tmp.path().join("journal");
+        assert!(make_room(&state, Some(&journal)).expect("room made"));
+        assert_eq!(std::fs::read_dir(&journal).expect("made").count(), 0);
+        let mut left = list_dirs(&undo).expect("list");
+        left.sort();
+        assert_eq!(left, ids[3..], "the three oldest went, the newest 19 stay");
+        // With room already, nothing goes and no journal folder is made.
+        std::fs::remove_dir(&journal).expect("rm");
+        assert!(!make_room(&state, Some(&journal)).expect("nothing to drop"));
+        assert!(!journal.exists());
+        // Without a journal folder to make (or one that cannot be), the record is removed.
+        std::fs::create_dir_all(undo.join("1796149741181686001-7/sub")).expect("odd record");
+        std::fs::create_dir_all(undo.join("1796149741181686000-7/sub")).expect("odd record");
+        assert!(!make_room(&state, Some(&journal)).expect("removed instead"));
+        assert!(!journal.exists());
+        assert!(!undo.join("1796149741181686000-7").exists());
+        assert!(!undo.join("1796149741181686001-7").exists());
+        assert!(!make_room(&state, None).expect("removed"));
+        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
+    }
 
     #[test]
     fn last_written_in_place_reads_back_over_any_earlier_record() {

@@ -263,16 +263,21 @@ impl Txn<'_> {
         if let Some(companion) = ctx.companion.as_deref() {
             journal.index = Some(index_lock(companion)?);
         }
-        let (jdir, jpath, parent) = open_journal_dir(self.state, root, self.durability)?;
-        ctx.journal_parent = parent;
         // The oldest undo record that this apply's record will push out goes now, before the
         // staging, here rather than on a thread of its own: with the history full there is
         // one record to drop, a few system calls, less than starting a thread costs; then
         // the clean-up after the commit knows the history has room and lists it no more.
+        // Its folder, emptied, becomes the journal folder (in the state place of a git work
+        // tree, where both are): a folder made and one removed, each commit, cost more.
+        let recycle = self.state.git_dir().map(|_| self.state.journal_dir());
         let pruned = self
             .undoes
             .is_none()
-            .then(|| recover::prune_undo(self.state, recover::UNDO_HISTORY - 1));
+            .then(|| recover::make_room(self.state, recycle.as_deref()));
+        let made = matches!(pruned, Some(Ok(true)));
+        let pruned = pruned.map(|p| p.map(drop));
+        let (jdir, jpath, parent) = open_journal_dir(self.state, root, (self.durability, made))?;
+        ctx.journal_parent = parent;
         let mut renamed = 0;
         let executed = execute(
             (root, handles),
@@ -676,7 +681,8 @@ fn new_id() -> String {
     )
 }
 
-/// Creates (or opens) the journal folder; returns it with the folder holding it (`None`:
+/// Creates (or opens; `made`: it was made already, from an undo record) the journal folder;
+/// returns it with the folder holding it (`None`:
 /// the root), which [`prepare`] syncs right after the first journal write, so that one
 /// commit of the file system's journal makes both durable (synced before that write, the
 /// new folder's entry cost a commit of its own).
@@ -684,13 +690,15 @@ type JournalDir = (Dir, PathBuf, Option<Dir>);
 fn open_journal_dir(
     state: &StateDir,
     root: &Dir,
-    durability: Durability,
+    (durability, made): (Durability, bool),
 ) -> Result<JournalDir, Error> {
     let path = state.journal_dir();
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
     if state.git_dir().is_some() {
-        crate::state::create_dir_all(&path)?;
+        if !made {
+            crate::state::create_dir_all(&path)?;
+        }
         let dir = Dir::open(&path).map_err(io)?;
         // Opened only to be synced.
         let base = match durability.syncs() {
@@ -882,12 +890,7 @@ fn execute(
     let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
     // Every content is staged and backed up: from here a staged file that is gone was
     // renamed (what a recovery needs to tell a later edit from a stale target).
-    match jdir.create_file(super::forward::RENAMING.as_bytes(), 0o600) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-            return Err(Error::io(&jshown, "cannot write in the journal folder", &e))
-        }
-        _ => {}
-    }
+    mark_renaming(jdir).map_err(|e| Error::io(&jshown, "cannot write in the journal folder", &e))?;
     // The staged contents, the backups, the created folders and the marker become
     // durable together.
     point.dir_ref(&jshown, jdir)?;
@@ -931,6 +934,24 @@ fn execute(
         companion.install()?;
     }
     Ok(later)
+}
+
+/// Creates the marker [`super::forward::RENAMING`] in the journal folder: a recovery asks only
+/// whether the name is there, so it is a hard link of the journal (synced already) rather
+/// than a file of its own, whose creation costs a new inode; an empty file where the file
+/// system has no hard links.
+fn mark_renaming(jdir: &Dir) -> std::io::Result<()> {
+    let marker = super::forward::RENAMING.as_bytes();
+    let made = match jdir.link(journal::FILE.as_bytes(), jdir, marker) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            jdir.create_file(marker, 0o600).map(drop)
+        }
+        other => other,
+    };
+    match made {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
 }
 
 /// The committed journal, written ahead into the journal's temporary file so that it is made
