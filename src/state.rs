@@ -192,7 +192,7 @@ pub const SECRET_LEN: usize = 32;
 
 fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
     let shown = path.display().to_string();
-    match std::fs::read(path) {
+    match read_small(path) {
         Ok(bytes) => <[u8; SECRET_LEN]>::try_from(bytes.as_slice())
             .map(Some)
             .map_err(|_| {
@@ -203,6 +203,23 @@ fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
             }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&shown, "cannot read the state secret", &e)),
+    }
+}
+
+/// The whole of a small file of the state place: `std::fs::read` without asking the file's
+/// size first (one system call less; these files hold a few dozen bytes).
+pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 64];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 

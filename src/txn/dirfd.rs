@@ -379,7 +379,9 @@ impl Dir {
         if st.len != expected.len() as u64 {
             return Ok(false);
         }
-        let mut buf = vec![0u8; HASH_CHUNK];
+        // No larger than the file (and one byte to see its end): a small file's check then
+        // needs no fresh pages of its own.
+        let mut buf = vec![0u8; HASH_CHUNK.min(expected.len() + 1)];
         let mut rest = expected;
         loop {
             match f.read(&mut buf) {

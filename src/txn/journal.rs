@@ -169,11 +169,14 @@ impl Journal {
         let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
         self.mac = self.compute_mac(secret)?;
         let json = serde_json::to_vec_pretty(self).map_err(encode_error)?;
-        match dir.unlink(PENDING) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-            _ => {}
-        }
-        let mut file = dir.create_file(PENDING, 0o600).map_err(io)?;
+        // A temporary file is left only by a write that did not finish: removed then.
+        let mut file = match dir.create_file(PENDING, 0o600) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                dir.unlink(PENDING).map_err(io)?;
+                dir.create_file(PENDING, 0o600).map_err(io)?
+            }
+            other => other.map_err(io)?,
+        };
         file.write_all(&json).map_err(io)?;
         Ok(file)
     }

@@ -296,8 +296,11 @@ fn install_index_lock(journal: &Journal) -> Result<(), Error> {
 /// names none).
 pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
     let path = state.last_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text.trim().to_string()).filter(|id| journal::is_id(id))),
+    match crate::state::read_small(&path) {
+        Ok(bytes) => Ok(std::str::from_utf8(&bytes)
+            .ok()
+            .map(|text| text.trim().to_string())
+            .filter(|id| journal::is_id(id))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&path.display().to_string(), "cannot read", &e)),
     }
@@ -717,6 +720,19 @@ pub(crate) fn finish(
     fp: &mut Failpoints,
     outcome: &str,
 ) -> Vec<TxnWarning> {
+    finish_with(state, root, (journal, jpath), fp, outcome, false)
+}
+
+/// [`finish`]; `room`: the undo history was pruned to make room for this record before the
+/// commit (it is not listed again).
+pub(crate) fn finish_with(
+    state: &StateDir,
+    root: &Dir,
+    (journal, jpath): (&Journal, &Path),
+    fp: &mut Failpoints,
+    outcome: &str,
+    room: bool,
+) -> Vec<TxnWarning> {
     let jshown = jpath.display().to_string();
     let step =
         |fp: &mut Failpoints, what: &str| fp.step(what).map_err(|e| Error::io(&jshown, what, &e));
@@ -728,7 +744,8 @@ pub(crate) fn finish(
     if let Err(e) = step(fp, "audit").and_then(|_| audit::append(&state.audit_log(), &line)) {
         warnings.push(cleanup_warning(e));
     }
-    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath)) {
+    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath, room))
+    {
         warnings.push(cleanup_warning(e));
         if let Err(e) = remove_dir(jpath) {
             warnings.push(cleanup_warning(e));
@@ -737,37 +754,57 @@ pub(crate) fn finish(
     warnings
 }
 
-/// Removes the folders above deleted paths that are empty now (never the root).
+/// Removes the folders above deleted paths that are empty now (never the root). Each folder
+/// is tried once, the deepest first (so a folder is tried after every folder below it that
+/// may go), through folder handles opened once; a folder that stays keeps those above it.
 fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
+    use super::handles::{folder_of, Handles};
+    use std::collections::BTreeSet;
+    let mut candidates = BTreeSet::new();
     for entry in journal.entries.iter().filter(|e| e.after == State::Missing) {
-        let comps: Vec<&str> = entry.path.split('/').collect();
-        for depth in (1..comps.len()).rev() {
-            let dir = comps[..depth].join("/");
-            let Some(parent) = journal::locate(root, &dir)?.parent else {
-                break;
-            };
-            match parent.rmdir(comps[depth - 1].as_bytes()) {
-                Ok(()) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::DirectoryNotEmpty
-                            | std::io::ErrorKind::AlreadyExists
-                            | std::io::ErrorKind::NotFound
-                    ) =>
-                {
-                    break
+        let mut dir = folder_of(&entry.path);
+        while !dir.is_empty() && candidates.insert((dir.split('/').count(), dir)) {
+            dir = folder_of(dir);
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let mut handles = Handles::new(root)?;
+    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for &(_, dir) in candidates.iter().rev() {
+        if kept.contains(dir) {
+            continue;
+        }
+        let Some(parent) = handles.parent(root, dir)? else {
+            continue;
+        };
+        let name = dir.rsplit('/').next().unwrap_or(dir);
+        handles.close(dir);
+        match parent.rmdir(name.as_bytes()) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::DirectoryNotEmpty
+                        | std::io::ErrorKind::AlreadyExists
+                        | std::io::ErrorKind::NotFound
+                ) =>
+            {
+                let mut above = folder_of(dir);
+                while !above.is_empty() && kept.insert(above) {
+                    above = folder_of(above);
                 }
-                Err(e) => return Err(Error::io(&dir, "cannot remove the emptied folder", &e)),
             }
+            Err(e) => return Err(Error::io(dir, "cannot remove the emptied folder", &e)),
         }
     }
     Ok(())
 }
 
 /// Moves the journal folder into the undo history (or, for an undo, drops the record it
-/// reverted) and prunes the history to [`UNDO_HISTORY`] entries.
-fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), Error> {
+/// reverted) and prunes the history to [`UNDO_HISTORY`] entries (unless it had `room`).
+fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path, room: bool) -> Result<(), Error> {
     let undo = state.undo_dir();
     if let Some(undone) = &journal.undoes {
         remove_dir(&undo.join(undone))?;
@@ -785,7 +822,53 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), 
         crate::state::create_dir_all(&undo)?;
         move_dir(jpath, &record)?;
     }
+    if room {
+        return Ok(());
+    }
     prune_undo(state, UNDO_HISTORY)
+}
+
+/// Makes room in the undo history for one more record (the newest [`UNDO_HISTORY`] - 1 are
+/// kept). With `journal` (the journal folder, in the same place as the history), the oldest
+/// record dropped is emptied and renamed to it rather than removed, so that no folder is
+/// removed and none created; true when the journal folder was made so (else the caller
+/// creates it). The record's journal goes first: a crash part way leaves a record undo
+/// refuses, or an empty journal folder, which a recovery removes (an interrupted start).
+pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<bool, Error> {
+    let undo = state.undo_dir();
+    let mut records = list_dirs(&undo)?;
+    records.sort();
+    let excess = records.len().saturating_sub(UNDO_HISTORY - 1);
+    let Some((recycled, older)) = records[..excess].split_last() else {
+        return Ok(false);
+    };
+    for old in older {
+        remove_dir(&undo.join(old))?;
+    }
+    let record = undo.join(recycled);
+    if let Some(journal) = journal {
+        if empty_record(&record).is_ok() && std::fs::rename(&record, journal).is_ok() {
+            return Ok(true);
+        }
+    }
+    remove_dir(&record)?;
+    Ok(false)
+}
+
+/// Removes the files of an undo record (its journal first), leaving the folder.
+fn empty_record(record: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(record.join(journal::FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    for item in std::fs::read_dir(record)? {
+        let item = item?;
+        if item.file_type()?.is_dir() {
+            return Err(std::io::ErrorKind::IsADirectory.into());
+        }
+        std::fs::remove_file(item.path())?;
+    }
+    Ok(())
 }
 
 /// Removes the oldest undo records beyond the newest `keep`.
@@ -849,6 +932,41 @@ pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
 mod tests {
     use super::*;
     use crate::txn::Durability;
+
+    #[test]
+    fn making_room_turns_the_oldest_record_into_an_empty_journal_folder() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
+        let undo = state.undo_dir();
+        let ids: Vec<String> = (0..UNDO_HISTORY + 2)
+            .map(|i| format!("17961497411816861{i:02}-7"))
+            .collect();
+        for id in &ids {
+            std::fs::create_dir_all(undo.join(id)).expect("record");
+            for name in [journal::FILE, "renaming", "b0", "b1"] {
+                std::fs::write(undo.join(id).join(name), id).expect("file");
+            }
+        }
+        let journal = tmp.path().join("journal");
+        assert!(make_room(&state, Some(&journal)).expect("room made"));
+        assert_eq!(std::fs::read_dir(&journal).expect("made").count(), 0);
+        let mut left = list_dirs(&undo).expect("list");
+        left.sort();
+        assert_eq!(left, ids[3..], "the three oldest went, the newest 19 stay");
+        // With room already, nothing goes and no journal folder is made.
+        std::fs::remove_dir(&journal).expect("rm");
+        assert!(!make_room(&state, Some(&journal)).expect("nothing to drop"));
+        assert!(!journal.exists());
+        // Without a journal folder to make (or one that cannot be), the record is removed.
+        std::fs::create_dir_all(undo.join("1796149741181686001-7/sub")).expect("odd record");
+        std::fs::create_dir_all(undo.join("1796149741181686000-7/sub")).expect("odd record");
+        assert!(!make_room(&state, Some(&journal)).expect("removed instead"));
+        assert!(!journal.exists());
+        assert!(!undo.join("1796149741181686000-7").exists());
+        assert!(!undo.join("1796149741181686001-7").exists());
+        assert!(!make_room(&state, None).expect("removed"));
+        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
+    }
 
     #[test]
     fn last_written_in_place_reads_back_over_any_earlier_record() {

@@ -51,7 +51,7 @@ use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
-use super::{Staleness, TxnError, Worker};
+use super::{Staleness, TxnError};
 use super::{
     recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions, TxnWarning,
 };
@@ -92,6 +92,8 @@ pub struct Prepared {
     _lock: Lock,
     recovered: Vec<super::TxnWarning>,
     root: Dir,
+    /// The folders the checks opened, for the commit's steps.
+    handles: Handles,
     planned: Vec<Planned>,
     audit: AuditRecord,
     fp: Failpoints,
@@ -120,12 +122,15 @@ pub fn prepare(
     let root_path = state.root();
     let root = Dir::open(root_path)
         .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
-    let planned = check_all(&root, changes).map_err(|err| recovered_hint(err, &recovered))?;
+    let mut handles = Handles::new(&root)?;
+    let planned =
+        check_all(&root, &mut handles, changes).map_err(|err| recovered_hint(err, &recovered))?;
     Ok(Prepared {
         state,
         _lock: lock,
         recovered,
         root,
+        handles,
         planned,
         audit: audit.clone(),
         fp,
@@ -143,7 +148,8 @@ impl Prepared {
             durability: self.durability,
         };
         let planned = std::mem::take(&mut self.planned);
-        match tx.run_checked(&self.root, planned, &self.audit, &mut self.fp, companion) {
+        let root = (&self.root, &mut self.handles);
+        match tx.run_checked(root, planned, &self.audit, &mut self.fp, companion) {
             Ok(mut done) => {
                 done.recovered = std::mem::take(&mut self.recovered);
                 Ok(done)
@@ -223,14 +229,15 @@ impl Txn<'_> {
         let root_path = self.state.root();
         let root = Dir::open(root_path)
             .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
-        let planned = check_all(&root, changes)?;
-        self.run_checked(&root, planned, audit, fp, companion)
+        let mut handles = Handles::new(&root)?;
+        let planned = check_all(&root, &mut handles, changes)?;
+        self.run_checked((&root, &mut handles), planned, audit, fp, companion)
     }
 
     /// [`Txn::run`] once every change is checked against its snapshot.
     fn run_checked(
         &self,
-        root: &Dir,
+        (root, handles): (&Dir, &mut Handles),
         mut planned: Vec<Planned>,
         audit: &AuditRecord,
         fp: &mut Failpoints,
@@ -256,52 +263,43 @@ impl Txn<'_> {
         if let Some(companion) = ctx.companion.as_deref() {
             journal.index = Some(index_lock(companion)?);
         }
-        let (jdir, jpath, parent) = open_journal_dir(self.state, root)?;
-        ctx.journal_parent = parent;
-        // The oldest undo record that this apply's record will push out goes now, on another
-        // thread beside the staging (unlinking a large backup costs milliseconds; so does a
-        // folder's removal on some file systems, also without any flush of ours).
-        // (A thread that cannot be started leaves it to the clean-up after the commit.)
-        let pruning = self
+        // The oldest undo record that this apply's record will push out goes now, before the
+        // staging, here rather than on a thread of its own: with the history full there is
+        // one record to drop, a few system calls, less than starting a thread costs; then
+        // the clean-up after the commit knows the history has room and lists it no more.
+        // Its folder, emptied, becomes the journal folder (in the state place of a git work
+        // tree, where both are): a folder made and one removed, each commit, cost more.
+        let recycle = self.state.git_dir().map(|_| self.state.journal_dir());
+        let pruned = self
             .undoes
             .is_none()
-            .then(|| {
-                let state = self.state.clone();
-                std::thread::Builder::new()
-                    .name("prune".into())
-                    .spawn(move || recover::prune_undo(&state, recover::UNDO_HISTORY - 1))
-                    .ok()
-            })
-            .flatten();
+            .then(|| recover::make_room(self.state, recycle.as_deref()));
+        let made = matches!(pruned, Some(Ok(true)));
+        let pruned = pruned.map(|p| p.map(drop));
+        let (jdir, jpath, parent) = open_journal_dir(self.state, root, (self.durability, made))?;
+        ctx.journal_parent = parent;
         let mut renamed = 0;
         let executed = execute(
-            root,
+            (root, handles),
             (&jdir, &jpath),
             &mut journal,
             &mut planned,
             (fp, &mut ctx),
             &mut renamed,
         );
-        let pruned = pruning.map(|h| {
-            h.join().unwrap_or_else(|_| {
-                Err(TxnError::WorkerPanicked {
-                    worker: Worker::Pruning,
-                }
-                .into())
-            })
-        });
         match executed {
             Ok(later) => {
                 // Windows cannot move or remove a folder while a handle holds it open.
                 drop(jdir);
                 let mut warnings = later;
-                warnings.extend(recover::finish(
+                let room = matches!(pruned, Some(Ok(())));
+                warnings.extend(recover::finish_with(
                     self.state,
                     root,
-                    &journal,
-                    &jpath,
+                    (&journal, &jpath),
                     fp,
                     super::audit::COMMITTED,
+                    room,
                 ));
                 if let Some(Err(e)) = pruned {
                     warnings.push(recover::cleanup_warning(e));
@@ -485,20 +483,21 @@ fn journal_after(change: &Change) -> State {
 }
 
 /// Step 2: locate every target and check it against its snapshot; drop no-op changes.
-fn check_all(root: &Dir, changes: Vec<Change>) -> Result<Vec<Planned>, Error> {
-    let mut cache = journal::DirCache::new();
+fn check_all(
+    root: &Dir,
+    handles: &mut Handles,
+    changes: Vec<Change>,
+) -> Result<Vec<Planned>, Error> {
     let mut seen = HashSet::new();
     let mut planned = Vec::new();
     for change in changes {
         if !seen.insert(change.path.clone()) {
             return Err(TxnError::Twice { path: change.path }.into());
         }
-        if cache.len() >= super::handles::LIMIT {
-            cache.clear();
-        }
-        let mut located = journal::locate_in(root, &change.path, &mut cache)?;
+        let mut located = handles.locate(root, &change.path)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
-        // Not held open past the check: a patch may touch more folders than files may be open.
+        // Not held here past the check (the handles keep a bounded number open): a patch may
+        // touch more folders than files may be open.
         let folder_missing = located.parent.take().is_none();
         let after = journal_after(&change);
         if State::from_snapshot(&change.before) == after {
@@ -628,9 +627,11 @@ impl Recheck {
 /// new contents are written and synced: each target is found again through its folder's
 /// handle (opened without following a symlink) and read in pieces, compared with the bytes read at planning when they are at hand, else
 /// hashed.
-fn recheck_contents(root: &Dir, targets: &[Recheck]) -> Result<(), Error> {
+fn recheck_contents(
+    (root, handles): (&Dir, &mut Handles),
+    targets: &[Recheck],
+) -> Result<(), Error> {
     // Each folder opened once (not walked from the root for every target).
-    let mut handles = Handles::new(root)?;
     for t in targets {
         let path = t.path.as_str();
         let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
@@ -680,20 +681,31 @@ fn new_id() -> String {
     )
 }
 
-/// Creates (or opens) the journal folder; returns it with the folder holding it (`None`:
+/// Creates (or opens; `made`: it was made already, from an undo record) the journal folder;
+/// returns it with the folder holding it (`None`:
 /// the root), which [`prepare`] syncs right after the first journal write, so that one
 /// commit of the file system's journal makes both durable (synced before that write, the
 /// new folder's entry cost a commit of its own).
 type JournalDir = (Dir, PathBuf, Option<Dir>);
-fn open_journal_dir(state: &StateDir, root: &Dir) -> Result<JournalDir, Error> {
+fn open_journal_dir(
+    state: &StateDir,
+    root: &Dir,
+    (durability, made): (Durability, bool),
+) -> Result<JournalDir, Error> {
     let path = state.journal_dir();
     let shown = path.display().to_string();
     let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
     if state.git_dir().is_some() {
-        crate::state::create_dir_all(&path)?;
+        if !made {
+            crate::state::create_dir_all(&path)?;
+        }
         let dir = Dir::open(&path).map_err(io)?;
-        let base = Dir::open(state.base()).map_err(io)?;
-        return Ok((dir, path, Some(base)));
+        // Opened only to be synced.
+        let base = match durability.syncs() {
+            true => Some(Dir::open(state.base()).map_err(io)?),
+            false => None,
+        };
+        return Ok((dir, path, base));
     }
     match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(e)),
@@ -798,7 +810,13 @@ fn stage_all(
                 jobs.push((dir, p, e));
             }
         }
-        let written = crate::pool::map(&jobs, |(dir, p, e)| stage_one(dir, p, e));
+        let stage = |(dir, p, e): &(Arc<Dir>, &Planned, &Entry)| stage_one(dir, p, e);
+        // A pool of one thread would still ask the system how many cores there are.
+        let written: Vec<_> = if jobs.len() < 2 * crate::pool::MIN_ITEMS_PER_THREAD {
+            jobs.iter().map(stage).collect()
+        } else {
+            crate::pool::map(&jobs, stage)
+        };
         let mut jobs = jobs.iter().zip(written);
         for e in entries {
             let file = match e.stage {
@@ -822,7 +840,7 @@ const STAGE_BATCH: usize = 64;
 /// (the rollback then takes the work tree back too); the warnings returned name paths
 /// changed by another program after their rename ([`verify_one`]).
 fn execute(
-    root: &Dir,
+    (root, handles): (&Dir, &mut Handles),
     (jdir, jpath): (&Dir, &Path),
     journal: &mut Journal,
     planned: &mut [Planned],
@@ -837,17 +855,19 @@ fn execute(
         .collect();
     if rechecks.iter().map(|r| r.len).sum::<u64>() < RECHECK_HERE {
         // A thread would cost more than reading a few small files here.
-        recheck_contents(root, &rechecks)?;
+        recheck_contents((root, handles), &rechecks)?;
         rechecks.clear();
     }
-    let mut handles = Handles::new(root)?;
     let shown = ctx.state.root().display().to_string();
     let mut point = Point::new(root, shown, ctx.durability)?;
+    // The checking thread finds its folders through handles of its own (the same folders).
+    let mut theirs = (!rechecks.is_empty()).then(|| handles.clone());
     let staged = std::thread::scope(|scope| {
-        let checking =
-            (!rechecks.is_empty()).then(|| crate::pool::beside(scope, || recheck_contents(root, &rechecks)));
+        let checking = theirs.as_mut().map(|theirs| {
+            crate::pool::beside(scope, || recheck_contents((root, theirs), &rechecks))
+        });
         let staged = stage_steps(
-            (root, &mut handles, &mut point),
+            (root, &mut *handles, &mut point),
             (jdir, jpath),
             journal,
             planned,
@@ -860,40 +880,35 @@ fn execute(
         }
         staged
     })?;
-    drop(rechecks);
+    drop((rechecks, theirs));
     let_go_of_contents(planned);
     for (p, e) in planned.iter().zip(&journal.entries) {
         if e.backup.is_some() {
-            backup_one(&*parent_of(root, &mut handles, p)?, p, e, (jdir, ctx.durability), fp)?;
+            backup_one(&*parent_of(root, handles, p)?, p, e, (jdir, ctx.durability), fp)?;
         }
     }
     let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
     // Every content is staged and backed up: from here a staged file that is gone was
     // renamed (what a recovery needs to tell a later edit from a stale target).
-    match jdir.create_file(super::forward::RENAMING.as_bytes(), 0o600) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-            return Err(Error::io(&jshown, "cannot write in the journal folder", &e))
-        }
-        _ => {}
-    }
+    mark_renaming(jdir).map_err(|e| Error::io(&jshown, "cannot write in the journal folder", &e))?;
     // The staged contents, the backups, the created folders and the marker become
     // durable together.
     point.dir_ref(&jshown, jdir)?;
     point.sync()?;
     for (p, e) in planned.iter().zip(&journal.entries) {
-        replace_one(&*parent_of(root, &mut handles, p)?, p, e, fp)?;
+        replace_one(&*parent_of(root, handles, p)?, p, e, fp)?;
         *renamed += 1;
     }
     fp.step("folder sync")
         .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
     sync_parents(
-        (root, &mut handles, &mut point),
+        (root, &mut *handles, &mut point),
         planned,
         &journal.created_dirs,
     )?;
     let mut later = Vec::new();
     for ((p, e), st) in planned.iter().zip(&journal.entries).zip(&staged) {
-        let dir = parent_of(root, &mut handles, p)?;
+        let dir = parent_of(root, handles, p)?;
         later.extend(verify_one(&dir, p, e, st.as_ref(), fp)?);
     }
     if let (Some(companion), Some(lock)) = (ctx.companion.as_deref_mut(), journal.index.as_mut()) {
@@ -921,6 +936,24 @@ fn execute(
     Ok(later)
 }
 
+/// Creates the marker [`super::forward::RENAMING`] in the journal folder: a recovery asks only
+/// whether the name is there, so it is a hard link of the journal (synced already) rather
+/// than a file of its own, whose creation costs a new inode; an empty file where the file
+/// system has no hard links.
+fn mark_renaming(jdir: &Dir) -> std::io::Result<()> {
+    let marker = super::forward::RENAMING.as_bytes();
+    let made = match jdir.link(journal::FILE.as_bytes(), jdir, marker) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            jdir.create_file(marker, 0o600).map(drop)
+        }
+        other => other,
+    };
+    match made {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
 /// The committed journal, written ahead into the journal's temporary file so that it is made
 /// durable at the point before the renames: the commit mark is then its rename and one sync
 /// of the journal folder (a write of its own cost a second commit of the file system's
@@ -939,9 +972,11 @@ fn mark_ahead(
     let mut marked = journal.clone();
     marked.phase = Phase::Committed;
     let file = marked.write_pending(jdir, jpath, &ctx.secret)?;
-    let st = dirfd::file_stat(&file)
-        .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
-    point.file(&jpath.display().to_string(), file, st.dev)?;
+    if point.syncs() {
+        let st = dirfd::file_stat(&file)
+            .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
+        point.file(&jpath.display().to_string(), file, st.dev)?;
+    }
     Ok(Some(marked))
 }
 
@@ -976,6 +1011,8 @@ fn create_dirs(
     dirs: &[String],
     fp: &mut Failpoints,
 ) -> Result<(), Error> {
+    // The folders found missing at the checks are the ones created now.
+    handles.forget_missing();
     for dir in dirs {
         let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
@@ -1003,17 +1040,28 @@ fn stage_one(
     let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
-            let file = dir.create_file(stage.as_bytes(), 0o600).map_err(io)?;
+            // Created with its permission bits (less the umask), so that the mode need not be
+            // set again most of the time; its identity and owner now, before any content: a
+            // file that is not the old one's owner's is given it first, so the content is
+            // never readable by more than the final file's owner, group and mode allow.
+            let file = dir.create_file(stage.as_bytes(), *mode & 0o777).map_err(io)?;
+            let mut st = dirfd::file_stat(&file).map_err(io)?;
+            let mut chowned = false;
+            if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
+                if (old.uid, old.gid) != (st.uid, st.gid) {
+                    dirfd::fchown_if_permitted(&file, old.uid, old.gid).map_err(io)?;
+                    chowned = true;
+                }
+            }
             bytes
                 .write_to(&mut dirfd::WritingBack::new(&file))
                 .map_err(io)?;
-            // Owner first: chown clears set-id bits, which the mode then sets again.
-            if let Some(old) = p.seen.filter(|st| st.kind == Kind::File) {
-                let (uid, gid) = (old.uid, old.gid);
-                dirfd::fchown_if_permitted(&file, uid, gid).map_err(io)?;
+            // Set-id bits, bits the umask took, and those a chown cleared: set exactly.
+            if chowned || !dirfd::same_mode(st.mode, *mode) {
+                dirfd::fchmod(&file, *mode).map_err(io)?;
             }
-            dirfd::fchmod(&file, *mode).map_err(io)?;
-            let st = dirfd::file_stat(&file).map_err(io)?;
+            st.len = bytes.len() as u64;
+            st.mode = *mode;
             Ok(Some((file, st)))
         }
         NewState::Symlink { target } => dir
@@ -1091,10 +1139,15 @@ fn sync_parents(
     planned: &[Planned],
     created: &[String],
 ) -> Result<(), Error> {
+    // Asked once per folder (the point would look at each folder's identity per file).
+    let mut folders = HashSet::new();
     for p in planned {
-        point.dir(&p.change.path, parent_of(root, handles, p)?)?;
+        if point.syncs() && folders.insert(super::handles::folder_of(&p.change.path)) {
+            point.dir(&p.change.path, parent_of(root, handles, p)?)?;
+        }
     }
-    for dir in created {
+    let syncs = point.syncs();
+    for dir in created.iter().filter(|_| syncs) {
         if let Some(parent) = handles.parent(root, dir)? {
             point.dir(dir, parent)?;
         }

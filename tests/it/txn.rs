@@ -159,6 +159,41 @@ fn expected_new() -> BTreeMap<String, String> {
 }
 
 #[test]
+fn deletes_in_nested_folders_remove_every_folder_left_empty_and_keep_the_others() {
+    let (_tmp, root) = repo();
+    let deleted = [
+        "p/b/c/1.txt",
+        "p/b/d/2.txt",
+        "p/x/3.txt",
+        "e/f/g/4.txt",
+        "e/f/5.txt",
+    ];
+    for path in deleted {
+        write(&root, path, b"x\n");
+    }
+    write(&root, "p/stays.txt", b"s\n");
+    write(&root, "p/b/d/other/o.txt", b"o\n");
+    let changes = deleted
+        .iter()
+        .map(|path| Change {
+            path: path.to_string(),
+            before: snap(&root, path),
+            after: NewState::Absent,
+        })
+        .collect();
+    let done = txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
+    assert!(done.warnings.is_empty(), "{:?}", done.warnings);
+    let t = tree(&root);
+    // p/b/c and p/x went; p/b/d holds a folder of its own, so p/b and p stay; all of e went.
+    for gone in ["p/b/c/", "p/x/", "e/"] {
+        assert!(!t.contains_key(gone), "{gone} removed: {t:?}");
+    }
+    for kept in ["p/", "p/b/", "p/b/d/", "p/b/d/other/", "p/stays.txt"] {
+        assert!(t.contains_key(kept), "{kept} kept: {t:?}");
+    }
+}
+
+#[test]
 fn multi_file_commit_writes_everything_and_prunes_emptied_folders() {
     let (_tmp, root) = repo();
     let done = txn::commit(
@@ -761,6 +796,49 @@ fn owner_and_group_are_kept_where_permitted() {
     txn::commit(&opts(&root, None), vec![change], &AuditRecord::default()).expect("commit");
     let meta = std::fs::metadata(root.join("a.txt")).expect("stat");
     assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+}
+
+#[test]
+#[cfg(unix)]
+fn every_mode_is_set_exactly_whatever_the_umask_took_and_with_a_new_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let (_tmp, root) = repo();
+    // Bits a usual umask takes (0o666), set-id bits (which creation does not give), a
+    // read-only file, and one that creation gives as is.
+    let modes = [0o666, 0o4755, 0o2750, 0o444, 0o600];
+    let mut changes = Vec::new();
+    for (i, mode) in modes.iter().enumerate() {
+        let path = format!("m{i}.txt");
+        write(&root, &path, b"old\n");
+        changes.push(Change {
+            path: path.clone(),
+            before: snap(&root, &path),
+            after: NewState::File {
+                bytes: format!("new {mode:o}\n").into_bytes().into(),
+                mode: *mode,
+            },
+        });
+    }
+    // A file of another owner keeps its owner and gets its set-id mode back after the chown.
+    let chowned = std::os::unix::fs::chown(root.join("a.txt"), Some(4321), Some(4321)).is_ok();
+    changes.push(Change {
+        path: "a.txt".into(),
+        before: snap(&root, "a.txt"),
+        after: NewState::File {
+            bytes: b"owned\n".to_vec().into(),
+            mode: 0o6755,
+        },
+    });
+    txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
+    for (i, mode) in modes.iter().enumerate() {
+        let meta = std::fs::metadata(root.join(format!("m{i}.txt"))).expect("stat");
+        assert_eq!(meta.mode() & 0o7777, *mode, "m{i}.txt");
+    }
+    let meta = std::fs::metadata(root.join("a.txt")).expect("stat");
+    assert_eq!(meta.mode() & 0o7777, 0o6755);
+    if chowned {
+        assert_eq!((meta.uid(), meta.gid()), (4321, 4321));
+    }
 }
 
 #[test]
