@@ -828,31 +828,48 @@ fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path, room: bool) ->
     prune_undo(state, UNDO_HISTORY)
 }
 
+/// What [`make_room`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Room {
+    /// The history has room; the oldest record, if one had to go, is gone.
+    Made,
+    /// As `Made`, and the dropped record, emptied, is the journal folder now.
+    Recycled,
+    /// The record to drop is large (more than [`INLINE_PRUNE`] files, or more than one
+    /// record to drop): left to [`prune_undo`], which the caller runs beside the staging —
+    /// each unlink of a backup can cost a millisecond on a busy disk.
+    Large,
+}
+
+/// The most files of an undo record removed inline, before the staging.
+pub(crate) const INLINE_PRUNE: usize = 16;
+
 /// Makes room in the undo history for one more record (the newest [`UNDO_HISTORY`] - 1 are
-/// kept). With `journal` (the journal folder, in the same place as the history), the oldest
-/// record dropped is emptied and renamed to it rather than removed, so that no folder is
-/// removed and none created; true when the journal folder was made so (else the caller
-/// creates it). The record's journal goes first: a crash part way leaves a record undo
-/// refuses, or an empty journal folder, which a recovery removes (an interrupted start).
-pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<bool, Error> {
+/// kept) when that is quick: one small record to drop. With `journal` (the journal folder, in
+/// the same place as the history), that record is emptied and renamed to it rather than
+/// removed, so that no folder is removed and none created. The record's journal goes first:
+/// a crash part way leaves a record undo refuses, or an empty journal folder, which a
+/// recovery removes (an interrupted start).
+pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room, Error> {
     let undo = state.undo_dir();
     let mut records = list_dirs(&undo)?;
     records.sort();
     let excess = records.len().saturating_sub(UNDO_HISTORY - 1);
     let Some((recycled, older)) = records[..excess].split_last() else {
-        return Ok(false);
+        return Ok(Room::Made);
     };
-    for old in older {
-        remove_dir(&undo.join(old))?;
-    }
     let record = undo.join(recycled);
+    let files = std::fs::read_dir(&record).map_or(0, Iterator::count);
+    if !older.is_empty() || files > INLINE_PRUNE {
+        return Ok(Room::Large);
+    }
     if let Some(journal) = journal {
         if empty_record(&record).is_ok() && std::fs::rename(&record, journal).is_ok() {
-            return Ok(true);
+            return Ok(Room::Recycled);
         }
     }
     remove_dir(&record)?;
-    Ok(false)
+    Ok(Room::Made)
 }
 
 /// Removes the files of an undo record (its journal first), leaving the folder.
@@ -933,39 +950,64 @@ mod tests {
     use super::*;
     use crate::txn::Durability;
 
+    /// `count` undo records of `files` files each, oldest first.
+    fn records(undo: &Path, count: usize, files: usize) -> Vec<String> {
+        let ids: Vec<String> = (0..count)
+            .map(|i| format!("17961497411816861{i:02}-7"))
+            .collect();
+        for id in &ids {
+            std::fs::create_dir_all(undo.join(id)).expect("record");
+            std::fs::write(undo.join(id).join(journal::FILE), id).expect("journal");
+            for b in 1..files {
+                std::fs::write(undo.join(id).join(format!("b{b}")), id).expect("backup");
+            }
+        }
+        ids
+    }
+
     #[test]
     fn making_room_turns_the_oldest_record_into_an_empty_journal_folder() {
         let tmp = tempfile::tempdir().expect("temp dir");
         let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
         let undo = state.undo_dir();
-        let ids: Vec<String> = (0..UNDO_HISTORY + 2)
-            .map(|i| format!("17961497411816861{i:02}-7"))
-            .collect();
-        for id in &ids {
-            std::fs::create_dir_all(undo.join(id)).expect("record");
-            for name in [journal::FILE, "renaming", "b0", "b1"] {
-                std::fs::write(undo.join(id).join(name), id).expect("file");
-            }
-        }
+        let ids = records(&undo, UNDO_HISTORY, 4);
         let journal = tmp.path().join("journal");
-        assert!(make_room(&state, Some(&journal)).expect("room made"));
+        assert_eq!(make_room(&state, Some(&journal)).expect("room made"), Room::Recycled);
         assert_eq!(std::fs::read_dir(&journal).expect("made").count(), 0);
         let mut left = list_dirs(&undo).expect("list");
         left.sort();
-        assert_eq!(left, ids[3..], "the three oldest went, the newest 19 stay");
+        assert_eq!(left, ids[1..], "the oldest went, the newest 19 stay");
         // With room already, nothing goes and no journal folder is made.
         std::fs::remove_dir(&journal).expect("rm");
-        assert!(!make_room(&state, Some(&journal)).expect("nothing to drop"));
+        assert_eq!(make_room(&state, Some(&journal)).expect("nothing to drop"), Room::Made);
         assert!(!journal.exists());
         // Without a journal folder to make (or one that cannot be), the record is removed.
-        std::fs::create_dir_all(undo.join("1796149741181686001-7/sub")).expect("odd record");
         std::fs::create_dir_all(undo.join("1796149741181686000-7/sub")).expect("odd record");
-        assert!(!make_room(&state, Some(&journal)).expect("removed instead"));
+        assert_eq!(make_room(&state, Some(&journal)).expect("removed instead"), Room::Made);
         assert!(!journal.exists());
         assert!(!undo.join("1796149741181686000-7").exists());
-        assert!(!undo.join("1796149741181686001-7").exists());
-        assert!(!make_room(&state, None).expect("removed"));
+        std::fs::create_dir_all(undo.join("1796149741181686000-7")).expect("record");
+        assert_eq!(make_room(&state, None).expect("removed"), Room::Made);
         assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
+    }
+
+    #[test]
+    fn a_large_record_or_several_are_left_to_the_pruning_beside_the_staging() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
+        let undo = state.undo_dir();
+        let journal = tmp.path().join("journal");
+        records(&undo, UNDO_HISTORY, INLINE_PRUNE + 1);
+        assert_eq!(make_room(&state, Some(&journal)).expect("large"), Room::Large);
+        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY, "nothing removed");
+        assert!(!journal.exists());
+        prune_undo(&state, UNDO_HISTORY - 1).expect("pruned");
+        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
+        // Two records to drop, however small: also left to the pruning.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
+        records(&state.undo_dir(), UNDO_HISTORY + 1, 1);
+        assert_eq!(make_room(&state, Some(&journal)).expect("several"), Room::Large);
     }
 
     #[test]

@@ -51,7 +51,7 @@ use super::failpoint::Failpoints;
 use super::handles::Handles;
 use super::journal::{self, current_state, Entry, Journal, Located, Phase, State};
 use super::lock::Lock;
-use super::{Staleness, TxnError};
+use super::{Staleness, TxnError, Worker};
 use super::{
     recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions, TxnWarning,
 };
@@ -264,20 +264,29 @@ impl Txn<'_> {
             journal.index = Some(index_lock(companion)?);
         }
         // The oldest undo record that this apply's record will push out goes now, before the
-        // staging, here rather than on a thread of its own: with the history full there is
-        // one record to drop, a few system calls, less than starting a thread costs; then
-        // the clean-up after the commit knows the history has room and lists it no more.
-        // Its folder, emptied, becomes the journal folder (in the state place of a git work
-        // tree, where both are): a folder made and one removed, each commit, cost more.
+        // staging, when it is small: one record of a few files is a few system calls, less
+        // than starting a thread costs, and its folder, emptied, becomes the journal folder
+        // (in the state place of a git work tree, where both are: a folder made and one
+        // removed, each commit, cost more). A large one goes on a thread of its own beside
+        // the staging (each unlink of a backup can cost a millisecond on a busy disk; a
+        // thread that cannot be started leaves it to the clean-up after the commit).
         let recycle = self.state.git_dir().map(|_| self.state.journal_dir());
-        let pruned = self
+        let room = self
             .undoes
             .is_none()
             .then(|| recover::make_room(self.state, recycle.as_deref()));
-        let made = matches!(pruned, Some(Ok(true)));
-        let pruned = pruned.map(|p| p.map(drop));
+        let made = matches!(room, Some(Ok(recover::Room::Recycled)));
         let (jdir, jpath, parent) = open_journal_dir(self.state, root, (self.durability, made))?;
         ctx.journal_parent = parent;
+        let pruning = matches!(room, Some(Ok(recover::Room::Large)))
+            .then(|| {
+                let state = self.state.clone();
+                std::thread::Builder::new()
+                    .name("prune".into())
+                    .spawn(move || recover::prune_undo(&state, recover::UNDO_HISTORY - 1))
+                    .ok()
+            })
+            .flatten();
         let mut renamed = 0;
         let executed = execute(
             (root, handles),
@@ -287,6 +296,17 @@ impl Txn<'_> {
             (fp, &mut ctx),
             &mut renamed,
         );
+        let pruned = match room {
+            Some(Ok(recover::Room::Large)) => pruning.map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(TxnError::WorkerPanicked {
+                        worker: Worker::Pruning,
+                    }
+                    .into())
+                })
+            }),
+            other => other.map(|r| r.map(drop)),
+        };
         match executed {
             Ok(later) => {
                 // Windows cannot move or remove a folder while a handle holds it open.

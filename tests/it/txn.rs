@@ -625,6 +625,44 @@ fn undo_history_is_bounded() {
 }
 
 #[test]
+fn a_full_history_of_large_records_drops_the_oldest_beside_the_commit() {
+    // Each record holds more backups than are removed inline before the staging: the
+    // oldest goes on the pruning thread instead, and the history stays bounded and usable.
+    let (_tmp, root) = repo();
+    let names: Vec<String> = (0..20).map(|i| format!("f{i}.txt")).collect();
+    for name in &names {
+        write(&root, name, b"v\n");
+    }
+    let undo_dir = root.join(".git/apply-patch/undo");
+    let mut oldest = None;
+    for i in 0..=txn::recover::UNDO_HISTORY {
+        let changes = names
+            .iter()
+            .map(|name| Change {
+                path: name.clone(),
+                before: snap(&root, name),
+                after: file(format!("v{i}\n").as_bytes()),
+            })
+            .collect();
+        txn::commit(&opts(&root, None), changes, &AuditRecord::default()).expect("commit");
+        if i == 0 {
+            let mut ids: Vec<_> = std::fs::read_dir(&undo_dir)
+                .expect("undo")
+                .flatten()
+                .collect();
+            let record = ids.pop().expect("one record").path();
+            assert!(std::fs::read_dir(&record).expect("record").count() > 16);
+            oldest = Some(record);
+        }
+    }
+    let records = std::fs::read_dir(&undo_dir).expect("undo dir").count();
+    assert_eq!(records, txn::recover::UNDO_HISTORY);
+    assert!(!oldest.expect("kept").exists(), "the oldest record went");
+    txn::undo(&root).expect("undo");
+    assert_eq!(std::fs::read(root.join("f7.txt")).expect("read"), b"v19\n");
+}
+
+#[test]
 fn a_full_undo_history_makes_room_while_the_commit_runs_and_a_refused_one_keeps_it() {
     let (_tmp, root) = repo();
     let records = || {
