@@ -139,6 +139,18 @@ impl DiskTree {
 }
 
 impl DiskTree {
+    /// Lets go of the folders kept open for lookups and reads (the tree opens them again if
+    /// asked): before a commit, which may remove one of them — Windows refuses to remove a
+    /// folder while a handle holds it open.
+    pub(crate) fn close_folders(&self) {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .clear();
+        *self.reader.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// Opens `folder` (relative to the root) from the nearest folder above it already open,
     /// and keeps it open. Symlinks on the way are followed, as a lookup by path follows them
     /// (the path checks decide about them, not this).

@@ -101,7 +101,7 @@ pub(crate) fn plan_and_write(
     };
     let mut after = Vec::new();
     if mode == Mode::Write && !planned.plan.changes.is_empty() {
-        let disk = Disk { txn_opts };
+        let disk = Disk { tree, txn_opts };
         after = disk
             .write(&planned, &audit_record(&planned.plan.files))
             .map_err(|e| Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone()))
@@ -321,7 +321,6 @@ fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied,
 
 /// The disk sink.
 pub(crate) struct Disk<'a> {
-    #[cfg(feature = "git")]
     pub tree: &'a DiskTree,
     pub txn_opts: &'a TxnOptions,
     #[cfg(feature = "git")]
@@ -338,6 +337,7 @@ impl Disk<'_> {
         planned: &Planned,
         audit: &AuditRecord,
     ) -> Result<Vec<Warning>, Error> {
+        self.tree.close_folders();
         let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
         let committed: Committed = prepared.commit(None)?;
         let mut warnings = txn_warnings(committed.recovered);
@@ -381,6 +381,7 @@ impl Disk<'_> {
             }
             return Ok((written, Vec::new()));
         }
+        self.tree.close_folders();
         let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
         let companion = lock.as_mut().map(|l| l as &mut dyn crate::txn::Companion);
         let committed: Committed = prepared.commit(companion)?;

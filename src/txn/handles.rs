@@ -86,6 +86,12 @@ impl Handles {
         }
     }
 
+    /// Closes every folder's handle but the root's (before the clean-up after a commit or
+    /// its rollback removes folders: Windows cannot remove a folder while a handle holds it).
+    pub fn close_all(&mut self) {
+        self.open.retain(|dir, _| dir.is_empty());
+    }
+
     /// Forgets the folders found missing (the commit is about to create folders).
     pub fn forget_missing(&mut self) {
         self.missing.clear();

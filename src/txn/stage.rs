@@ -296,6 +296,9 @@ impl Txn<'_> {
             (fp, &mut ctx),
             &mut renamed,
         );
+        // The clean-up and a rollback remove folders, which Windows refuses while a handle
+        // holds one open.
+        handles.close_all();
         let pruned = match room {
             Some(Ok(recover::Room::Large)) => pruning.map(|h| {
                 h.join().unwrap_or_else(|_| {
