@@ -289,20 +289,13 @@ pub fn edit_balance<A>(path: &str, before: &[u8], after: &A) -> EditBalance
 where
     A: AsRef<[u8]> + ?Sized,
 {
-    let lang = Lang::from_path(path);
     let not_utf8 = || EditBalance::NotChecked {
         reason: "not UTF-8 text".to_string(),
     };
-    // Too large to check, or nothing to check it with: said before validating megabytes of
-    // UTF-8 for nothing.
-    if let Some(reason) = not_checked_reason(before).filter(|_| before.len() > MAX_CHECK_BYTES) {
-        return EditBalance::NotChecked { reason };
-    }
-    if lang == Lang::Unknown {
-        return EditBalance::NotChecked {
-            reason: unknown_language(),
-        };
-    }
+    let lang = match checkable(path, before) {
+        Ok(lang) => lang,
+        Err(reason) => return EditBalance::NotChecked { reason },
+    };
     let after = after.as_ref();
     if std::str::from_utf8(before).is_err() || std::str::from_utf8(after).is_err() {
         return not_utf8();
@@ -320,6 +313,19 @@ where
     }
 }
 
+/// The language to check an edit of `path` in, or why it is not checked: an old text too
+/// large to check, or no check for the language, decides before the new text is asked for
+/// its bytes (a recipe not joined) and before megabytes of UTF-8 are validated for nothing.
+fn checkable(path: &str, before: &[u8]) -> Result<Lang, String> {
+    if let Some(reason) = not_checked_reason(before).filter(|_| before.len() > MAX_CHECK_BYTES) {
+        return Err(reason);
+    }
+    match Lang::from_path(path) {
+        Lang::Unknown => Err(unknown_language()),
+        lang => Ok(lang),
+    }
+}
+
 /// [`edit_balance`]'s answer when it is [`EditBalance::NewlyUnbalanced`], else `None`, with
 /// the new text checked first: when it balances (the common case) the edit cannot have
 /// introduced a problem whatever the old text was, so the old one is not lexed at all — half
@@ -329,12 +335,7 @@ pub fn edit_introduced_problem<A>(path: &str, before: &[u8], after: &A) -> Optio
 where
     A: AsRef<[u8]> + ?Sized,
 {
-    let lang = Lang::from_path(path);
-    // As `edit_balance`: an old text too large to check, or an unknown language, decides
-    // before the new text is asked for its bytes.
-    if before.len() > MAX_CHECK_BYTES || lang == Lang::Unknown {
-        return None;
-    }
+    let lang = checkable(path, before).ok()?;
     let after = after.as_ref();
     if before == after || std::str::from_utf8(after).is_err() {
         return None;

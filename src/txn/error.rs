@@ -358,8 +358,8 @@ impl TxnError {
             | TxnError::IndexLockChanged { .. }
             | TxnError::BackupMissing { .. }
             | TxnError::BackupWrong { .. }
-            | TxnError::NotAFileToRestore { .. } => ErrorCode::IoError,
-            TxnError::JournalDamaged { .. }
+            | TxnError::NotAFileToRestore { .. }
+            | TxnError::JournalDamaged { .. }
             | TxnError::JournalVersion { .. }
             | TxnError::JournalUnencodable { .. }
             | TxnError::Untrusted { .. }

@@ -859,12 +859,15 @@ pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room
         return Ok(Room::Made);
     };
     let record = undo.join(recycled);
-    let files = std::fs::read_dir(&record).map_or(0, Iterator::count);
-    if !older.is_empty() || files > INLINE_PRUNE {
+    let items: Vec<_> = match std::fs::read_dir(&record) {
+        Ok(read) => read.collect(),
+        Err(_) => Vec::new(),
+    };
+    if !older.is_empty() || items.len() > INLINE_PRUNE {
         return Ok(Room::Large);
     }
     if let Some(journal) = journal {
-        if empty_record(&record).is_ok() && std::fs::rename(&record, journal).is_ok() {
+        if empty_record(&record, items).is_ok() && std::fs::rename(&record, journal).is_ok() {
             return Ok(Room::Recycled);
         }
     }
@@ -872,14 +875,21 @@ pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room
     Ok(Room::Made)
 }
 
-/// Removes the files of an undo record (its journal first), leaving the folder.
-fn empty_record(record: &Path) -> std::io::Result<()> {
+/// Removes the files of an undo record (its journal first), leaving the folder; `items` is
+/// the record's listing, read once by the caller.
+fn empty_record(
+    record: &Path,
+    items: Vec<std::io::Result<std::fs::DirEntry>>,
+) -> std::io::Result<()> {
     match std::fs::remove_file(record.join(journal::FILE)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    for item in std::fs::read_dir(record)? {
+    for item in items {
         let item = item?;
+        if item.file_name() == journal::FILE {
+            continue;
+        }
         if item.file_type()?.is_dir() {
             return Err(std::io::ErrorKind::IsADirectory.into());
         }
