@@ -113,20 +113,21 @@ impl DiskTree {
         // The one discovery (`root::git_dir_of`); a repository that cannot be opened keeps the
         // nested-repository guard on, the safe side.
         let in_repository = crate::root::git_dir_of(&root).map_or(true, |dir| dir.is_some());
-        Ok(DiskTree {
-            root,
-            in_repository,
-            last: Arc::default(),
-            reader: Arc::default(),
-        })
+        Ok(DiskTree::at(root, in_repository))
     }
 
     /// The tree of a state place's root, with the repository its discovery found (the
     /// pipeline discovers it once per run for both).
     pub(crate) fn of_state(state: &crate::state::StateDir) -> Self {
+        DiskTree::at(state.root().to_path_buf(), state.git_dir().is_some())
+    }
+
+    /// The tree of `root_canon` (a canonical directory, as [`crate::root::check_root`]
+    /// returns it), with what a discovery already found: whether it lies in a work tree.
+    pub(crate) fn at(root_canon: PathBuf, in_repository: bool) -> Self {
         DiskTree {
-            root: state.root().to_path_buf(),
-            in_repository: state.git_dir().is_some(),
+            root: root_canon,
+            in_repository,
             last: Arc::default(),
             reader: Arc::default(),
         }

@@ -8,13 +8,13 @@
 
 use super::AgentError;
 use std::collections::HashMap;
-use std::path::Path;
 
-use crate::agent::read::read_confined;
+use crate::agent::read::read_confined_in;
 use crate::agent::sha256_hex;
 use crate::error::Error;
 use crate::model::{Body, Edit, FileOp, PatchSet};
 use crate::text::Text;
+use crate::tree::DiskTree;
 
 /// What the session served of a file: the proof a later edit is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub struct Notice {
 /// Check that every existing file `patch` changes was read in this session. Returns the
 /// notices to add to the report, or the refusal.
 pub fn check(
-    root: &Path,
+    tree: &DiskTree,
     patch: &PatchSet<'_>,
     reads: &HashMap<String, ReadRecord>,
 ) -> Result<Vec<Notice>, Error> {
@@ -52,7 +52,7 @@ pub fn check(
         let joined = crate::guard::join_cd(patch.cd.as_deref(), old);
         // A path the guards will refuse, or a file that is not there, is the planner's to
         // report: only existing files need a read.
-        let Ok((rel, bytes)) = read_confined(root, &joined) else {
+        let Ok((rel, bytes)) = read_confined_in(tree, &joined) else {
             continue;
         };
         let Some(record) = reads.get(&rel) else {
@@ -144,12 +144,12 @@ mod tests {
             file_patch(FileOp::Modify, "missing.txt", Body::Hunks(vec![])),
             file_patch(FileOp::Delete, "./a.txt", Body::Hunks(vec![])),
         ]);
-        let e = check(dir.path(), &patch, &HashMap::new()).expect_err("a.txt unread");
+        let e = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &HashMap::new()).expect_err("a.txt unread");
         assert_eq!(e.code, ErrorCode::NotRead);
         assert_eq!(e.path.as_deref(), Some("a.txt"));
         let reads = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
         assert_eq!(
-            check(dir.path(), &patch, &reads).expect("read first"),
+            check(&DiskTree::new(dir.path()).expect("tree"), &patch, &reads).expect("read first"),
             vec![]
         );
     }
@@ -160,17 +160,17 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "a\nb\nc\n").expect("write");
         let patch = set(vec![file_patch(FileOp::Modify, "a.txt", insert())]);
         let stale = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
-        let e = check(dir.path(), &patch, &stale).expect_err("2 lines read, 3 now");
+        let e = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &stale).expect_err("2 lines read, 3 now");
         assert_eq!(e.code, ErrorCode::StaleFile);
         let changed = HashMap::from([("a.txt".to_string(), record(b"a\nB\nc\n"))]);
-        let notices = check(dir.path(), &patch, &changed).expect("same count");
+        let notices = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &changed).expect("same count");
         assert_eq!(notices.len(), 1);
         assert_eq!(
             notices[0].code,
             crate::report::WarningCode::ChangedSinceRead
         );
         let same = HashMap::from([("a.txt".to_string(), record(b"a\nb\nc\n"))]);
-        assert!(check(dir.path(), &patch, &same)
+        assert!(check(&DiskTree::new(dir.path()).expect("tree"), &patch, &same)
             .expect("unchanged")
             .is_empty());
     }

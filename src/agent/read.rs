@@ -227,8 +227,20 @@ fn endings(text: &Text<'_>) -> &'static str {
 /// root. Returns the root-relative path as asked (not the link's target) and the bytes.
 pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
     let rel = resolve(root, path)?;
-    let tree = DiskTree::new(root)?;
-    let real = guard::resolve(&tree, &rel, true)?;
+    read_resolved(&DiskTree::new(root)?, rel)
+}
+
+/// [`read_confined`] through a tree a run already holds (the MCP session's checks around a
+/// write), without a second discovery of the root's repository.
+#[cfg(feature = "mcp")]
+pub(crate) fn read_confined_in(tree: &DiskTree, path: &str) -> Result<(String, Vec<u8>), Error> {
+    read_resolved(tree, confine_to(tree.path(), path)?)
+}
+
+/// The bytes of `rel` (root-relative, confined by its text) under `tree`, its symlinks
+/// followed by `guard::resolve`.
+fn read_resolved(tree: &DiskTree, rel: String) -> Result<(String, Vec<u8>), Error> {
+    let real = guard::resolve(tree, &rel, true)?;
     let (_, found) = crate::txn::read_snapshot(tree.path(), &real).map_err(|e| {
         Error::from(AgentError::Unreadable {
             path: rel.clone(),
@@ -254,8 +266,12 @@ fn not_found(rel: &str) -> Error {
 /// leads out refused. Returns the root-relative `/` path; symlinks on it are left to
 /// [`read_confined`].
 pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
-    let canon_root = crate::root::check_root(root)?;
-    guard::confine(path, None, Some(&canon_root))?
+    confine_to(&crate::root::check_root(root)?, path)
+}
+
+/// [`resolve`] under a root already canonical.
+fn confine_to(canon_root: &Path, path: &str) -> Result<String, Error> {
+    guard::confine(path, None, Some(canon_root))?
         .ok_or_else(|| Error::from(AgentError::IsRoot { path: path.into() }))
 }
 

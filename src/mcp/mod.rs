@@ -8,7 +8,6 @@ use std::path::Path;
 
 use crate::agent::{catalog, check_root, AgentState};
 use crate::error::Error;
-use crate::model::PatchSet;
 use crate::pipeline::{self, Applied, Mode, Options, Refused, Target};
 
 crate::internal_mod! {
@@ -30,14 +29,14 @@ pub fn serve_mcp(root: &Path, permission: Permission, post_checks: &[String]) ->
     server::serve_stdio(server::McpServer::new(root, permission, state, checks))
 }
 
-/// Parse `input` and apply it to `root`, with a check of the parsed patch after the
-/// recovery, before the plan (the MCP session's permission check).
+/// Parse `input` and apply it to `root`, with the session's hooks: the permission check of
+/// the parsed patch after the recovery, before the plan, and the record of what a write left.
 fn apply_gated(
     root: &Path,
     input: &[u8],
     opts: &Options,
     mode: Mode,
-    gate: &mut dyn FnMut(&PatchSet<'_>) -> Result<(), Error>,
+    gate: &mut dyn pipeline::Gate,
 ) -> Result<Applied, Box<Refused>> {
     opts.check(mode).map_err(Refused::before)?;
     let patch = pipeline::parse(input, opts).map_err(Refused::before)?;

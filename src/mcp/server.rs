@@ -35,6 +35,7 @@ use crate::error::Error;
 use crate::model::Format;
 use crate::report::Warning;
 use crate::text::Text;
+use crate::tree::DiskTree;
 
 /// The most lines `read` serves when no `end_line` is given.
 pub const MAX_READ_LINES: usize = 2000;
@@ -472,54 +473,54 @@ impl Session {
         }
         let opts = builder.build();
         // The pipeline recovers first, then runs the permission check (which reads the
-        // files the patch names) on the patch it parsed, before it plans.
-        let mut notices = Vec::new();
-        let mut permit = |patch: &crate::model::PatchSet<'_>| {
-            notices = permit::check(&self.root, patch, &self.reads())?;
-            Ok(())
+        // files the patch names) on the patch it parsed, before it plans; after a commit,
+        // the gate reads back what was written. Both read through the run's own tree.
+        let mut gate = SessionGate {
+            reads: &self.reads,
+            notices: Vec::new(),
+            written: Vec::new(),
         };
-        let outcome = super::apply_gated(&self.root, &input, &opts, mode, &mut permit);
+        let outcome = super::apply_gated(&self.root, &input, &opts, mode, &mut gate);
         let mut report = AgentReport::of(&outcome);
-        for n in notices {
+        for n in gate.notices {
             report
                 .report
                 .warnings
                 .push(Warning::new(n.code, n.message).with_path(n.path));
         }
         if report.report.ok && mode == Mode::Write {
-            let paths: Vec<(String, Option<String>)> = report
-                .report
-                .files
-                .iter()
-                .map(|f| (f.path.clone(), f.old_path.clone()))
-                .collect();
-            self.remember_written(&paths);
+            self.remember_written(gate.written);
         }
         let value = serde_json::to_value(&report).unwrap_or_default();
         report_result(value, report.exit != 0)
     }
 
+    /// After a `confirm`, the session knows the files as it wrote them (read back through
+    /// one tree).
+    fn remember_confirmed(&self, paths: &[(String, Option<String>)]) {
+        let tree = DiskTree::new(&self.root).ok();
+        let written = paths
+            .iter()
+            .map(|(path, old_path)| Written {
+                path: path.clone(),
+                old_path: old_path.clone(),
+                record: tree.as_ref().and_then(|t| read_back(t, path)),
+            })
+            .collect();
+        self.remember_written(written);
+    }
+
     /// After a write, the session knows the files as it wrote them.
-    fn remember_written(&self, paths: &[(String, Option<String>)]) {
+    fn remember_written(&self, written: Vec<Written>) {
         let mut reads = self.reads();
-        for (path, old) in paths {
-            if let Some(old) = old {
+        for w in written {
+            if let Some(old) = &w.old_path {
                 reads.remove(old);
             }
-            match crate::agent::read::read_confined(&self.root, path) {
-                Ok((_, bytes)) => {
-                    reads.insert(
-                        path.clone(),
-                        ReadRecord {
-                            sha256: sha256_hex(&bytes),
-                            total_lines: Text::parse(&bytes).len(),
-                        },
-                    );
-                }
-                Err(_) => {
-                    reads.remove(path);
-                }
-            }
+            match w.record {
+                Some(record) => reads.insert(w.path, record),
+                None => reads.remove(&w.path),
+            };
         }
     }
 
@@ -603,7 +604,7 @@ impl Session {
                     Some((path, f["old_path"].as_str().map(str::to_string)))
                 })
                 .collect();
-            self.remember_written(&paths);
+            self.remember_confirmed(&paths);
         }
         let failed = !r.ok;
         report_result(serde_json::to_value(&r).unwrap_or_default(), failed)
@@ -632,6 +633,53 @@ impl Session {
             Err(e) => error_result(&e),
         }
     }
+}
+
+/// A file a write committed, as the session will know it: its record as read back after the
+/// commit (None when it is gone, or cannot be read).
+struct Written {
+    path: String,
+    old_path: Option<String>,
+    record: Option<ReadRecord>,
+}
+
+/// The session's hooks around a write ([`pipeline::Gate`]): the permission check before the
+/// plan, and the read-back of the written files after the commit, both through the run's
+/// tree (no second discovery of the repository per call).
+struct SessionGate<'s> {
+    reads: &'s Mutex<HashMap<String, ReadRecord>>,
+    notices: Vec<permit::Notice>,
+    written: Vec<Written>,
+}
+
+impl pipeline::Gate for SessionGate<'_> {
+    fn before(&mut self, tree: &DiskTree, patch: &crate::model::PatchSet<'_>) -> Result<(), Error> {
+        // A poisoned lock only means another call panicked mid-update of a plain map.
+        let reads = self.reads.lock().unwrap_or_else(|p| p.into_inner());
+        self.notices = permit::check(tree, patch, &reads)?;
+        Ok(())
+    }
+
+    fn after(&mut self, tree: &DiskTree, applied: &pipeline::Applied) {
+        self.written = applied
+            .files
+            .iter()
+            .map(|f| Written {
+                path: f.path.clone(),
+                old_path: f.old_path.clone(),
+                record: read_back(tree, &f.path),
+            })
+            .collect();
+    }
+}
+
+/// The record of `path` as it is now (None when it is gone or cannot be read).
+fn read_back(tree: &DiskTree, path: &str) -> Option<ReadRecord> {
+    let (_, bytes) = crate::agent::read::read_confined_in(tree, path).ok()?;
+    Some(ReadRecord {
+        sha256: sha256_hex(&bytes),
+        total_lines: Text::parse(&bytes).len(),
+    })
 }
 
 fn no_state(tool: &str) -> Error {

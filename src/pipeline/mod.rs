@@ -226,9 +226,15 @@ pub(crate) struct Request<'p, 'a> {
     pub patch: &'p PatchSet<'a>,
 }
 
-/// A check of the parsed patch before anything is planned (the MCP session's permission
-/// check), run after the recovery.
-pub(crate) type Gate<'g> = dyn FnMut(&PatchSet<'_>) -> Result<(), Error> + 'g;
+/// A front end's hooks around a run on disk (the MCP session's): both see the tree the run
+/// reads through, so they need no second discovery of the root's repository nor a second
+/// walk to the files.
+pub(crate) trait Gate {
+    /// Checks the parsed patch after the recovery, before the plan (the permission check).
+    fn before(&mut self, tree: &DiskTree, patch: &PatchSet<'_>) -> Result<(), Error>;
+    /// Sees a write that committed ([`Mode::Write`]), after the commit.
+    fn after(&mut self, tree: &DiskTree, applied: &Applied);
+}
 
 /// The sequence (module docs). `gate` runs after the recovery, before the plan.
 pub(crate) fn run(
@@ -236,7 +242,7 @@ pub(crate) fn run(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    gate: Option<&mut Gate<'_>>,
+    gate: Option<&mut dyn Gate>,
 ) -> Result<Applied, Box<Refused>> {
     // The front ends checked before reading the patch; a library caller meets it here.
     opts.check(mode).map_err(Refused::before)?;
@@ -269,18 +275,17 @@ fn on_disk(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    gate: Option<&mut Gate<'_>>,
+    gate: Option<&mut dyn Gate>,
 ) -> Result<Applied, Box<Refused>> {
     // The root check (`root::check_root`) and the repository discovery, once per run: the
     // tree's nested-repository guard and every step that needs the state place (the
     // recovery, the commit, the undo record) share them. A state place given by the caller
     // says nothing of the repository: the tree then discovers it itself.
     let (tree, state, discovery) = match &opts.state {
-        Some(s) => (
-            DiskTree::new(root).map_err(Refused::before)?,
-            s.clone(),
-            sink::Discovery::NotYet,
-        ),
+        Some(s) => {
+            let (tree, discovery) = tree_of(root).map_err(Refused::before)?;
+            (tree, s.clone(), discovery)
+        }
         None => {
             let (state, discovery) = state_of(root).map_err(Refused::before)?;
             (DiskTree::of_state(&state), state, discovery)
@@ -293,12 +298,16 @@ fn on_disk(
     };
     // Step 1, before anything reads the tree; a preview recovers like an apply.
     let recovered = recover_first(&txn_opts, mode == Mode::Check).map_err(Refused::before)?;
+    let mut gate = gate;
     let mut out = (|| {
-        if let Some(gate) = gate {
-            gate(req.patch).map_err(Refused::before)?;
+        if let Some(gate) = gate.as_deref_mut() {
+            gate.before(&tree, req.patch).map_err(Refused::before)?;
         }
         sink::plan_and_write(&tree, &txn_opts, req, opts, mode, discovery)
     })();
+    if let (Some(gate), Ok(applied), Mode::Write) = (gate, &out, mode) {
+        gate.after(&tree, applied);
+    }
     match &mut out {
         Ok(a) => {
             a.warnings.splice(0..0, recovered);
@@ -318,6 +327,30 @@ fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Er
     let repo = crate::root::open_repo(&root_canon)?;
     let state = crate::state::StateDir::for_opened(root_canon, repo.as_ref())?;
     Ok((state, sink::Discovery::Opened(repo.map(Box::new))))
+}
+
+/// The tree of `root` for a run whose state place the caller gave (it says nothing of the
+/// repository), from one opening of the root's repository that the planner then keeps. A
+/// repository that cannot be opened keeps the tree's nested-repository guard on (the safe
+/// side) and leaves the error to the planner's own discovery, as before.
+#[cfg(feature = "git")]
+fn tree_of(root: &Path) -> Result<(DiskTree, sink::Discovery), Error> {
+    let root_canon = crate::root::check_root(root)?;
+    match crate::root::open_repo(&root_canon) {
+        Ok(repo) => {
+            let in_repository = repo
+                .as_ref()
+                .is_some_and(|r| crate::root::git_dir_in(&root_canon, r).is_some());
+            let tree = DiskTree::at(root_canon, in_repository);
+            Ok((tree, sink::Discovery::Opened(repo.map(Box::new))))
+        }
+        Err(_) => Ok((DiskTree::at(root_canon, true), sink::Discovery::NotYet)),
+    }
+}
+
+#[cfg(not(feature = "git"))]
+fn tree_of(root: &Path) -> Result<(DiskTree, sink::Discovery), Error> {
+    Ok((DiskTree::new(root)?, sink::Discovery::NotYet))
 }
 
 #[cfg(not(feature = "git"))]

@@ -787,3 +787,57 @@ async fn the_readme_client_configuration_works() {
     assert!(!failed, "{value}");
     client.cancel().await.expect("the session closes");
 }
+
+// The session reads back what a write committed, through the run's own tree (one discovery of
+// the repository per call): a line-number edit right after a write that changed the line count
+// goes ahead without a new `read`, a renamed file is known by its new path only, and an edit of
+// a file changed behind the session's back after its write is still refused.
+#[tokio::test]
+async fn the_session_knows_the_files_it_wrote() {
+    let t = TempTree::with(&[
+        ("f.txt", "aaa1\naaa2\naaa3\naaa4\naaa5\n"),
+        ("g.txt", "g\n"),
+    ]);
+    t.git_dir();
+    let client = start(&t, &[]).await;
+    let (value, failed) = data(&client, "read", json!({"path": "f.txt"})).await;
+    assert!(!failed, "{value}");
+    // Two lines more: the read's count (5) is no longer the file's.
+    let grow =
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n aaa2\n+bbb1\n+bbb2\n aaa3\n*** End Patch\n";
+    let (report, failed) = data(&client, "apply_patch", json!({"patch": grow})).await;
+    assert!(!failed, "{report}");
+    let edit = json!({"edits": [{"op": "line_range", "path": "f.txt", "start_line": 5,
+        "end_line": 7, "expected": "aaa3\naaa4\naaa5\n", "new_content": "ccc3\nccc4\nccc5\n"}]});
+    let (report, failed) = data(&client, "edit", edit).await;
+    assert!(!failed, "{report}");
+    assert_eq!(
+        t.read_str("f.txt"),
+        "aaa1\naaa2\nbbb1\nbbb2\nccc3\nccc4\nccc5\n"
+    );
+
+    // Moved by a patch: the new path is known, the old one forgotten.
+    let (value, failed) = data(&client, "read", json!({"path": "g.txt"})).await;
+    assert!(!failed, "{value}");
+    let mv =
+        "*** Begin Patch\n*** Update File: g.txt\n*** Move to: h.txt\n@@\n-g\n+h\n*** End Patch\n";
+    let (report, failed) = data(&client, "apply_patch", json!({"patch": mv})).await;
+    assert!(!failed, "{report}");
+    let again = "*** Begin Patch\n*** Update File: h.txt\n@@\n-h\n+i\n*** End Patch\n";
+    let (report, failed) = data(&client, "apply_patch", json!({"patch": again})).await;
+    assert!(!failed, "{report}");
+    assert_eq!(t.read_str("h.txt"), "i\n");
+    t.write("g.txt", b"g again\n");
+    let old = "*** Begin Patch\n*** Update File: g.txt\n@@\n-g again\n+x\n*** End Patch\n";
+    assert_eq!(
+        error_code(&client, "apply_patch", json!({"patch": old})).await,
+        "not_read"
+    );
+
+    // Changed behind the session's back after its write, to another line count: refused.
+    t.write("f.txt", b"only\n");
+    let edit = json!({"edits": [{"op": "line_range", "path": "f.txt", "start_line": 1,
+        "end_line": 3, "expected": "aaa1\naaa2\nbbb1\n", "new_content": "x\n"}]});
+    assert_eq!(error_code(&client, "edit", edit).await, "stale_file");
+    client.cancel().await.expect("the session closes");
+}
