@@ -18,7 +18,10 @@
 # their turn; at each of its turns it times ONE pair (first request written to second reply
 # read, inside the client) and checks every reply, and the script checks the work tree after
 # it as after every other tool's pair. The MCP rows are skipped with a message when python3
-# is missing or the binary has no `mcp` command.
+# is missing or the binary has no `mcp` command. With them, two runs of `true` are timed the
+# command-line way (`date` and `/usr/bin/time` around each), turn about with the rest, and
+# printed under the row: the floor of any command-line pair here, which the MCP pairs, timed
+# inside the client, do not carry.
 #
 # The tools run turn about (GNU patch, apply-patch, git apply, then again), BENCH_RUNS times
 # each, so that a shared machine's changing load falls on all of them alike; time is the wall
@@ -211,6 +214,7 @@ oneline_row() {
     local tool="$1" start end kb1 kb2 fwd rev
     case "$tool" in
       mcp | mcp-atomic) mcp_pair "$tool"; return ;;
+      harness) fwd=(true); rev=(true) ;;
       apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
       atomic) fwd=("$bin" --durability atomic "$diff"); rev=("$bin" --durability atomic -R "$diff") ;;
       fsync) fwd=(env APPLY_PATCH_DURABILITY=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_DURABILITY=fsync "$bin" -R "$diff") ;;
@@ -265,6 +269,10 @@ oneline_row() {
       row_tools+=("$tool")
       [ "$tool" = apply-patch ] && row_tools+=(atomic "${mcp_tools[@]}")
     done
+    # The command-line pairs are timed from outside, through `date` and `/usr/bin/time`; the
+    # MCP pairs inside the client. A pair of `true` timed the outside way, turn about with
+    # the rest, shows what that harness alone adds to the other rows.
+    [ "${#mcp_tools[@]}" -gt 0 ] && row_tools+=(harness)
     for _ in $(seq "$runs"); do
       for tool in "${row_tools[@]}"; do pair "$tool"; done
     done
@@ -276,6 +284,12 @@ oneline_row() {
     fi
   )
   report "one-line edit + revert" git "$samples"
+  if grep -q '^harness ' "$samples"; then
+    echo "  (the command-line and git apply pairs are timed from outside, through date and"
+    echo "   /usr/bin/time: two runs of \`true\` timed so took $(awk '$1 == "harness" {print $2}' "$samples" | sort -n |
+      awk '{t[NR] = $1} END {printf "%.4f s best, %.4f s median", t[1] / 1e6, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2e6}');"
+    echo "   the MCP pairs are timed inside the client, with no process started)"
+  fi
   echo "  (load average at the row's end: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
