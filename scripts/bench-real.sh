@@ -50,7 +50,12 @@
 #                                      BENCH_FSYNC=1 adds apply-patch with
 #                                      APPLY_PATCH_DURABILITY=fsync (an fsync per object
 #                                      instead of one syncfs);
-#                                      BENCH_ONLY=real|oneline one part only)
+#                                      BENCH_ONLY=real|oneline one part only;
+#                                      BENCH_BARE=1 times the one-line row's command-line
+#                                      pairs by bash's clock around the two runs alone,
+#                                      as the MCP pairs are timed, instead of through
+#                                      `date` and `/usr/bin/time` (peak memory then
+#                                      from one untimed pair per tool))
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -210,11 +215,12 @@ oneline_row() {
   sync
   : >"$samples"
   # pair TOOL: TOOL applies the diff, then reverts it; timed together; the file must be back.
+  # pair TOOL [OUT]: as above; the sample goes to OUT (default the row's samples).
   pair() {
-    local tool="$1" start end kb1 kb2 fwd rev
+    local tool="$1" out="${2:-$samples}" start end kb1 kb2 fwd rev
     case "$tool" in
       mcp | mcp-atomic) mcp_pair "$tool"; return ;;
-      harness) fwd=(true); rev=(true) ;;
+      harness) fwd=("$(type -P true)"); rev=("${fwd[@]}") ;; # a process, not the builtin
       apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
       atomic) fwd=("$bin" --durability atomic "$diff"); rev=("$bin" --durability atomic -R "$diff") ;;
       fsync) fwd=(env APPLY_PATCH_DURABILITY=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_DURABILITY=fsync "$bin" -R "$diff") ;;
@@ -222,14 +228,29 @@ oneline_row() {
       patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
       git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
     esac
+    if [ -n "${BENCH_BARE:-}" ] && [ "$out" = "$samples" ]; then
+      bare_pair "$tool"
+      return
+    fi
     start=$(date +%s%N)
     /usr/bin/time -v -o "$scratch/time1" "${fwd[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool failed" >&2; cat "$scratch/err" >&2; exit 1; }
     /usr/bin/time -v -o "$scratch/time2" "${rev[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool -R failed" >&2; cat "$scratch/err" >&2; exit 1; }
     end=$(date +%s%N)
     kb1=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time1")
     kb2=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time2")
-    echo "$tool $(( (end - start) / 1000 )) $(( kb1 > kb2 ? kb1 : kb2 ))" >>"$samples"
+    echo "$tool $(( (end - start) / 1000 )) $(( kb1 > kb2 ? kb1 : kb2 ))" >>"$out"
     reverted "$tool"
+  }
+  # bare_pair TOOL (BENCH_BARE, with pair's fwd and rev): the two runs alone between two
+  # readings of bash's own clock; the peak memory of TOOL's untimed pair before the rounds.
+  bare_pair() {
+    local start end
+    start=${EPOCHREALTIME/[.,]/}
+    "${fwd[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $1 failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    "${rev[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $1 -R failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    end=${EPOCHREALTIME/[.,]/}
+    echo "$1 $(( 10#$end - 10#$start )) ${peak[$1]}" >>"$samples"
+    reverted "$1"
   }
   reverted() {
     [ -z "$(git status --porcelain)" ] || { echo "bench-real: $1 did not revert the edit" >&2; git status --short >&2; exit 1; }
@@ -273,6 +294,15 @@ oneline_row() {
     # MCP pairs inside the client. A pair of `true` timed the outside way, turn about with
     # the rest, shows what that harness alone adds to the other rows.
     [ "${#mcp_tools[@]}" -gt 0 ] && row_tools+=(harness)
+    local -A peak=()
+    if [ -n "${BENCH_BARE:-}" ]; then
+      [ -n "${EPOCHREALTIME:-}" ] || { echo "bench-real: BENCH_BARE needs bash 5 (EPOCHREALTIME)" >&2; exit 2; }
+      for tool in "${row_tools[@]}"; do
+        case "$tool" in mcp*) continue ;; esac
+        pair "$tool" "$scratch/memory"
+        peak[$tool]=$(awk -v t="$tool" '$1 == t {kb = $3} END {print kb}' "$scratch/memory")
+      done
+    fi
     for _ in $(seq "$runs"); do
       for tool in "${row_tools[@]}"; do pair "$tool"; done
     done
@@ -285,10 +315,17 @@ oneline_row() {
   )
   report "one-line edit + revert" git "$samples"
   if grep -q '^harness ' "$samples"; then
-    echo "  (the command-line and git apply pairs are timed from outside, through date and"
-    echo "   /usr/bin/time: two runs of \`true\` timed so took $(awk '$1 == "harness" {print $2}' "$samples" | sort -n |
-      awk '{t[NR] = $1} END {printf "%.4f s best, %.4f s median", t[1] / 1e6, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2e6}');"
-    echo "   the MCP pairs are timed inside the client, with no process started)"
+    local floor
+    floor=$(awk '$1 == "harness" {print $2}' "$samples" | sort -n |
+      awk '{t[NR] = $1} END {printf "%.4f s best, %.4f s median", t[1] / 1e6, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2e6}')
+    if [ -n "${BENCH_BARE:-}" ]; then
+      echo "  (BENCH_BARE: the command-line and git apply pairs are timed by bash's clock around"
+      echo "   the two runs alone, memory from an untimed pair each: two runs of \`true\` took"
+    else
+      echo "  (the command-line and git apply pairs are timed from outside, through date and"
+      echo "   /usr/bin/time: two runs of \`true\` timed so took"
+    fi
+    echo "   $floor; the MCP pairs, timed in the client, start no process)"
   fi
   echo "  (load average at the row's end: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
