@@ -9,7 +9,19 @@
 # One-line row: a git checkout of the ripgrep tree (made once), a one-line diff of one file
 # applied and then reverted (`-R`) by each tool; the time of the pair is reported, for
 # apply-patch both in its default (full durability: fsync at each durability point) and with
-# `--durability atomic` (nothing flushed; all or nothing against a killed process only).
+# `--durability atomic` (nothing flushed; all or nothing against a killed process only), and
+# through the MCP server, as an agent drives it: "mcp" (full durability) and "mcp atomic".
+# An agent keeps one `apply-patch mcp` running for its session, so there the pair is two
+# `apply_patch` calls to a warm server, no process start: scripts/mcp-oneline.py starts one
+# server per mode before the timed runs (initialize, a `read` of the file as the server's
+# default policy requires, 3 untimed pairs) and keeps them idle while the other tools take
+# their turn; at each of its turns it times ONE pair (first request written to second reply
+# read, inside the client) and checks every reply, and the script checks the work tree after
+# it as after every other tool's pair. The MCP rows are skipped with a message when python3
+# is missing or the binary has no `mcp` command. With them, two runs of `true` are timed the
+# command-line way (`date` and `/usr/bin/time` around each), turn about with the rest, and
+# printed under the row: the floor of any command-line pair here, which the MCP pairs, timed
+# inside the client, do not carry.
 #
 # The tools run turn about (GNU patch, apply-patch, git apply, then again), BENCH_RUNS times
 # each, so that a shared machine's changing load falls on all of them alike; time is the wall
@@ -38,13 +50,19 @@
 #                                      BENCH_FSYNC=1 adds apply-patch with
 #                                      APPLY_PATCH_DURABILITY=fsync (an fsync per object
 #                                      instead of one syncfs);
-#                                      BENCH_ONLY=real|oneline one part only)
+#                                      BENCH_ONLY=real|oneline one part only;
+#                                      BENCH_BARE=1 times the one-line row's command-line
+#                                      pairs by bash's clock around the two runs alone,
+#                                      as the MCP pairs are timed, instead of through
+#                                      `date` and `/usr/bin/time` (peak memory then
+#                                      from one untimed pair per tool))
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
 name=bench-real
+# shellcheck source=SCRIPTDIR/bench-common.sh
 . "$root/scripts/bench-common.sh"
 real="${BENCH_REAL_DIR:-$(shared_dir bench/real)}"
 [ -d "$real" ] || { echo "bench-real: the real workloads were not found (set BENCH_REAL_DIR)" >&2; exit 2; }
@@ -103,8 +121,9 @@ def stats(tool):
     return min(times), statistics.median(times), max(kb for _, kb in runs[tool])
 ref_best, ref_med, _ = stats(ref)
 names = {"apply-patch": "apply-patch", "atomic": "... atomic", "fsync": "... fsync",
-         "base": "BENCH_BASE", "patch": "GNU patch", "git": "git apply"}
-for tool in ("apply-patch", "atomic", "fsync", "base", "patch", "git"):
+         "base": "BENCH_BASE", "mcp": "mcp", "mcp-atomic": "mcp atomic",
+         "patch": "GNU patch", "git": "git apply"}
+for tool in ("apply-patch", "atomic", "fsync", "base", "mcp", "mcp-atomic", "patch", "git"):
     if tool in runs:
         best, med, kb = stats(tool)
         print("%-26s %-12s %8.4f %8.4f %8.1f %9.2fx %9.2fx" % (
@@ -185,18 +204,23 @@ fi
 # of crates/core/main.rs applied and reverted by each tool in turn; the pair is timed.
 oneline_row() {
   local repo="$scratch/checkout" samples="$scratch/samples" diff="$scratch/oneline.diff" f=crates/core/main.rs
+  local rdiff="$scratch/oneline.R.diff"
   cp -r "$real/rg-13.0.0--14.0.0/after" "$repo" && chmod -R u+w "$repo"
   git -C "$repo" init -q && git -C "$repo" add -A
   git -C "$repo" -c user.email=bench@example.com -c user.name=bench commit -qm base
   sed -i '3s/$/ \/\/ edited/' "$repo/$f"
   git -C "$repo" diff >"$diff"
+  git -C "$repo" diff -R >"$rdiff" # the MCP tool has no -R: the revert is its own diff
   git -C "$repo" checkout -q "$f"
   sync
   : >"$samples"
   # pair TOOL: TOOL applies the diff, then reverts it; timed together; the file must be back.
+  # pair TOOL [OUT]: as above; the sample goes to OUT (default the row's samples).
   pair() {
-    local tool="$1" start end kb1 kb2 fwd rev
+    local tool="$1" out="${2:-$samples}" start end kb1 kb2 fwd rev
     case "$tool" in
+      mcp | mcp-atomic) mcp_pair "$tool"; return ;;
+      harness) fwd=("$(type -P true)"); rev=("${fwd[@]}") ;; # a process, not the builtin
       apply-patch) fwd=("$bin" "$diff"); rev=("$bin" -R "$diff") ;;
       atomic) fwd=("$bin" --durability atomic "$diff"); rev=("$bin" --durability atomic -R "$diff") ;;
       fsync) fwd=(env APPLY_PATCH_DURABILITY=fsync "$bin" "$diff"); rev=(env APPLY_PATCH_DURABILITY=fsync "$bin" -R "$diff") ;;
@@ -204,30 +228,105 @@ oneline_row() {
       patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
       git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
     esac
+    if [ -n "${BENCH_BARE:-}" ] && [ "$out" = "$samples" ]; then
+      bare_pair "$tool"
+      return
+    fi
     start=$(date +%s%N)
     /usr/bin/time -v -o "$scratch/time1" "${fwd[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool failed" >&2; cat "$scratch/err" >&2; exit 1; }
     /usr/bin/time -v -o "$scratch/time2" "${rev[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $tool -R failed" >&2; cat "$scratch/err" >&2; exit 1; }
     end=$(date +%s%N)
     kb1=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time1")
     kb2=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$scratch/time2")
-    echo "$tool $(( (end - start) / 1000 )) $(( kb1 > kb2 ? kb1 : kb2 ))" >>"$samples"
-    [ -z "$(git status --porcelain)" ] || { echo "bench-real: $tool did not revert the edit" >&2; git status --short >&2; exit 1; }
+    echo "$tool $(( (end - start) / 1000 )) $(( kb1 > kb2 ? kb1 : kb2 ))" >>"$out"
+    reverted "$tool"
+  }
+  # bare_pair TOOL (BENCH_BARE, with pair's fwd and rev): the two runs alone between two
+  # readings of bash's own clock; the peak memory of TOOL's untimed pair before the rounds.
+  bare_pair() {
+    local start end
+    start=${EPOCHREALTIME/[.,]/}
+    "${fwd[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $1 failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    "${rev[@]}" >/dev/null 2>"$scratch/err" || { echo "bench-real: $1 -R failed" >&2; cat "$scratch/err" >&2; exit 1; }
+    end=${EPOCHREALTIME/[.,]/}
+    echo "$1 $(( 10#$end - 10#$start )) ${peak[$1]}" >>"$samples"
+    reverted "$1"
+  }
+  reverted() {
+    [ -z "$(git status --porcelain)" ] || { echo "bench-real: $1 did not revert the edit" >&2; git status --short >&2; exit 1; }
+  }
+  # mcp_pair TOOL: one pair timed by the client on TOOL's server (see the header).
+  mcp_pair() {
+    local micros kb
+    echo "$1" >&"${MCP[1]}"
+    if ! read -r -t 120 micros kb <&"${MCP[0]}" || [ -z "$kb" ]; then
+      echo "bench-real: $1 failed (scripts/mcp-oneline.py's message is above)" >&2
+      exit 1
+    fi
+    echo "$1 $micros $kb" >>"$samples"
+    reverted "$1"
   }
   (
     cd "$repo"
     for _ in $(seq 20); do "$bin" "$diff" >/dev/null && "$bin" -R "$diff" >/dev/null; done
-    # The default and the opt-in mode side by side, turn about with the others.
+    local -a mcp_tools=()
+    local ready=""
+    if command -v python3 >/dev/null && "$bin" mcp --help >/dev/null 2>&1; then
+      mcp_tools=(mcp mcp-atomic)
+      coproc MCP { exec python3 "$root/scripts/mcp-oneline.py" "$bin" "$diff" --reverse "$rdiff" --serve mcp=full --serve mcp-atomic=atomic; }
+      read -r -t 120 ready <&"${MCP[0]}" || true
+      if [ "$ready" != ready ]; then
+        echo "bench-real: the MCP servers did not start (scripts/mcp-oneline.py's message is above)" >&2
+        exit 1
+      fi
+    else
+      echo "bench-real: no MCP rows (python3 is missing, or $bin has no mcp command)" >&2
+    fi
+    # The default and the opt-in mode side by side, then the MCP server in both, turn about
+    # with the others.
     local -a row_tools=()
     for tool in "${tools[@]}"; do
       [ "$tool" = atomic ] && continue # added right after apply-patch
       row_tools+=("$tool")
-      [ "$tool" = apply-patch ] && row_tools+=(atomic)
+      [ "$tool" = apply-patch ] && row_tools+=(atomic "${mcp_tools[@]}")
     done
+    # The command-line pairs are timed from outside, through `date` and `/usr/bin/time`; the
+    # MCP pairs inside the client. A pair of `true` timed the outside way, turn about with
+    # the rest, shows what that harness alone adds to the other rows.
+    [ "${#mcp_tools[@]}" -gt 0 ] && row_tools+=(harness)
+    local -A peak=()
+    if [ -n "${BENCH_BARE:-}" ]; then
+      [ -n "${EPOCHREALTIME:-}" ] || { echo "bench-real: BENCH_BARE needs bash 5 (EPOCHREALTIME)" >&2; exit 2; }
+      for tool in "${row_tools[@]}"; do
+        case "$tool" in mcp*) continue ;; esac
+        pair "$tool" "$scratch/memory"
+        peak[$tool]=$(awk -v t="$tool" '$1 == t {kb = $3} END {print kb}' "$scratch/memory")
+      done
+    fi
     for _ in $(seq "$runs"); do
       for tool in "${row_tools[@]}"; do pair "$tool"; done
     done
+    if [ "${#mcp_tools[@]}" -gt 0 ]; then
+      # shellcheck disable=SC2153 # MCP_PID is set by coproc
+      local mcp_pid="$MCP_PID" mcp_in="${MCP[1]}"
+      exec {mcp_in}>&- # end of input: the client stops its servers and checks they exit 0
+      wait "$mcp_pid" || { echo "bench-real: scripts/mcp-oneline.py failed at its end" >&2; exit 1; }
+    fi
   )
   report "one-line edit + revert" git "$samples"
+  if grep -q '^harness ' "$samples"; then
+    local floor
+    floor=$(awk '$1 == "harness" {print $2}' "$samples" | sort -n |
+      awk '{t[NR] = $1} END {printf "%.4f s best, %.4f s median", t[1] / 1e6, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2e6}')
+    if [ -n "${BENCH_BARE:-}" ]; then
+      echo "  (BENCH_BARE: the command-line and git apply pairs are timed by bash's clock around"
+      echo "   the two runs alone, memory from an untimed pair each: two runs of \`true\` took"
+    else
+      echo "  (the command-line and git apply pairs are timed from outside, through date and"
+      echo "   /usr/bin/time: two runs of \`true\` timed so took"
+    fi
+    echo "   $floor; the MCP pairs, timed in the client, start no process)"
+  fi
   echo "  (load average at the row's end: $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
