@@ -51,11 +51,12 @@
 #                                      APPLY_PATCH_DURABILITY=fsync (an fsync per object
 #                                      instead of one syncfs);
 #                                      BENCH_ONLY=real|oneline one part only;
-#                                      BENCH_BARE=1 times the one-line row's command-line
-#                                      pairs by bash's clock around the two runs alone,
-#                                      as the MCP pairs are timed, instead of through
-#                                      `date` and `/usr/bin/time` (peak memory then
-#                                      from one untimed pair per tool))
+#                                      the one-line row times each command-line pair by
+#                                      bash's clock around the two runs alone, as the MCP
+#                                      pairs are timed (peak memory from one untimed pair
+#                                      per tool); BENCH_BARE=0 times them through `date`
+#                                      and `/usr/bin/time` instead, which adds ~3.5 ms to
+#                                      every pair and so pulls the ratios towards 1)
 # Needs python3, GNU patch, GNU time and git: `apt-get install -y patch time git`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -228,7 +229,7 @@ oneline_row() {
       patch) fwd=(patch -s -p1 -i "$diff"); rev=(patch -s -R -p1 -i "$diff") ;;
       git) fwd=(git apply "$diff"); rev=(git apply -R "$diff") ;;
     esac
-    if [ -n "${BENCH_BARE:-}" ] && [ "$out" = "$samples" ]; then
+    if [ "${BENCH_BARE:-1}" != 0 ] && [ "$out" = "$samples" ]; then
       bare_pair "$tool"
       return
     fi
@@ -295,8 +296,8 @@ oneline_row() {
     # the rest, shows what that harness alone adds to the other rows.
     [ "${#mcp_tools[@]}" -gt 0 ] && row_tools+=(harness)
     local -A peak=()
-    if [ -n "${BENCH_BARE:-}" ]; then
-      [ -n "${EPOCHREALTIME:-}" ] || { echo "bench-real: BENCH_BARE needs bash 5 (EPOCHREALTIME)" >&2; exit 2; }
+    if [ "${BENCH_BARE:-1}" != 0 ]; then
+      [ -n "${EPOCHREALTIME:-}" ] || { echo "bench-real: timing a bare pair needs bash 5 (EPOCHREALTIME); set BENCH_BARE=0" >&2; exit 2; }
       for tool in "${row_tools[@]}"; do
         case "$tool" in mcp*) continue ;; esac
         pair "$tool" "$scratch/memory"
@@ -318,11 +319,11 @@ oneline_row() {
     local floor
     floor=$(awk '$1 == "harness" {print $2}' "$samples" | sort -n |
       awk '{t[NR] = $1} END {printf "%.4f s best, %.4f s median", t[1] / 1e6, (t[int((NR + 1) / 2)] + t[int(NR / 2) + 1]) / 2e6}')
-    if [ -n "${BENCH_BARE:-}" ]; then
-      echo "  (BENCH_BARE: the command-line and git apply pairs are timed by bash's clock around"
+    if [ "${BENCH_BARE:-1}" != 0 ]; then
+      echo "  (the command-line and git apply pairs are timed by bash's clock around"
       echo "   the two runs alone, memory from an untimed pair each: two runs of \`true\` took"
     else
-      echo "  (the command-line and git apply pairs are timed from outside, through date and"
+      echo "  (BENCH_BARE=0: the command-line and git apply pairs are timed from outside, through date and"
       echo "   /usr/bin/time: two runs of \`true\` timed so took"
     fi
     echo "   $floor; the MCP pairs, timed in the client, start no process)"
