@@ -130,6 +130,23 @@ enum Original {
     File { mode: u32, bytes: Content },
 }
 
+impl Original {
+    /// The node as it was read.
+    fn node(&self) -> Node {
+        match self {
+            Original::Missing => Node::Missing,
+            Original::Directory => Node::Directory,
+            Original::Symlink(target) => Node::Symlink {
+                target: target.clone(),
+            },
+            Original::File { mode, bytes } => Node::File {
+                bytes: bytes.clone(),
+                mode: *mode,
+            },
+        }
+    }
+}
+
 impl Slot {
     /// True when the path ends up holding what it held when it was read.
     fn unchanged(&self) -> bool {
@@ -519,7 +536,7 @@ impl<'a> Planner<'a> {
         (new_shown, new_real): (&str, &str),
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let source = self.node(old_real)?.clone();
+        let source = self.source(fp.op, old_shown, old_real)?;
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
             return Err(PlanError::IsDirectory {
@@ -578,6 +595,29 @@ impl<'a> Planner<'a> {
         }
         self.set_edited(new_real, edited.bytes, (link, new_mode));
         Ok(())
+    }
+
+    /// What a rename or copy reads from its source. A git diff is a snapshot of two trees,
+    /// so its copy and rename sources name the file as it was before the patch, whatever
+    /// other file patches of the diff do to it (as `git apply` reads them); the agent
+    /// language runs its operations in sequence (SPEC §2), so a Move reads the file as the
+    /// operations before it left it.
+    fn source(&mut self, op: FileOp, shown: &str, real: &str) -> Result<Node, Error> {
+        let current = self.node(real)?.clone();
+        if self.format != Format::Unified {
+            return Ok(current);
+        }
+        let Some(slot) = self.slots.get(real) else {
+            return Ok(current);
+        };
+        let before = slot.original.node();
+        // A rename takes its source away: when an earlier file patch of the diff changed
+        // that file (rather than leaving it or taking it away too), the change would be
+        // lost, and a diff between two trees never asks for that.
+        if op == FileOp::Rename && current != Node::Missing && !slot.unchanged() {
+            return Err(PlanError::RenamedChanged { path: shown.into() }.into());
+        }
+        Ok(before)
     }
 
     /// A Move whose source is gone: already applied when the destination holds the result.
