@@ -222,6 +222,11 @@ fn reverse_of_a_copy_is_refused_as_git_does() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("delete the copy by hand"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(b.state(), applied);
 }
 
@@ -266,4 +271,106 @@ fn the_agent_language_still_moves_the_file_as_the_operations_before_left_it() {
     let moved = std::fs::read_to_string(b.dir.join("g.txt")).expect("moved");
     assert_eq!(moved, "one\nTWO\nthree\nTHREE\nfour\nfive\n");
     assert!(!b.dir.join("f.txt").exists());
+}
+
+mod props {
+    //! For random small trees: `git diff -M -C -C --find-copies-harder` between two trees,
+    //! applied by apply-patch to the first, gives the second.
+
+    use super::Scratch;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// What becomes of a file of the first tree.
+    #[derive(Debug, Clone)]
+    enum Fate {
+        Keep,
+        /// Line N (modulo the length) rewritten.
+        Modify(usize),
+        Delete,
+    }
+
+    fn content() -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec("[a-e]{1,3}", 4..8)
+    }
+
+    /// A new file: a copy of the first tree's file N (modulo), with one line appended or not.
+    fn new_file() -> impl Strategy<Value = (usize, bool)> {
+        (0usize..3, any::<bool>())
+    }
+
+    fn fate() -> impl Strategy<Value = Fate> {
+        prop_oneof![
+            Just(Fate::Keep),
+            (0usize..8).prop_map(Fate::Modify),
+            Just(Fate::Delete)
+        ]
+    }
+
+    fn text(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// Every file of the work tree (outside `.git`) with its content.
+    fn files(s: &Scratch) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for entry in std::fs::read_dir(&s.dir).expect("read the work tree") {
+            let entry = entry.expect("a directory entry");
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != ".git" {
+                let bytes = std::fs::read(entry.path()).expect("read a file");
+                out.insert(name, String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        out
+    }
+
+    proptest! {
+        // Each case runs git about a dozen times: few cases, kept under a few seconds.
+        #![proptest_config(ProptestConfig::with_cases(20))]
+
+        #[test]
+        fn git_diffs_with_copies_and_renames_give_the_second_tree(
+            base in prop::collection::vec((content(), fate()), 1..4),
+            new in prop::collection::vec(new_file(), 0..3),
+        ) {
+            let s = Scratch::new(&[]);
+            for (i, (lines, _)) in base.iter().enumerate() {
+                s.write(&format!("f{i}.txt"), &text(lines));
+            }
+            s.commit_all("first tree");
+            for (n, (source, grow)) in new.iter().enumerate() {
+                let mut lines = base[source % base.len()].0.clone();
+                if *grow {
+                    lines.push("new".to_string());
+                }
+                s.write(&format!("n{n}.txt"), &text(&lines));
+            }
+            for (i, (lines, fate)) in base.iter().enumerate() {
+                let path = s.dir.join(format!("f{i}.txt"));
+                match fate {
+                    Fate::Keep => {}
+                    Fate::Modify(at) => {
+                        let mut lines = lines.clone();
+                        let at = at % lines.len();
+                        lines[at] = format!("{}!", lines[at]);
+                        s.write(&format!("f{i}.txt"), &text(&lines));
+                    }
+                    Fate::Delete => std::fs::remove_file(path).expect("remove"),
+                }
+            }
+            let second = files(&s);
+            s.git(&["add", "-A"]);
+            let diff = s.git(&["diff", "--cached", "-M", "-C", "-C", "--find-copies-harder"]);
+            s.git(&["reset", "-q", "--hard"]);
+            s.git(&["clean", "-fdq"]);
+            if diff.is_empty() {
+                // No change: git writes no diff, and an empty input is no patch.
+                return Ok(());
+            }
+            let run = s.apply_patch(&[], &diff);
+            prop_assert_eq!(run.status, 0, "{}\n{}{}", diff, run.stdout, run.stderr);
+            prop_assert_eq!(files(&s), second, "{}", diff);
+        }
+    }
 }
