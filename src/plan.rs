@@ -3,7 +3,9 @@
 //! when every hunk of every file found its place (SPEC §6 "all or nothing").
 //!
 //! File operations run in sequence; each sees the result of the previous ones (an overlay of
-//! planned contents over the tree). Every path is read once. Pure apart from reading the
+//! planned contents over the tree), except the copy and rename sources of a git diff, which
+//! are read as they were before the patch (a diff between two trees; see `preimage`).
+//! Every path is read once. Pure apart from reading the
 //! tree; never writes.
 
 use std::collections::BTreeMap;
@@ -128,23 +130,6 @@ enum Original {
     Directory,
     Symlink(Vec<u8>),
     File { mode: u32, bytes: Content },
-}
-
-impl Original {
-    /// The node as it was read.
-    fn node(&self) -> Node {
-        match self {
-            Original::Missing => Node::Missing,
-            Original::Directory => Node::Directory,
-            Original::Symlink(target) => Node::Symlink {
-                target: target.clone(),
-            },
-            Original::File { mode, bytes } => Node::File {
-                bytes: bytes.clone(),
-                mode: *mode,
-            },
-        }
-    }
 }
 
 impl Slot {
@@ -410,6 +395,7 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
+        self.check_not_gone(shown, real)?;
         let current = self.take(real)?;
         if matches!(current, Node::Missing) && self.defer_missing_deletes {
             let error = Error::from(PlanError::MissingToDelete { path: shown.into() });
@@ -470,6 +456,7 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
+        self.check_not_gone(shown, real)?;
         // Taken out of its slot rather than cloned (the file can be large); put back when the
         // edit fails, replaced by the new content when it succeeds.
         let current = self.take(real)?;
@@ -595,29 +582,6 @@ impl<'a> Planner<'a> {
         }
         self.set_edited(new_real, edited.bytes, (link, new_mode));
         Ok(())
-    }
-
-    /// What a rename or copy reads from its source. A git diff is a snapshot of two trees,
-    /// so its copy and rename sources name the file as it was before the patch, whatever
-    /// other file patches of the diff do to it (as `git apply` reads them); the agent
-    /// language runs its operations in sequence (SPEC §2), so a Move reads the file as the
-    /// operations before it left it.
-    fn source(&mut self, op: FileOp, shown: &str, real: &str) -> Result<Node, Error> {
-        let current = self.node(real)?.clone();
-        if self.format != Format::Unified {
-            return Ok(current);
-        }
-        let Some(slot) = self.slots.get(real) else {
-            return Ok(current);
-        };
-        let before = slot.original.node();
-        // A rename takes its source away: when an earlier file patch of the diff changed
-        // that file (rather than leaving it or taking it away too), the change would be
-        // lost, and a diff between two trees never asks for that.
-        if op == FileOp::Rename && current != Node::Missing && !slot.unchanged() {
-            return Err(PlanError::RenamedChanged { path: shown.into() }.into());
-        }
-        Ok(before)
     }
 
     /// A Move whose source is gone: already applied when the destination holds the result.
@@ -828,6 +792,7 @@ mod balance;
 mod content;
 mod edit;
 mod error;
+mod preimage;
 
 pub use error::{BinaryWhy, PlanError};
 #[cfg(test)]

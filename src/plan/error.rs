@@ -71,6 +71,13 @@ pub enum PlanError {
          be lost)"
     )]
     RenamedChanged { path: String },
+    /// A git diff that changes a file after an earlier file patch deleted it or renamed it
+    /// away.
+    #[error(
+        "cannot change {path}: an earlier file patch of this diff deleted it or renamed it away \
+         (a diff between two trees names a file's old side once)"
+    )]
+    GoneEarlier { path: String },
     /// A submodule (gitlink), which apply-patch never changes.
     #[error("{path} is a submodule (gitlink); apply-patch does not change submodules")]
     Gitlink { path: String },
@@ -139,7 +146,8 @@ impl PlanError {
             PlanError::IsDirectory { .. } => ErrorCode::IsDirectory,
             PlanError::MissingToDelete { .. }
             | PlanError::MissingToUpdate { .. }
-            | PlanError::MissingSource { .. } => ErrorCode::FileNotFound,
+            | PlanError::MissingSource { .. }
+            | PlanError::GoneEarlier { .. } => ErrorCode::FileNotFound,
             PlanError::NotUtf8 { .. } => ErrorCode::InvalidUtf8,
             PlanError::RenamedChanged { .. } => ErrorCode::OverlappingHunks,
             PlanError::Locate { error, .. } => error.code(),
@@ -178,6 +186,9 @@ impl PlanError {
             PlanError::MissingToUpdate { format, .. } => missing_hint(*format),
             PlanError::MissingSource { .. } => "check the path, or add the file with *** Add File",
             PlanError::Gitlink { .. } => "update the submodule with git submodule update instead",
+            PlanError::GoneEarlier { .. } => {
+                "regenerate the diff, or apply its parts as separate patches, one after the other"
+            }
             PlanError::RenamedChanged { .. } => {
                 "regenerate the diff (git diff -M), or apply the change and the rename as two \
                  patches, one after the other"
@@ -208,6 +219,7 @@ impl PlanError {
             | PlanError::MissingSource { path, .. }
             | PlanError::Gitlink { path }
             | PlanError::RenamedChanged { path }
+            | PlanError::GoneEarlier { path }
             | PlanError::NotUtf8 { path, .. }
             | PlanError::Locate { path, .. } => Some((path, true)),
         }

@@ -114,6 +114,38 @@ fn modify_and_copy_in_either_order_apply_alike() {
 }
 
 #[test]
+fn a_file_rewritten_with_another_ones_content_and_copied_away() {
+    // f.txt moves on to c.txt and k.txt onto f.txt: git writes a copy of f.txt (its old
+    // content) to c.txt, a rewrite of f.txt and a delete of k.txt; in either order.
+    for (args, reorder) in [
+        (&[][..], false),
+        (&[], true),
+        (&["--index"], true),
+        (&["--cached"], true),
+    ] {
+        let (a, b) = twins();
+        let diff = git_diff(&a, &|s| {
+            std::fs::rename(s.dir.join("f.txt"), s.dir.join("c.txt")).expect("move f.txt");
+            std::fs::rename(s.dir.join("k.txt"), s.dir.join("f.txt")).expect("move k.txt");
+        });
+        assert!(diff.contains("copy from f.txt"), "{diff}");
+        assert!(diff.contains("deleted file mode"), "{diff}");
+        let mut parts = file_patches(&diff);
+        if reorder {
+            parts.reverse();
+        }
+        same_as_git(&a, &b, args, &parts.concat());
+        if args.is_empty() {
+            let read = |p: &str| std::fs::read_to_string(b.dir.join(p)).expect("read");
+            assert_eq!(
+                (read("c.txt"), read("f.txt")),
+                (F.to_string(), "x\n".into())
+            );
+        }
+    }
+}
+
+#[test]
 fn two_copies_of_one_file() {
     for args in [&[][..], &["--index"], &["--cached"]] {
         let (a, b) = twins();
@@ -258,6 +290,32 @@ fn a_diff_that_changes_a_file_and_then_renames_it_away_is_refused() {
     assert_eq!(out["error"]["code"], "overlapping_hunks", "{out}");
     assert_eq!(out["error"]["path"], "f.txt", "{out}");
     assert_eq!(b.state(), before);
+}
+
+#[test]
+fn a_diff_that_changes_a_file_it_renamed_or_deleted_before_is_refused_as_git_does() {
+    let (a, b) = twins();
+    let rename = git_diff(&b, &|s| {
+        s.git(&["mv", "f.txt", "g.txt"]);
+    });
+    let delete = git_diff(&b, &|s| {
+        std::fs::remove_file(s.dir.join("f.txt")).expect("remove f.txt");
+    });
+    let edit = git_diff(&b, &modify_f);
+    let before = b.state();
+    for first in [&rename, &delete] {
+        for then in [&edit, &delete] {
+            let diff = format!("{first}{then}");
+            assert_ne!(a.git_apply(&[], &diff), 0, "git refuses\n{diff}");
+            let run = b.apply_patch(&["--json"], &diff);
+            assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+            let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+            assert_eq!(out["error"]["code"], "file_not_found", "{out}");
+            let message = out["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("deleted it or renamed it away"), "{out}");
+            assert_eq!(b.state(), before);
+        }
+    }
 }
 
 #[test]
