@@ -531,6 +531,10 @@ impl<'a> Planner<'a> {
             }
             .into());
         }
+        if self.copied_already(fp, new_shown, &dest)? {
+            self.already.push(format!("{new_shown} (already copied)"));
+            return Ok(());
+        }
         let (bytes, mode, link) = match source {
             Node::Directory => {
                 return Err(PlanError::IsDirectory {

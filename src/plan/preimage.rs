@@ -5,7 +5,7 @@
 
 use super::{Original, PlanError, Planner};
 use crate::error::Error;
-use crate::model::{FileOp, Format};
+use crate::model::{FileOp, FilePatch, Format};
 use crate::tree::Node;
 
 impl Original {
@@ -59,5 +59,27 @@ impl Planner<'_> {
             return Err(PlanError::RenamedChanged { path: shown.into() }.into());
         }
         Ok(before)
+    }
+
+    /// A copy whose destination already holds the diff's new blob (`index OLD..NEW`) is
+    /// already applied, whatever its source holds now: once the diff has been applied, its
+    /// source may hold the diff's change too, and the copy would no longer be found in it.
+    pub(super) fn copied_already(
+        &self,
+        fp: &FilePatch<'_>,
+        shown: &str,
+        dest: &Node,
+    ) -> Result<bool, Error> {
+        let (Some(ids), FileOp::Copy) = (&fp.blob_ids, fp.op) else {
+            return Ok(false);
+        };
+        let same_mode = |mode: u32| fp.new_mode.is_none_or(|m| m.0 & 0o111 == mode & 0o111);
+        let bytes = match dest {
+            Node::File { bytes, mode } if same_mode(*mode) => bytes.as_slice(),
+            Node::Symlink { target } if fp.new_mode.is_some_and(|m| m.is_symlink()) => target,
+            _ => return Ok(false),
+        };
+        let matched = self.tree.blob_matches(shown, &ids.new, bytes)?;
+        Ok(matched.is_some_and(|(exact, _)| exact))
     }
 }

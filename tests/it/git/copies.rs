@@ -146,6 +146,36 @@ fn a_file_rewritten_with_another_ones_content_and_copied_away() {
 }
 
 #[test]
+fn a_modify_and_copy_applied_twice_is_the_already_applied_no_op() {
+    let (a, b) = twins();
+    let diff = git_diff(&a, &|s| {
+        copy_f_to(s, "g.txt", "six\n");
+        s.write("f.txt", &F.replace("five", "FIVE"));
+    });
+    same_as_git(&a, &b, &[], &diff);
+    let applied = b.state();
+    let run = b.apply_patch(&["--json"], &diff);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let codes: Vec<&str> = out["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"already_applied"), "{out}");
+    assert_eq!(b.state(), applied);
+    // A destination with other content is still refused, never taken for the copy.
+    std::fs::write(b.dir.join("g.txt"), "other\n").expect("write g.txt");
+    let run = b.apply_patch(&["--json"], &diff);
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(b.dir.join("g.txt")).expect("read"),
+        "other\n"
+    );
+}
+
+#[test]
 fn two_copies_of_one_file() {
     for args in [&[][..], &["--index"], &["--cached"]] {
         let (a, b) = twins();
