@@ -3,7 +3,9 @@
 //! when every hunk of every file found its place (SPEC §6 "all or nothing").
 //!
 //! File operations run in sequence; each sees the result of the previous ones (an overlay of
-//! planned contents over the tree). Every path is read once. Pure apart from reading the
+//! planned contents over the tree), except the copy and rename sources of a git diff, which
+//! are read as they were before the patch (a diff between two trees; see `preimage`).
+//! Every path is read once. Pure apart from reading the
 //! tree; never writes.
 
 use std::collections::BTreeMap;
@@ -393,6 +395,7 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
+        self.check_not_gone(shown, real)?;
         let current = self.take(real)?;
         if matches!(current, Node::Missing) && self.defer_missing_deletes {
             let error = Error::from(PlanError::MissingToDelete { path: shown.into() });
@@ -453,6 +456,7 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
     ) -> Result<(), Error> {
+        self.check_not_gone(shown, real)?;
         // Taken out of its slot rather than cloned (the file can be large); put back when the
         // edit fails, replaced by the new content when it succeeds.
         let current = self.take(real)?;
@@ -519,13 +523,17 @@ impl<'a> Planner<'a> {
         (new_shown, new_real): (&str, &str),
         report: &mut FileReport,
     ) -> Result<(), Error> {
-        let source = self.node(old_real)?.clone();
+        let source = self.source(fp.op, old_shown, old_real)?;
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
             return Err(PlanError::IsDirectory {
                 path: new_shown.into(),
             }
             .into());
+        }
+        if self.copied_already(fp, new_shown, &dest)? {
+            self.already.push(format!("{new_shown} (already copied)"));
+            return Ok(());
         }
         let (bytes, mode, link) = match source {
             Node::Directory => {
@@ -788,6 +796,7 @@ mod balance;
 mod content;
 mod edit;
 mod error;
+mod preimage;
 
 pub use error::{BinaryWhy, PlanError};
 #[cfg(test)]

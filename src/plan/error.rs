@@ -63,6 +63,21 @@ pub enum PlanError {
     /// The source of a move or copy is not there.
     #[error("cannot {} {path}: no such file", verb(*op))]
     MissingSource { path: String, op: FileOp },
+    /// A git diff that renames a file away after another of its file patches changed it:
+    /// a diff between two trees never does both, and the change would be lost.
+    #[error(
+        "{path} is both changed and renamed away by this diff; a diff between two trees never \
+         does both (the rename reads the file as it was before the diff, so the change would \
+         be lost)"
+    )]
+    RenamedChanged { path: String },
+    /// A git diff that changes a file after an earlier file patch deleted it or renamed it
+    /// away.
+    #[error(
+        "cannot change {path}: an earlier file patch of this diff deleted it or renamed it away \
+         (a diff between two trees names a file's old side once)"
+    )]
+    GoneEarlier { path: String },
     /// A submodule (gitlink), which apply-patch never changes.
     #[error("{path} is a submodule (gitlink); apply-patch does not change submodules")]
     Gitlink { path: String },
@@ -131,8 +146,10 @@ impl PlanError {
             PlanError::IsDirectory { .. } => ErrorCode::IsDirectory,
             PlanError::MissingToDelete { .. }
             | PlanError::MissingToUpdate { .. }
-            | PlanError::MissingSource { .. } => ErrorCode::FileNotFound,
+            | PlanError::MissingSource { .. }
+            | PlanError::GoneEarlier { .. } => ErrorCode::FileNotFound,
             PlanError::NotUtf8 { .. } => ErrorCode::InvalidUtf8,
+            PlanError::RenamedChanged { .. } => ErrorCode::OverlappingHunks,
             PlanError::Locate { error, .. } => error.code(),
         }
     }
@@ -169,6 +186,13 @@ impl PlanError {
             PlanError::MissingToUpdate { format, .. } => missing_hint(*format),
             PlanError::MissingSource { .. } => "check the path, or add the file with *** Add File",
             PlanError::Gitlink { .. } => "update the submodule with git submodule update instead",
+            PlanError::GoneEarlier { .. } => {
+                "regenerate the diff, or apply its parts as separate patches, one after the other"
+            }
+            PlanError::RenamedChanged { .. } => {
+                "regenerate the diff (git diff -M), or apply the change and the rename as two \
+                 patches, one after the other"
+            }
             PlanError::DestinationExists { .. } => {
                 "choose another destination, or delete the existing file first"
             }
@@ -194,6 +218,8 @@ impl PlanError {
             | PlanError::MissingToUpdate { path, .. }
             | PlanError::MissingSource { path, .. }
             | PlanError::Gitlink { path }
+            | PlanError::RenamedChanged { path }
+            | PlanError::GoneEarlier { path }
             | PlanError::NotUtf8 { path, .. }
             | PlanError::Locate { path, .. } => Some((path, true)),
         }

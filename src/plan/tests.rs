@@ -418,6 +418,63 @@ fn same_file_updated_twice_sees_the_first_update() {
     );
 }
 
+/// `a` edited (`one` → `ONE`), then `op` from `a` to `b` with no hunks, in `format`.
+fn edit_then(format: Format, op: FileOp) -> Result<Plan, Box<Refusal>> {
+    let mut tree = MemTree::new();
+    tree.insert("a", b"one\ntwo\n".to_vec());
+    let edit = Hunk {
+        lines: vec![
+            Line::new(LineKind::Delete, b"one"),
+            Line::new(LineKind::Insert, b"ONE"),
+        ],
+        ..Hunk::default()
+    };
+    let mut patch = set(vec![
+        fp(FileOp::Modify, Some("a"), Some("a"), vec![edit]),
+        fp(op, Some("a"), Some("b"), vec![]),
+    ]);
+    patch.format = format;
+    plan(&tree, &patch, &PlanOptions::default())
+}
+
+fn after(plan: &Plan, path: &str) -> Option<NewState> {
+    let change = plan.changes.iter().find(|c| c.path == path);
+    change.map(|c| c.after.clone())
+}
+
+#[test]
+fn a_git_diff_copies_the_file_as_it_was_before_the_diff() {
+    let planned = edit_then(Format::Unified, FileOp::Copy).expect("plans");
+    let file = |bytes: &[u8]| {
+        Some(NewState::File {
+            bytes: bytes.to_vec().into(),
+            mode: 0o644,
+        })
+    };
+    assert_eq!(after(&planned, "a"), file(b"ONE\ntwo\n"));
+    assert_eq!(after(&planned, "b"), file(b"one\ntwo\n"));
+}
+
+#[test]
+fn an_agent_move_reads_the_file_as_the_operations_before_left_it() {
+    let planned = edit_then(Format::Agent, FileOp::Rename).expect("plans");
+    assert_eq!(after(&planned, "a"), Some(NewState::Absent));
+    assert_eq!(
+        after(&planned, "b"),
+        Some(NewState::File {
+            bytes: b"ONE\ntwo\n".to_vec().into(),
+            mode: 0o644,
+        })
+    );
+}
+
+#[test]
+fn a_git_diff_that_edits_a_file_and_renames_it_away_is_refused() {
+    let refusal = edit_then(Format::Unified, FileOp::Rename).expect_err("refused");
+    assert_eq!(refusal.error.code, ErrorCode::OverlappingHunks);
+    assert_eq!(refusal.error.path.as_deref(), Some("a"));
+}
+
 /// A file large enough for the planner's two-thread path (`PARALLEL_BYTES`), and a hunk
 /// that turns line `i` into upper case with one context line on each side.
 fn big_file() -> (Vec<u8>, impl Fn(usize) -> Hunk<'static>) {

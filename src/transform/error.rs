@@ -126,6 +126,15 @@ impl From<ConvertError> for Error {
             ConvertError::NoAgentForm { .. } => {
                 out.with_hint("convert to a unified diff instead (--to unified)")
             }
+            // A copy leaves its source in place, so its inverse would be a delete that the
+            // diff cannot check; `git apply -R` cannot undo one either.
+            ConvertError::Irreversible {
+                what: Irreversible::Copy,
+                ..
+            } => out.with_hint(
+                "delete the copy by hand (git apply -R cannot undo a copy either), then reverse \
+                 the rest of the diff",
+            ),
             _ => out,
         }
     }

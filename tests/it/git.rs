@@ -812,6 +812,7 @@ fn symlinks_are_matched_and_staged_as_links() {
 
 mod cli;
 mod combine;
+mod copies;
 mod crlf;
 mod folders;
 mod hooks_env;

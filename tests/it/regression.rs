@@ -1074,3 +1074,20 @@ fn an_add_1000_folders_deep_with_long_folder_names_is_written() {
     );
     assert_eq!(read.json()["lines"][0], "deep");
 }
+
+#[test]
+fn git_diff_copying_a_file_it_also_modifies_copies_the_file_as_it_was() {
+    // `git diff -C -C --find-copies-harder` of: f.txt edited, g.txt a copy of the old
+    // f.txt with a line added. The copy's source is f.txt before the diff (as in git), not
+    // f.txt as the first file patch left it.
+    let t = TempTree::with(&[("f.txt", "one\ntwo\nthree\n")]);
+    let patch = "diff --git a/f.txt b/f.txt\nindex 4cb29ea..ddc897f 100644\n--- a/f.txt\n\
+                 +++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n\
+                 diff --git a/f.txt b/g.txt\nsimilarity index 73%\ncopy from f.txt\n\
+                 copy to g.txt\nindex 4cb29ea..f384549 100644\n--- a/f.txt\n+++ b/g.txt\n\
+                 @@ -1,3 +1,4 @@\n one\n two\n three\n+four\n";
+    let out = applies(&t, &[], patch);
+    assert!(!out.stdout.contains("base_mismatch"), "{}", out.stdout);
+    assert_eq!(t.read_str("f.txt"), "one\nTWO\nthree\n");
+    assert_eq!(t.read_str("g.txt"), "one\ntwo\nthree\nfour\n");
+}

@@ -331,8 +331,9 @@ fn three_way_cached_rename_merges_the_staged_source() {
 }
 
 /// A diff that copies `a.txt` and also changes it plans both from the one base: each keeps
-/// the local edit. (Not compared with git: our copy reads the source as the patch's earlier
-/// operations left it, git's reads the preimage, so the copy also gets the change to line 10.)
+/// the local edit, and the copy reads `a.txt` as it was before the diff (without the change
+/// to line 10), as git's does. (Not compared with `git apply --3way`, which refuses this
+/// tree: the local edit is not staged.)
 #[test]
 fn three_way_copy_and_modify_of_one_source_both_keep_the_local_edit() {
     let t = Scratch::new(&[]);
@@ -352,6 +353,6 @@ fn three_way_copy_and_modify_of_one_source_both_keep_the_local_edit() {
     assert_eq!(read("a.txt"), "1\n2\n3\nfour\n5\n6\n7\n8\n9\nten\n11\n12\n");
     assert_eq!(
         read("b.txt"),
-        "1\n2\n3\nfour\n5\nsix\n7\n8\n9\nten\n11\n12\n"
+        "1\n2\n3\nfour\n5\nsix\n7\n8\n9\n10\n11\n12\n"
     );
 }
