@@ -236,7 +236,8 @@ pub(crate) trait Gate {
     fn after(&mut self, tree: &DiskTree, applied: &Applied);
 }
 
-/// The sequence (module docs). `gate` runs after the recovery, before the plan.
+/// The sequence (module docs). `gate`'s `before` runs after the recovery, before the plan;
+/// its `after`, after a write committed.
 pub(crate) fn run(
     target: Target<'_>,
     req: &Request<'_, '_>,
@@ -280,7 +281,8 @@ fn on_disk(
     // The root check (`root::check_root`) and the repository discovery, once per run: the
     // tree's nested-repository guard and every step that needs the state place (the
     // recovery, the commit, the undo record) share them. A state place given by the caller
-    // says nothing of the repository: the tree then discovers it itself.
+    // says nothing of the repository: the run then discovers it once for its tree and its
+    // planner (`tree_of`).
     let (tree, state, discovery) = match &opts.state {
         Some(s) => {
             let (tree, discovery) = tree_of(root).map_err(Refused::before)?;
