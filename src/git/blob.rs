@@ -5,7 +5,9 @@ use super::GitError;
 use super::{gix_error, Repo};
 use crate::error::Error;
 use crate::model::{FileOp, FilePatch};
+use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
 use gix::ObjectId;
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
@@ -47,14 +49,15 @@ impl Filters {
 
     /// The content `git add` would store for `bytes` at `repo_path`, with the attributes
     /// there and `index` for the CRLF filter's look at the staged version (as gix's
-    /// `Pipeline::convert_to_git` does).
-    fn clean(
+    /// `Pipeline::convert_to_git` does). `bytes` themselves when no filter changes them (the
+    /// usual case: no copy of every file a patch touches just to hash it).
+    fn clean<'b>(
         &mut self,
         repo: &gix::Repository,
         index: &gix::index::State,
         repo_path: &str,
-        bytes: &[u8],
-    ) -> Result<Vec<u8>, Error> {
+        bytes: &'b [u8],
+    ) -> Result<Cow<'b, [u8]>, Error> {
         let rel = repo_path;
         let attrs = self
             .attributes
@@ -77,12 +80,17 @@ impl Filters {
                 },
             )
             .map_err(|e| gix_error(&format!("cannot run git's filters on {rel}"), &e))?;
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut reader = outcome;
-        reader
-            .read_to_end(&mut out)
-            .map_err(|e| Error::io(rel, "cannot filter", &e))?;
-        Ok(out)
+        match outcome {
+            ToGitOutcome::Unchanged(_) => Ok(Cow::Borrowed(bytes)),
+            ToGitOutcome::Buffer(converted) => Ok(Cow::Owned(converted.to_vec())),
+            ToGitOutcome::Process(mut reader) => {
+                let mut out = Vec::with_capacity(bytes.len());
+                reader
+                    .read_to_end(&mut out)
+                    .map_err(|e| Error::io(rel, "cannot filter", &e))?;
+                Ok(Cow::Owned(out))
+            }
+        }
     }
 }
 
@@ -185,13 +193,18 @@ impl Repo {
         Ok(blob_id_of_bytes(self.object_hash(), &clean))
     }
 
-    /// The content `git add` would store for the work-tree `bytes` at root-relative `rel`.
-    pub fn clean(&self, rel: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    /// The content `git add` would store for the work-tree `bytes` at root-relative `rel`
+    /// (borrowed when no filter changes them).
+    pub fn clean<'b>(&self, rel: &str, bytes: &'b [u8]) -> Result<Cow<'b, [u8]>, Error> {
         self.clean_repo_path(&self.repo_path(rel)?, bytes)
     }
 
     /// As [`Repo::clean`], for a repo-relative path.
-    pub(crate) fn clean_repo_path(&self, repo_path: &str, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn clean_repo_path<'b>(
+        &self,
+        repo_path: &str,
+        bytes: &'b [u8],
+    ) -> Result<Cow<'b, [u8]>, Error> {
         let mut filters = self.filters.lock().unwrap_or_else(|e| e.into_inner());
         let filters = match &mut *filters {
             Some(filters) => filters,

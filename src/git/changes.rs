@@ -79,10 +79,10 @@ pub(crate) fn index_changes(
             continue;
         };
         let ours = match tree.read(&conflicted.source)?.1 {
-            Node::File { bytes, .. } => repo.clean(&conflicted.source, &bytes)?,
+            Node::File { bytes, .. } => repo.clean(&conflicted.source, &bytes)?.into_owned(),
             _ => continue,
         };
-        let theirs = repo.clean(path, &conflicted.theirs)?;
+        let theirs = repo.clean(path, &conflicted.theirs)?.into_owned();
         for change in changes.iter_mut() {
             if let IndexChange::Put { path: p, mode, .. } = change {
                 if p == path {

@@ -132,7 +132,7 @@ impl Repo {
                             _ => from_fs,
                         };
                         IndexChange::Put {
-                            content: self.clean(&change.path, bytes)?,
+                            content: self.clean(&change.path, bytes)?.into_owned(),
                             mode,
                             path,
                         }

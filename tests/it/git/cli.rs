@@ -355,6 +355,38 @@ fn blob_ids_go_through_the_filters_inside_a_repository() {
     assert_eq!(report["error"]["code"], "stale_file");
 }
 
+// An external clean filter (gix hands its output back as a reader, not a buffer): the blob id
+// is taken of what the filter makes, not of the work-tree bytes.
+#[test]
+fn blob_ids_go_through_an_external_clean_filter() {
+    let s = Scratch::new(&[]);
+    s.git(&["config", "filter.upper.clean", "tr a-z A-Z"]);
+    s.git(&["config", "filter.upper.smudge", "cat"]);
+    s.write(".gitattributes", "*.txt filter=upper\n");
+    s.write("a.txt", "one\ntwo\n");
+    s.commit_all("init");
+    let id = |text: &str| {
+        s.write("blob.tmp", text);
+        let id = s.git(&["hash-object", "--no-filters", "blob.tmp"]);
+        std::fs::remove_file(s.dir.join("blob.tmp")).expect("remove the temporary blob");
+        id.trim().to_string()
+    };
+    let (upper, raw) = (id("ONE\nTWO\n"), id("one\ntwo\n"));
+    let patch = |old: &str| {
+        format!(
+            "diff --git a/a.txt b/a.txt\nindex {old}..{old} 100644\n--- a/a.txt\n+++ b/a.txt\n\
+             @@ -1,2 +1,2 @@\n one\n-two\n+three\n"
+        )
+    };
+    // The filtered blob is what git stored: it matches.
+    let run = s.apply_patch(&["--json", "--check", "--strict-base"], &patch(&upper));
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    // The raw bytes' blob is not what `git add` would store: stale with --strict-base.
+    let run = s.apply_patch(&["--json", "--check", "--strict-base"], &patch(&raw));
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["error"]["code"], "stale_file", "{report}");
+}
+
 #[test]
 fn submodule_paths_are_refused_from_the_superproject() {
     let sub = Scratch::new(&[]);
