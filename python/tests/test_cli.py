@@ -26,6 +26,18 @@ def test_version_matches_the_module_and_the_crate() -> None:
     assert f'\nversion = "{apply_patch.__version__}"\n' in cargo_toml
 
 
+def test_the_wheel_carries_both_licence_texts() -> None:
+    # MIT and Apache-2.0 both ask for their text to go with every copy of the binary.
+    from importlib import metadata
+
+    dist = metadata.distribution("apply-patch")
+    assert sorted(dist.metadata.get_all("License-File") or []) == ["LICENSE-APACHE", "LICENSE-MIT"]
+    for name in ("LICENSE-MIT", "LICENSE-APACHE"):
+        shipped = [f for f in dist.files or [] if f.name == name]
+        assert shipped, f"{name} is not in the wheel"
+        assert shipped[0].read_text() == (REPO / name).read_text()
+
+
 def test_applies_a_patch_file_and_prints_json(tree: Path, tmp_path: Path) -> None:
     patch = tmp_path / "p.patch"
     patch.write_text(agent_patch("a.txt", "two", "TWO"))
