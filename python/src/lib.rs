@@ -12,7 +12,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use apply_patch::agent::read::{read_file, LineRange};
+use apply_patch::agent::read::{read_around, read_file, LineRange};
 use apply_patch::agent::AgentState;
 use apply_patch::pipeline::{self, GitMode, Mode, Target};
 use apply_patch::report::Report;
@@ -169,26 +169,41 @@ fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String
     }
 }
 
-/// `apply-patch read PATH [--lines A:B] --json`: the lines and the version of one file
-/// (the snapshot kept for later rebases, as the command line does), or a failure.
+/// `apply-patch read PATH [--lines A:B | --around N] --json`: the lines and the version of
+/// one file, or the function (else block, else element) enclosing line N (the snapshot kept
+/// for later rebases, as the command line does), or a failure.
 #[pyfunction]
-#[pyo3(signature = (root, path, lines=None))]
-fn read(py: Python<'_>, root: PathBuf, path: String, lines: Option<String>) -> String {
+#[pyo3(signature = (root, path, lines=None, around=None))]
+fn read(
+    py: Python<'_>,
+    root: PathBuf,
+    path: String,
+    lines: Option<String>,
+    around: Option<usize>,
+) -> String {
     py.detach(|| {
+        let usage = |m: &str| Error::new(ErrorCode::Usage, m.to_string());
         let out = apply_patch::agent::check_root(&root).and_then(|()| {
-            let range = lines
-                .as_deref()
-                .map(LineRange::parse)
-                .transpose()?
-                .unwrap_or_default();
             // A state place that cannot be made must not stop a read (as in the CLI).
             let state = AgentState::for_root(&root).ok();
-            read_file(&root, &path, range, state.as_ref().map(|s| &s.snapshots))
+            let store = state.as_ref().map(|s| &s.snapshots);
+            match (around, lines) {
+                (Some(_), Some(_)) => Err(usage("give either lines or around, not both")),
+                (Some(0), None) => Err(usage("around counts lines from 1")),
+                (Some(line), None) => {
+                    read_around(&root, &path, line, store).map(|out| to_json(&out))
+                }
+                (None, lines) => {
+                    let range = lines
+                        .as_deref()
+                        .map(LineRange::parse)
+                        .transpose()?
+                        .unwrap_or_default();
+                    read_file(&root, &path, range, store).map(|out| to_json(&out))
+                }
+            }
         });
-        match out {
-            Ok(read) => to_json(&read),
-            Err(e) => failure_json(e),
-        }
+        out.unwrap_or_else(failure_json)
     })
 }
 

@@ -122,6 +122,19 @@ def test_read_serves_lines_and_the_version(tree: Path) -> None:
     assert caught.value.code == "file_not_found"
 
 
+def test_read_around_serves_the_enclosing_function(tree: Path) -> None:
+    (tree / "f.rs").write_text("use x;\n\nfn f() {\n    g(1);\n}\n")
+    view = apply_patch.read(tree, "f.rs", around=4)
+    assert view["lines"] == ["fn f() {", "    g(1);", "}"]
+    assert (view["start_line"], view["end_line"]) == (3, 5)
+    assert view["around"]["line"] == 4 and view["around"]["kind"] == "function"
+    assert view["base"] == apply_patch.read(tree, "f.rs")["base"]
+    for bad in ({"around": 0}, {"around": 4, "lines": "1:2"}):
+        with pytest.raises(ApplyPatchError) as caught:
+            apply_patch.read(tree, "f.rs", **bad)
+        assert caught.value.code == "usage", bad
+
+
 def test_undo_reverts_the_last_patch(tree: Path) -> None:
     assert apply_patch.undo(tree)["undone"] is None
     apply_patch.apply(tree, agent_patch("a.txt", "two", "TWO"))

@@ -19,6 +19,11 @@ use crate::text::{Ending, Text};
 use crate::tree::DiskTree;
 use crate::txn::Found;
 
+/// The function (else block, else element) enclosing a line, served as `read` serves lines:
+/// `read --around`, the MCP `read` tool's `around` and the Python `read(around=)`.
+#[cfg(feature = "mcp")]
+pub use super::around::{read_around, AroundOutput, AroundRange};
+
 /// `--lines A:B`: 1-based, inclusive; either side may be left out (`A:`, `:B`), and a single
 /// number reads one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -137,15 +137,20 @@ def apply(
     return _checked(_native.apply(os.fspath(root), _patch_bytes(patch), json.dumps(given)))
 
 
-def read(root: StrPath, path: str, *, lines: Optional[str] = None) -> Dict[str, Any]:
+def read(
+    root: StrPath, path: str, *, lines: Optional[str] = None, around: Optional[int] = None
+) -> Dict[str, Any]:
     """Read ``path`` (relative to ``root``) as ``apply-patch read --json`` does.
 
-    ``lines`` is a range such as ``"1:40"``. Returns ``path``, ``base`` (the version to send
-    back as ``*** Base:``), ``sha256``, ``total_lines``, ``start_line``, ``end_line``,
-    ``lines``, ``line_ending``, ``final_newline`` and ``bom``. Raises
-    :class:`ApplyPatchError` (e.g. ``not_found``).
+    ``lines`` is a range such as ``"1:40"``; ``around=N`` (1-based, instead of ``lines``)
+    serves the function, else the block, else the element enclosing line N, as ``read
+    --around N`` does, with an ``around`` entry naming what was found (``kind``, ``lang``,
+    ``start_line``, ``end_line``). Returns ``path``, ``base`` (the version to send back as
+    ``*** Base:``), ``sha256``, ``total_lines``, ``start_line``, ``end_line``, ``lines``,
+    ``line_ending``, ``final_newline`` and ``bom``. Raises :class:`ApplyPatchError` (e.g.
+    ``file_not_found``; ``usage`` for both ``lines`` and ``around``).
     """
-    return _checked(_native.read(os.fspath(root), path, lines))
+    return _checked(_native.read(os.fspath(root), path, lines, around))
 
 
 def undo(root: StrPath) -> Dict[str, Any]:
