@@ -114,35 +114,20 @@ pub fn plan(
 /// The state of one path during planning.
 struct Slot {
     snapshot: Snapshot,
-    /// What the path held when it was read, a file by its hash (not a second copy of a
-    /// possibly large content): decides whether the final state is a change.
-    original: Original,
+    /// What the path held when it was read (a file's content shared with the node read, not
+    /// copied): decides whether the final state is a change, and is what a git diff's copy
+    /// and rename sources read (`preimage`).
+    original: Node,
     /// The content as planned so far; a file's content remembers its SHA-256 once taken
     /// (each content is hashed once, and the hash travels on to the report and the
     /// transaction).
     current: Node,
 }
 
-/// A slot's original node (a file's content is shared with the node read, not copied).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Original {
-    Missing,
-    Directory,
-    Symlink(Vec<u8>),
-    File { mode: u32, bytes: Content },
-}
-
 impl Slot {
     /// True when the path ends up holding what it held when it was read.
     fn unchanged(&self) -> bool {
-        match (&self.original, &self.current) {
-            (Original::Missing, Node::Missing) | (Original::Directory, Node::Directory) => true,
-            (Original::Symlink(was), Node::Symlink { target }) => was == target,
-            (Original::File { mode, bytes: was }, Node::File { bytes, mode: now }) => {
-                mode == now && was == bytes
-            }
-            _ => false,
-        }
+        self.original == self.current
     }
 }
 
@@ -223,21 +208,12 @@ impl<'a> Planner<'a> {
                     bytes.know_sha256(*hash);
                 }
             }
-            let original = match &node {
-                Node::Missing => Original::Missing,
-                Node::Directory => Original::Directory,
-                Node::Symlink { target } => Original::Symlink(target.clone()),
-                Node::File { bytes, mode } => Original::File {
-                    mode: *mode,
-                    bytes: bytes.clone(),
-                },
-            };
             self.order.push(path.to_string());
             self.slots.insert(
                 path.to_string(),
                 Slot {
                     snapshot,
-                    original,
+                    original: node.clone(),
                     current: node,
                 },
             );

@@ -476,7 +476,7 @@ impl Session {
         // files the patch names) on the patch it parsed, before it plans; after a commit,
         // the gate reads back what was written. Both read through the run's own tree.
         let mut gate = SessionGate {
-            reads: &self.reads,
+            session: self,
             notices: Vec::new(),
             written: Vec::new(),
         };
@@ -647,16 +647,14 @@ struct Written {
 /// plan, and the read-back of the written files after the commit, both through the run's
 /// tree (no second discovery of the repository per call).
 struct SessionGate<'s> {
-    reads: &'s Mutex<HashMap<String, ReadRecord>>,
+    session: &'s Session,
     notices: Vec<permit::Notice>,
     written: Vec<Written>,
 }
 
 impl pipeline::Gate for SessionGate<'_> {
     fn before(&mut self, tree: &DiskTree, patch: &crate::model::PatchSet<'_>) -> Result<(), Error> {
-        // A poisoned lock only means another call panicked mid-update of a plain map.
-        let reads = self.reads.lock().unwrap_or_else(|p| p.into_inner());
-        self.notices = permit::check(tree, patch, &reads)?;
+        self.notices = permit::check(tree, patch, &self.session.reads())?;
         Ok(())
     }
 

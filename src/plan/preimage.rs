@@ -3,27 +3,10 @@
 //! were before the patch, and a file's old side is named once. Pure; reads only the
 //! planner's slots (and the tree, through them, on first use).
 
-use super::{Original, PlanError, Planner};
+use super::{PlanError, Planner};
 use crate::error::Error;
 use crate::model::{FileOp, FilePatch, Format};
 use crate::tree::Node;
-
-impl Original {
-    /// The node as it was read.
-    fn node(&self) -> Node {
-        match self {
-            Original::Missing => Node::Missing,
-            Original::Directory => Node::Directory,
-            Original::Symlink(target) => Node::Symlink {
-                target: target.clone(),
-            },
-            Original::File { mode, bytes } => Node::File {
-                bytes: bytes.clone(),
-                mode: *mode,
-            },
-        }
-    }
-}
 
 impl Planner<'_> {
     /// In a git diff, a file that an earlier file patch deleted or renamed away cannot be
@@ -32,9 +15,10 @@ impl Planner<'_> {
         if self.format != Format::Unified || !matches!(self.node(real)?, Node::Missing) {
             return Ok(());
         }
-        match self.slots.get(real).map(|slot| &slot.original) {
-            Some(Original::Missing) | None => Ok(()),
-            Some(_) => Err(PlanError::GoneEarlier { path: shown.into() }.into()),
+        // `node` made the slot; gone now but there when read: taken away by this diff.
+        match self.slots[real].original {
+            Node::Missing => Ok(()),
+            _ => Err(PlanError::GoneEarlier { path: shown.into() }.into()),
         }
     }
 
@@ -48,17 +32,14 @@ impl Planner<'_> {
         if self.format != Format::Unified {
             return Ok(current);
         }
-        let Some(slot) = self.slots.get(real) else {
-            return Ok(current);
-        };
-        let before = slot.original.node();
-        // A rename takes its source away: when an earlier file patch of the diff changed
-        // that file (rather than leaving it or taking it away too), the change would be
-        // lost, and a diff between two trees never asks for that.
+        // `node` made the slot. A rename takes its source away: when an earlier file patch
+        // of the diff changed that file (rather than leaving it or taking it away too), the
+        // change would be lost, and a diff between two trees never asks for that.
+        let slot = &self.slots[real];
         if op == FileOp::Rename && current != Node::Missing && !slot.unchanged() {
             return Err(PlanError::RenamedChanged { path: shown.into() }.into());
         }
-        Ok(before)
+        Ok(slot.original.clone())
     }
 
     /// A copy whose destination already holds the diff's new blob (`index OLD..NEW`) is
