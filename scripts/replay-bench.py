@@ -50,7 +50,9 @@ OUTCOMES = ["right", "refused", "wrong", "half-applied", "n/a"]
 # A fixed git configuration: the user's (diff.noprefix, diff.renames, merge settings...)
 # must not change the diffs or the truth.
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
+# Seconds one tool run may take (--timeout): a run killed then counts as refused, code "timeout".
 RUN_TIMEOUT = 300
+TIMED_OUT = -1
 
 
 def git_env(extra=None):
@@ -62,13 +64,13 @@ def git_env(extra=None):
     return env
 
 
-def run(args, cwd=None, env=None, stdin=None, timeout=RUN_TIMEOUT):
-    """Run a command; returns (exit status, stdout bytes, stderr bytes)."""
+def run(args, cwd=None, env=None, stdin=None):
+    """Run a command; returns (exit status or TIMED_OUT, stdout bytes, stderr bytes)."""
     try:
         proc = subprocess.run(args, cwd=cwd, env=env or git_env(), input=stdin,
-                              capture_output=True, timeout=timeout)
+                              capture_output=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
-        return -1, b"", b"timeout"
+        return TIMED_OUT, b"", f"killed after {RUN_TIMEOUT} s".encode()
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -205,6 +207,10 @@ def select(repo, count, args, only):
         if isinstance(found, str):
             skipped[found] = skipped.get(found, 0) + 1
             continue
+        if args.clean_only and merge(repo, chain[parent_at], chain[parent_at + back],
+                                     commit) is None:
+            skipped["git conflicts"] = skipped.get("git conflicts", 0) + 1
+            continue
         cases.append({"repo": repo.label, "commit": commit, "parent": chain[parent_at],
                       "base": chain[parent_at + back], "back": back,
                       "text": found[0], "binary": found[1]})
@@ -259,13 +265,18 @@ def make_diff(repo, case, context):
                        case["parent"], case["commit"]] + pathspec)
 
 
-def prepare(repo, case, contexts):
-    """Adds the truth (or None: git conflicts), the diffs and the files to compare to a case."""
+def merge(repo, parent, base, commit):
+    """The tree of `git cherry-pick COMMIT` onto BASE, or None where git conflicts."""
     rc, out, err = repo.git(["merge-tree", "--write-tree", "--no-messages",
-                             "--merge-base=" + case["parent"], case["base"], case["commit"]])
+                             "--merge-base=" + parent, base, commit])
     if rc not in (0, 1):
         raise RuntimeError(f"git merge-tree: {err.decode(errors='replace').strip()}")
-    truth_tree = out.decode().split("\n", 1)[0] if rc == 0 else None
+    return out.decode().split("\n", 1)[0] if rc == 0 else None
+
+
+def prepare(repo, case, contexts, keep):
+    """Adds the truth (or None: git conflicts), the diffs and the files to compare to a case."""
+    truth_tree = merge(repo, case["parent"], case["base"], case["commit"])
     paths = set(case["text"])
     if truth_tree:
         changed = repo.check(["diff-tree", "-r", "-z", "--no-renames", "--name-only",
@@ -276,14 +287,15 @@ def prepare(repo, case, contexts):
     truth = ls_tree(repo, truth_tree, paths) if truth_tree else None
     case["diffs"] = {c: make_diff(repo, case, c) for c in contexts}
     case["files"] = base
-    case["blobs"] = read_blobs(repo, [oid for _, oid in base.values()])
+    shown = list(base.values()) + (list(truth.values()) if truth and keep else [])
+    case["blobs"] = read_blobs(repo, [oid for _, oid in shown])
     case["truth"] = truth
 
 
-def materialize(root, case):
+def materialize(root, case, files):
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
-    for path, (executable, oid) in case["files"].items():
+    for path, (executable, oid) in files.items():
         full = os.path.join(root, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as f:
@@ -328,6 +340,8 @@ def apply_patch(binary, root, patch_file, state_dir, three_way=False):
     env = git_env({"XDG_STATE_HOME": state_dir,
                    "GIT_CEILING_DIRECTORIES": os.path.dirname(root)})
     rc, out, err = run(args + [patch_file], env=env)
+    if rc == TIMED_OUT:
+        return False, "timeout", err.decode()
     try:
         report = json.loads(out)
     except ValueError:
@@ -346,7 +360,7 @@ def first_line(text, *needles):
 def git_apply(root, patch_file):
     env = git_env({"GIT_CEILING_DIRECTORIES": os.path.dirname(root)})
     rc, _, err = run(["git", "apply", "-p1", patch_file], cwd=root, env=env)
-    return rc == 0, None if rc == 0 else f"exit {rc}", first_line(err, "error:")
+    return rc == 0, exit_code(rc), first_line(err, "error:")
 
 
 def gnu_patch(root, patch_file, fuzz):
@@ -356,7 +370,11 @@ def gnu_patch(root, patch_file, fuzz):
     args += [] if fuzz is None else [f"-F{fuzz}"]
     rc, out, err = run(args, cwd=root)
     message = first_line(out + err, "FAILED", "can't", "Only garbage", "malformed")
-    return rc == 0, None if rc == 0 else f"exit {rc}", message if rc else ""
+    return rc == 0, exit_code(rc), message if rc else ""
+
+
+def exit_code(rc):
+    return None if rc == 0 else "timeout" if rc == TIMED_OUT else f"exit {rc}"
 
 
 def agent_forms(binary, diff_file):
@@ -390,8 +408,12 @@ def init_git(root, objects):
 
 def replay(repo, case, args, binaries, keep):
     """Runs every mode of every binary at every context size on one case: [result record]."""
-    prepare(repo, case, args.context)
+    prepare(repo, case, args.context, keep)
     scratch = tempfile.mkdtemp(prefix=f"{repo.label}-{case['commit'][:10]}-", dir=args.work)
+    if keep:  # what each mode's tree is compared with, to look at beside it
+        materialize(os.path.join(scratch, "base"), case, case["files"])
+        if case["truth"] is not None:
+            materialize(os.path.join(scratch, "truth"), case, case["truth"])
     results = []
     try:
         for context in args.context:
@@ -429,7 +451,7 @@ def run_case_mode(repo, case, context, label, binary, mode, files, scratch, why,
               "context": context, "binary": label, "mode": mode}
     if mode.startswith("agent") and why is not None:
         return dict(record, outcome="n/a", code="not convertible", message=why)
-    materialize(root, case)
+    materialize(root, case, case["files"])
     if mode == "ap-3way":
         init_git(root, repo.objects)
     start = time.monotonic()
@@ -493,22 +515,42 @@ def table(results, binaries, modes, context):
 
 
 def notable(results):
-    """apply-patch's wrong and half-applied runs, and its refusals on clean cases by code."""
+    """apply-patch's wrong and half-applied runs, then its refusals where git applies cleanly:
+    each case of the two unified-diff modes, counts by code for the agent forms."""
     ours = [r for r in results if r["binary"] is not None]
-    bad = [r for r in ours if r["outcome"] in ("wrong", "half-applied")]
     lines = []
-    for r in bad:
-        lines.append(f"- {r['outcome'].upper()}: {r['repo']}:{r['commit'][:12]} "
-                     f"(base {r['base'][:12]}, {r['back']} back) {r['mode']} "
-                     f"-U{r['context']} [{r['binary']}] {r['code'] or ''} {r['message'] or ''}")
-    codes = {}
+    for r in ours:
+        if r["outcome"] in ("wrong", "half-applied"):
+            lines.append(f"- {r['outcome'].upper()}: {case_name(r)} {r['mode']} -U{r['context']}"
+                         f" [{r['binary']}] {r['code'] or ''} {r['message'] or ''}".rstrip())
+    groups = {}
     for r in ours:
         if r["git"] == "clean" and r["outcome"] == "refused":
-            key = (r["binary"], r["mode"], r["context"], r["code"])
-            codes[key] = codes.get(key, 0) + 1
-    for (label, mode, context, code), n in sorted(codes.items(), key=lambda kv: -kv[1]):
-        lines.append(f"- refused on clean cases: {n} x {code} ({mode} -U{context} [{label}])")
+            groups.setdefault((r["binary"], r["mode"], r["context"]), []).append(r)
+    for (label, mode, context), runs in sorted(groups.items()):
+        codes = {}
+        for r in runs:
+            codes[r["code"]] = codes.get(r["code"], 0) + 1
+        counts = ", ".join(f"{n} {code}" for code, n in sorted(codes.items()))
+        lines.append(f"- refused where git applies, {mode} -U{context} [{label}]: {counts}")
+        if mode in ("ap", "ap-3way"):
+            lines += [f"    {case_name(r)} {r['code']}: {r['message']}" for r in runs]
     return lines
+
+
+def case_name(r):
+    return f"{r['repo']}:{r['commit'][:12]} (base {r['base'][:12]}, {r['back']} back)"
+
+
+def per_repo(results):
+    seen = {}
+    for r in results:
+        seen[(r["repo"], r["commit"])] = r["git"]
+    repos = {}
+    for (repo, _), git in seen.items():
+        total, clean = repos.get(repo, (0, 0))
+        repos[repo] = (total + 1, clean + (git == "clean"))
+    return ", ".join(f"{repo} {t} ({c} clean)" for repo, (t, c) in repos.items())
 
 
 def print_details(results):
@@ -547,6 +589,8 @@ def parse_args(argv):
                    help="skip commits changing more files (default 40)")
     p.add_argument("--max-lines", type=int, default=3000,
                    help="skip commits adding and deleting more lines (default 3000)")
+    p.add_argument("--clean-only", action="store_true", help="select only commits that git "
+                   "cherry-picks cleanly (the CI sample: only they can be wrong)")
     p.add_argument("--context", default="3,1", help="diff context sizes (default 3,1)")
     p.add_argument("--modes", default=",".join(AP_MODES + OTHER_MODES),
                    help="modes to run (default all: %(default)s)")
@@ -554,6 +598,9 @@ def parse_args(argv):
                    help="replay only this commit (a prefix of its id; repeatable), with the "
                         "base the seed gives it, and print every run")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--timeout", type=int, default=RUN_TIMEOUT, metavar="SECONDS",
+                   help="one tool run killed after this long counts as refused (default "
+                        "%(default)s)")
     p.add_argument("--json", default="replay-bench.json", metavar="FILE",
                    help="every run, one record each (default replay-bench.json)")
     p.add_argument("--work", metavar="DIR", help="scratch directory (default: a temporary one, "
@@ -646,7 +693,9 @@ def tool_versions(binaries):
 
 
 def main(argv):
+    global RUN_TIMEOUT
     args = parse_args(argv)
+    RUN_TIMEOUT = args.timeout
     if shutil.which("git") is None:
         print("replay-bench: SKIPPED (git not found)")
         return 0 if args.skip_if_unavailable else 2
@@ -684,6 +733,7 @@ def main(argv):
     print(f"\nReplay of {len({(r['repo'], r['commit']) for r in results})} commits "
           f"({', '.join(f'{r.label} {r.head[:12]}' for r in repos)}; seed {args.seed}; "
           f"{elapsed:.0f} s)\n")
+    print(f"Commits per repository: {per_repo(results)}\n")
     for context in args.context:
         print(table(results, binaries, args.modes, context) + "\n")
     for line in notable(results):
