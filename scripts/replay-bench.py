@@ -360,7 +360,7 @@ def first_line(text, *needles):
 def git_apply(root, patch_file):
     env = git_env({"GIT_CEILING_DIRECTORIES": os.path.dirname(root)})
     rc, _, err = run(["git", "apply", "-p1", patch_file], cwd=root, env=env)
-    return rc == 0, exit_code(rc), first_line(err, "error:")
+    return rc == 0, exit_code(rc), first_line(err, "error:") if rc else ""
 
 
 def gnu_patch(root, patch_file, fuzz):
@@ -433,6 +433,8 @@ def replay(repo, case, args, binaries, keep):
     finally:
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
+        for bulky in ("diffs", "blobs", "files", "truth"):
+            case.pop(bulky, None)
     return results
 
 
@@ -469,10 +471,11 @@ def run_case_mode(repo, case, context, label, binary, mode, files, scratch, why,
 
 
 def rows_of(results, binaries, modes):
-    rows = []
-    for label, _ in binaries:
-        suffix = f" [{label}]" if len(binaries) > 1 else ""
-        rows += [(label, m, MODE_TITLES[m] + suffix) for m in AP_MODES if m in modes]
+    rows = []  # each apply-patch mode once per binary, one under the other
+    for mode in [m for m in AP_MODES if m in modes]:
+        for label, _ in binaries:
+            suffix = f" [{label}]" if len(binaries) > 1 else ""
+            rows.append((label, mode, MODE_TITLES[mode] + suffix))
     rows += [(None, m, MODE_TITLES[m]) for m in OTHER_MODES if m in modes]
     return rows
 
