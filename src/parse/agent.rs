@@ -323,7 +323,10 @@ fn path(i: In<'_>) -> Res<'_, String> {
     if p.ends_with('/') {
         return fail(
             &i[text.len() - 1..],
-            format!("the path `{p}` ends in `/`: it names a folder, not a file"),
+            format!(
+                "the path `{}` ends in `/`: it names a folder, not a file",
+                shown(p.as_bytes())
+            ),
             "name a file (a folder is made for the files added inside it)",
         );
     }

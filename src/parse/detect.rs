@@ -149,7 +149,10 @@ fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
             Some(Format::Agent)
         } else if content.starts_with(b"diff --git ") {
             Some(Format::Unified)
-        } else if content.starts_with(b"{") {
+        } else if content.starts_with(b"{")
+            || (only == Some(Format::Json) && content.trim_ascii_start().starts_with(b"{"))
+        {
+            // `--format json` also takes an indented request (serde skips the blanks).
             Some(Format::Json)
         } else {
             if content.starts_with(b"--- ") {
@@ -386,6 +389,8 @@ mod tests {
     #[test]
     fn forced_format_finds_its_own_start_or_quotes_nothing() {
         let d = detect_as(b"x\n{\n", Format::Json).expect("a JSON start");
+        assert_eq!(d.start, 2);
+        let d = detect_as(b"x\n  {}\n", Format::Json).expect("an indented JSON start");
         assert_eq!(d.start, 2);
         let err = detect_as(b"\n\nsecret words\n", Format::Agent).expect_err("none");
         assert!(!err.located && !err.to_string().contains("secret"), "{err}");
