@@ -6,7 +6,6 @@
 //! prints, so the whole command is testable without a process.
 
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::path::PathBuf;
 
 use apply_patch::model::Format;
@@ -23,6 +22,7 @@ mod applied;
 mod args;
 mod check;
 mod elsewhere;
+mod input;
 mod manual;
 mod options;
 mod output;
@@ -31,6 +31,7 @@ mod stat;
 
 pub(crate) use applied::apply_outcome;
 pub use args::*;
+pub(crate) use input::{codex_input, input_of, read_input};
 pub use options::*;
 pub use output::*;
 pub use run::*;

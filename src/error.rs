@@ -330,12 +330,21 @@ impl Error {
     /// The hint as shown (the JSON `hint`, the human output's): the files found elsewhere,
     /// when there are any, then the next step.
     pub fn shown_hint(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.shown_hint_with(str::to_string)
+    }
+
+    /// [`Error::shown_hint`] with each file found elsewhere written by `path` (the human
+    /// output quotes paths as git does; the JSON keeps them raw).
+    pub fn shown_hint_with(
+        &self,
+        path: impl Fn(&str) -> String,
+    ) -> Option<std::borrow::Cow<'_, str>> {
         let Some(found) = self.elsewhere() else {
             return self.hint.as_deref().map(std::borrow::Cow::Borrowed);
         };
         let list = found
             .iter()
-            .map(|p| format!("`{p}`"))
+            .map(|p| format!("`{}`", path(p)))
             .collect::<Vec<_>>()
             .join(", ");
         let hint = self.hint.as_deref().unwrap_or_default();

@@ -11,6 +11,7 @@ use crate::error::Error;
 pub(crate) use crate::hash::hex;
 use crate::locate::Level;
 use crate::model::{FileOp, Mode};
+use crate::parse::quoted::{escape_for_terminal, quote_for_terminal};
 
 /// The result of one run: SPEC §8's JSON object.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -344,7 +345,7 @@ impl Report {
                 FileOp::Delete => 'D',
                 FileOp::Modify | FileOp::Rename | FileOp::Mode => 'M',
             };
-            let _ = writeln!(out, "{letter} {}", f.path);
+            let _ = writeln!(out, "{letter} {}", quote_for_terminal(&f.path));
         }
         let mut err = String::new();
         for w in &self.warnings {
@@ -385,10 +386,12 @@ fn noop_line(f: &FileReport, style: Style) -> String {
     let line = file_line(f, style);
     let head: Vec<&str> = line.splitn(2, ' ').collect();
     let path = match f.op {
-        FileOp::Rename | FileOp::Copy => {
-            format!("{} -> {}", f.old_path.as_deref().unwrap_or(""), f.path)
-        }
-        _ => f.path.clone(),
+        FileOp::Rename | FileOp::Copy => format!(
+            "{} -> {}",
+            quote_for_terminal(f.old_path.as_deref().unwrap_or("")),
+            quote_for_terminal(&f.path)
+        ),
+        _ => quote_for_terminal(&f.path).into_owned(),
     };
     format!("{} {path} (already there; nothing written)", head[0])
 }
@@ -422,34 +425,27 @@ fn file_line(f: &FileReport, style: Style) -> String {
         .new_mode
         .map(|m| format!(" (mode {:o})", m.0))
         .unwrap_or_default();
-    let old = f.old_path.as_deref().unwrap_or("");
+    let old = quote_for_terminal(f.old_path.as_deref().unwrap_or(""));
+    let path = quote_for_terminal(&f.path);
     match f.op {
-        FileOp::Add => format!("{} {}{mode}", style.paint("32", "A"), f.path),
-        FileOp::Delete => format!("{} {}", style.paint("31", "D"), f.path),
-        FileOp::Modify => format!("{} {} {counts}{mode}", style.paint("33", "M"), f.path),
-        FileOp::Mode => format!("{} {}{mode}", style.paint("33", "M"), f.path),
-        FileOp::Rename => format!(
-            "{} {old} -> {} {counts}{mode}",
-            style.paint("36", "R"),
-            f.path
-        ),
-        FileOp::Copy => format!(
-            "{} {old} -> {} {counts}{mode}",
-            style.paint("36", "C"),
-            f.path
-        ),
+        FileOp::Add => format!("{} {path}{mode}", style.paint("32", "A")),
+        FileOp::Delete => format!("{} {path}", style.paint("31", "D")),
+        FileOp::Modify => format!("{} {path} {counts}{mode}", style.paint("33", "M")),
+        FileOp::Mode => format!("{} {path}{mode}", style.paint("33", "M")),
+        FileOp::Rename => format!("{} {old} -> {path} {counts}{mode}", style.paint("36", "R")),
+        FileOp::Copy => format!("{} {old} -> {path} {counts}{mode}", style.paint("36", "C")),
     }
 }
 
 fn warning_text(w: &Warning, style: Style) -> String {
     let mut s = format!("{}[{}]: ", style.paint("33;1", "warning"), w.code.as_str());
     if let Some(p) = &w.path {
-        let _ = write!(s, "{p}: ");
+        let _ = write!(s, "{}: ", quote_for_terminal(p));
     }
     if let Some(h) = w.hunk {
         let _ = write!(s, "hunk {h}: ");
     }
-    s.push_str(&w.message);
+    s.push_str(&terminal_text(&w.message, w.path.as_deref()));
     s.push('\n');
     s
 }
@@ -460,10 +456,11 @@ fn warning_text(w: &Warning, style: Style) -> String {
 pub fn error_text(e: &Error, style: Style) -> String {
     let mut s = format!("{}[{}]: ", style.paint("31;1", "error"), e.code.as_str());
     if let (Some(p), true) = (&e.path, e.path_unnamed()) {
-        let _ = write!(s, "{p}: ");
+        let _ = write!(s, "{}: ", quote_for_terminal(p));
     }
     // The lines after the first (the locator's comparison, a list) are printed indented.
-    let mut lines = e.message.lines();
+    let message = terminal_text(&e.message, e.path.as_deref());
+    let mut lines = message.lines();
     s.push_str(lines.next().unwrap_or(""));
     s.push('\n');
     for line in lines {
@@ -474,10 +471,24 @@ pub fn error_text(e: &Error, style: Style) -> String {
         structured_context(e, &mut s);
     }
     other_details(e, &mut s);
-    if let Some(h) = e.shown_hint() {
+    if let Some(h) = e.shown_hint_with(|p| quote_for_terminal(p).into_owned()) {
+        let h = terminal_text(&h, e.path.as_deref());
         let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
     }
     s
+}
+
+/// A message (or hint) as human output prints it (SPEC §6): where it names the path it is
+/// about, that path quoted as every path is; any other control character escaped, since a
+/// message may name paths it does not carry as fields. The JSON keeps the raw text.
+pub(crate) fn terminal_text<'a>(text: &'a str, path: Option<&str>) -> std::borrow::Cow<'a, str> {
+    if let Some(raw) = path.filter(|p| !p.is_empty() && text.contains(*p)) {
+        if let std::borrow::Cow::Owned(quoted) = quote_for_terminal(raw) {
+            let named = text.replace(raw, &quoted);
+            return std::borrow::Cow::Owned(escape_for_terminal(&named).into_owned());
+        }
+    }
+    escape_for_terminal(text)
 }
 
 /// The expected lines, the nearest text and the candidates of an error.
@@ -547,7 +558,7 @@ fn other_details(e: &Error, s: &mut String) {
     {
         match v {
             serde_json::Value::String(t) => {
-                let _ = writeln!(s, "  {k}: {t}");
+                let _ = writeln!(s, "  {k}: {}", escape_for_terminal(t));
             }
             other => {
                 let _ = writeln!(s, "  {k}: {other}");

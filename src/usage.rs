@@ -63,12 +63,34 @@ pub enum UsageError {
     /// Standard input is a terminal and no patch was named.
     #[error("no patch given: name a patch file, pass the patch text, or pipe it in")]
     NoPatch,
-    /// An argument that names no file and holds no patch (`shown`: its short prefix).
+    /// An argument that names no file and holds no patch. The argument is not shown: it may
+    /// be kilobytes of text, or text that must not be echoed.
     #[error(
-        "no such file `{shown}`, and no patch was found in the text (no `*** Begin Patch`, \
+        "no such file, and no patch was found in the argument (no `*** Begin Patch`, \
          `diff --git`, `---`/`+++` or JSON `{{` line)"
     )]
-    NeitherFileNorPatch { shown: String },
+    NeitherFileNorPatch,
+    /// PATCH (or `-i FILE`) names a folder, a FIFO, a device or a socket (`kind`).
+    #[error("the patch {path} is {kind}: PATCH must be a regular file, or `-` for standard input")]
+    PatchNotRegular { path: String, kind: &'static str },
+    /// Patch input over the limit (`from`: "the patch FILE" or "the patch on standard
+    /// input"; `size` when known before reading).
+    #[error(
+        "{from} is larger than the {} GiB limit{}",
+        limit >> 30,
+        size.map(|s| format!(" ({s} bytes)")).unwrap_or_default()
+    )]
+    PatchTooLarge {
+        from: String,
+        size: Option<u64>,
+        limit: u64,
+    },
+    /// Patch text given as an argument that is not UTF-8.
+    #[error("the patch text of the argument is not valid UTF-8")]
+    PatchTextNotUtf8,
+    /// The Codex drop-in given more than its one argument.
+    #[error("apply_patch takes one argument, the patch text (or `-i FILE`, or the patch on standard input)")]
+    CodexArguments,
     /// A patch file that is missing or a directory.
     #[error("cannot read the patch {path}: {cause}")]
     PatchUnreadable { path: String, cause: String },
@@ -109,8 +131,19 @@ impl UsageError {
                 "run with --check first; when a patch is refused, the error names the hunk to \
                  fix and the refused patch is kept as a chip (`apply-patch chip ID`)"
             }
-            UsageError::NeitherFileNorPatch { .. } | UsageError::PatchUnreadable { .. } => {
+            UsageError::NeitherFileNorPatch
+            | UsageError::PatchUnreadable { .. }
+            | UsageError::PatchNotRegular { .. } => {
                 "PATCH is a file, `-` for standard input, or the patch text itself"
+            }
+            UsageError::PatchTooLarge { .. } => {
+                "split the change into several patches, each under the limit"
+            }
+            UsageError::PatchTextNotUtf8 => {
+                "pass a patch of other bytes as a file or on standard input"
+            }
+            UsageError::CodexArguments => {
+                "pass the whole patch as one argument: apply_patch \"$(cat fix.patch)\""
             }
             UsageError::FileUnreadable { .. } => {
                 "FILE is relative to --root (default: the current directory)"
@@ -123,9 +156,9 @@ impl UsageError {
     /// The path the refusal is about (its message names it).
     fn path(&self) -> Option<&str> {
         match self {
-            UsageError::PatchUnreadable { path, .. } | UsageError::FileUnreadable { path, .. } => {
-                Some(path)
-            }
+            UsageError::PatchUnreadable { path, .. }
+            | UsageError::FileUnreadable { path, .. }
+            | UsageError::PatchNotRegular { path, .. } => Some(path),
             _ => None,
         }
     }

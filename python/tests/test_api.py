@@ -149,3 +149,28 @@ def test_window_is_passed_through(tree: Path) -> None:
         apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=0)
     assert caught.value.code == "usage" and "window" in caught.value.message
     assert apply_patch.apply(tree, agent_patch("a.txt", "two", "2"), window=5)["ok"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no RLIMIT_NOFILE on Windows")
+def test_run_cli_leaves_the_hosts_open_file_limit_alone(tree: Path) -> None:
+    # A library call must not change its host's limits (the binary and the console command
+    # raise their own). In a child interpreter with a soft limit below the hard one, so that
+    # a raise would show, and so that this test process keeps its own limit.
+    import subprocess
+
+    script = (
+        "import resource, sys, apply_patch\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "low = (hard - 1) if hard != resource.RLIM_INFINITY else 4096\n"
+        "low = min(low, soft) if soft != resource.RLIM_INFINITY else low\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))\n"
+        "status = apply_patch.run_cli(['apply-patch', '--root', sys.argv[1], 'recover'])\n"
+        "print(status, low, resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tree)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    status, low, after = done.stdout.split()[-3:]
+    assert status == "0"
+    assert after == low, f"run_cli changed the soft limit from {low} to {after}"

@@ -97,12 +97,13 @@ pub struct ReadOutput {
 impl ReadOutput {
     /// The human form: one header line, then every line as `{number:>6}\t{line}`.
     pub fn render(&self) -> String {
+        let path = crate::parse::quoted::quote_for_terminal(&self.path);
         let mut out = if self.total_lines == 0 {
-            format!("{}  (empty file)  *** Base: {}\n", self.path, self.base)
+            format!("{path}  (empty file)  *** Base: {}\n", self.base)
         } else {
             format!(
-                "{}  lines {}-{} of {}  *** Base: {}\n",
-                self.path, self.start_line, self.end_line, self.total_lines, self.base
+                "{path}  lines {}-{} of {}  *** Base: {}\n",
+                self.start_line, self.end_line, self.total_lines, self.base
             )
         };
         let width = self.end_line.to_string().len().max(6);

@@ -113,6 +113,7 @@ pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcom
             for f in r.files.as_array().into_iter().flatten() {
                 let op = f["op"].as_str().unwrap_or("modify");
                 let path = f["path"].as_str().unwrap_or("");
+                let path = apply_patch::parse::quoted::quote_for_terminal(path);
                 out.push_str(&format!("{op} {path}\n"));
             }
             Outcome {

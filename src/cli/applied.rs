@@ -86,7 +86,10 @@ fn agent_lines(r: &AgentReport, options: &pipeline::Options, mode: Mode) -> (Str
             let factors: Vec<String> = risk
                 .factors
                 .iter()
-                .map(|f| format!("{} {} +{}", f.path, f.factor, f.points))
+                .map(|f| {
+                    let path = apply_patch::parse::quoted::quote_for_terminal(&f.path);
+                    format!("{path} {} +{}", f.factor, f.points)
+                })
                 .collect();
             err.push_str(&format!("risk: {} ({})\n", risk.score, factors.join(", ")));
         }

@@ -4,7 +4,9 @@
 //! what differs, the candidates, and the hint; then the patch's warnings. Never writes.
 
 use super::*;
+use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 use apply_patch::pipeline::CheckReport;
+use apply_patch::report::terminal_text;
 
 /// The lines under a `FAIL` line are indented past the `FAIL  ` column.
 const INDENT: &str = "    ";
@@ -16,12 +18,17 @@ pub(crate) fn check_text(report: &CheckReport, style: Style) -> String {
         return error_text(e, style);
     }
     for p in &report.patches {
+        let patch = quote_for_terminal(&p.patch);
         match (&p.error, p.skipped) {
-            (None, _) => out.push_str(&format!("ok    {}\n", p.patch)),
-            (Some(e), true) => out.push_str(&format!("skip  {}: {}\n", p.patch, e.message)),
+            (None, _) => out.push_str(&format!("ok    {patch}\n")),
+            (Some(e), true) => out.push_str(&format!(
+                "skip  {patch}: {}\n",
+                terminal_text(&e.message, e.path.as_deref())
+            )),
             (Some(e), false) => {
-                let first = e.message.lines().next().unwrap_or("");
-                out.push_str(&format!("FAIL  {}: {}: {first}\n", p.patch, e.code));
+                let message = terminal_text(&e.message, e.path.as_deref());
+                let first = message.lines().next().unwrap_or("");
+                out.push_str(&format!("FAIL  {patch}: {}: {first}\n", e.code));
                 // The refusal as an apply prints it, less its first line (said above).
                 for line in error_text(e, style).lines().skip(1) {
                     out.push_str(&format!("{INDENT}{line}\n"));
@@ -32,7 +39,7 @@ pub(crate) fn check_text(report: &CheckReport, style: Style) -> String {
             out.push_str(&format!(
                 "      warning[{}]: {}\n",
                 w.code.as_str(),
-                w.message
+                escape_for_terminal(&w.message)
             ));
         }
     }

@@ -277,41 +277,6 @@ pub(crate) fn format_of(f: FormatArg) -> Format {
     }
 }
 
-/// PATCH (SPEC §1): none or `-` is standard input; an existing file is the file; an
-/// argument that holds a patch — found as in standard input, after a heredoc opener, a BOM,
-/// blank lines or prose — is the patch text; anything else is a usage error.
-pub(crate) fn input_of(arg: Option<OsString>) -> Result<Input, Error> {
-    let Some(arg) = arg else {
-        return Ok(Input::Stdin);
-    };
-    if arg == "-" {
-        return Ok(Input::Stdin);
-    }
-    let path = PathBuf::from(&arg);
-    if path.exists() {
-        return Ok(Input::File(path));
-    }
-    match arg.to_str() {
-        Some(text) if apply_patch::parse::detect(text.as_bytes()).is_some() => {
-            Ok(Input::Text(text.to_string()))
-        }
-        _ => Err(neither_file_nor_patch(&arg)),
-    }
-}
-
-/// The refusal of an argument that names no file and holds no patch: a short prefix of it,
-/// never the kilobytes an agent may have sent.
-fn neither_file_nor_patch(arg: &std::ffi::OsStr) -> Error {
-    const SHOWN: usize = 60;
-    let text = arg.to_string_lossy();
-    let first = text.lines().next().unwrap_or("");
-    let mut shown: String = first.chars().take(SHOWN).collect();
-    if shown.len() < text.len() {
-        shown.push('…');
-    }
-    UsageError::NeitherFileNorPatch { shown }.into()
-}
-
 /// `--lang NAME`: a known language or a usage error listing them.
 pub(crate) fn lang_of(name: Option<&str>) -> Result<Option<structure::Lang>, Error> {
     let Some(name) = name else {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::usage::UsageError;
+use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]
@@ -231,7 +232,7 @@ pub(crate) fn undo_text(r: &txn::UndoReport) -> String {
         Some(id) => {
             s.push_str(&format!("undid transaction {id}\n"));
             for f in &r.files {
-                s.push_str(&format!("restored {f}\n"));
+                s.push_str(&format!("restored {}\n", quote_for_terminal(f)));
             }
         }
     }
@@ -249,13 +250,19 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
         _ => "nothing to recover\n".to_string(),
     };
     for f in &r.restored {
-        s.push_str(&format!("restored {f}\n"));
+        s.push_str(&format!("restored {}\n", quote_for_terminal(f)));
     }
     for f in &r.conflicts {
-        s.push_str(&format!("left as found (changed after the crash): {f}\n"));
+        s.push_str(&format!(
+            "left as found (changed after the crash): {}\n",
+            quote_for_terminal(f)
+        ));
     }
     if let Some(kept) = &r.kept {
-        s.push_str(&format!("journal and backups kept in {}\n", kept.display()));
+        s.push_str(&format!(
+            "journal and backups kept in {}\n",
+            quote_for_terminal(&kept.display().to_string())
+        ));
     }
     s + &warnings_text(&r.warnings)
 }
@@ -263,6 +270,6 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
 pub(crate) fn warnings_text(warnings: &[txn::TxnWarning]) -> String {
     warnings
         .iter()
-        .map(|w| format!("warning[{}]: {}\n", w.code, w.message))
+        .map(|w| format!("warning[{}]: {}\n", w.code, escape_for_terminal(&w.message)))
         .collect()
 }

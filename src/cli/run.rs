@@ -99,33 +99,6 @@ pub(crate) fn clap_error(e: clap::Error, json: bool) -> Outcome {
     }
 }
 
-pub(crate) fn read_input(input: &Input) -> Result<Vec<u8>, Error> {
-    match input {
-        Input::Text(t) => Ok(t.clone().into_bytes()),
-        Input::File(p) => {
-            let shown = p.display().to_string();
-            std::fs::read(p).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound || p.is_dir() {
-                    UsageError::PatchUnreadable {
-                        path: shown.clone(),
-                        cause: e.to_string(),
-                    }
-                    .into()
-                } else {
-                    Error::io(&shown, "cannot read the patch", &e)
-                }
-            })
-        }
-        Input::Stdin => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io("<stdin>", "cannot read the patch from", &e))?;
-            Ok(buf)
-        }
-    }
-}
-
 pub(crate) fn execute(opts: Options) -> Outcome {
     let (json, style) = (opts.json, opts.style);
     match &opts.action {
@@ -204,22 +177,10 @@ pub(crate) fn invoked_as_codex(args: &[OsString]) -> bool {
         .is_some_and(|n| n == "apply_patch")
 }
 
-/// Codex's `apply_patch`: the patch text or a patch file as the only argument (standard input
-/// without one), our placement and safety rules, Codex's output.
+/// Codex's `apply_patch`: the patch text as the only argument (never opened as a file),
+/// `-i FILE`, or standard input without one; our placement and safety rules, Codex's output.
 pub(crate) fn run_codex(args: &[OsString]) -> Outcome {
-    if args.len() > 1 {
-        return Outcome {
-            stderr: "apply_patch: expected exactly one argument: the patch text or a patch file\n"
-                .into(),
-            status: 2,
-            ..Outcome::default()
-        };
-    }
-    let input = match input_of(args.first().cloned()) {
-        Ok(i) => i,
-        Err(e) => return Outcome::error(e, false, Style::Plain),
-    };
-    let bytes = match read_input(&input) {
+    let bytes = match codex_input(args).and_then(|input| read_input(&input)) {
         Ok(b) => b,
         Err(e) => return Outcome::error(e, false, Style::Plain),
     };

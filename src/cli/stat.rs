@@ -6,10 +6,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use apply_patch::model::{Body, Edit, FileOp, FilePatch, LineKind, Mode, PatchSet};
+use apply_patch::parse::quoted::quote_for_terminal;
 
 /// The counts of one file patch.
 struct FileStat {
-    /// The path shown: the new path, else the old one.
+    /// The path shown: the new path, else the old one; quoted as git quotes it (SPEC §6), so
+    /// that the columns are laid out around what is printed.
     name: String,
     old_name: Option<String>,
     added: usize,
@@ -72,11 +74,12 @@ fn file_stat(f: &FilePatch<'_>, root: &Path) -> FileStat {
             .map_or(0, |p| lines_on_disk(&root.join(p)));
     }
     FileStat {
-        name: f.path().to_string(),
+        name: quote_for_terminal(f.path()).into_owned(),
         old_name: f
             .old_path
-            .clone()
-            .filter(|o| Some(o) != f.new_path.as_ref()),
+            .as_deref()
+            .filter(|o| Some(*o) != f.new_path.as_deref())
+            .map(|o| quote_for_terminal(o).into_owned()),
         added,
         deleted,
         binary,
@@ -189,9 +192,14 @@ fn summary_line(f: &FilePatch<'_>, input: &[u8]) -> String {
         _ => None,
     };
     let old = f.old_path.as_deref().unwrap_or("");
+    let path = quote_for_terminal(f.path());
     match f.op {
-        FileOp::Add => format!(" create mode {} {}\n", mode(f.new_mode, 0o100644), f.path()),
-        FileOp::Delete => format!(" delete mode {} {old}\n", mode(f.old_mode, 0o100644)),
+        FileOp::Add => format!(" create mode {} {path}\n", mode(f.new_mode, 0o100644)),
+        FileOp::Delete => format!(
+            " delete mode {} {}\n",
+            mode(f.old_mode, 0o100644),
+            quote_for_terminal(old)
+        ),
         FileOp::Rename | FileOp::Copy => {
             let what = if f.op == FileOp::Rename {
                 "rename"
@@ -208,13 +216,18 @@ fn summary_line(f: &FilePatch<'_>, input: &[u8]) -> String {
             s
         }
         FileOp::Modify | FileOp::Mode => mode_change
-            .map(|c| format!(" mode change {c} {}\n", f.path()))
+            .map(|c| format!(" mode change {c} {path}\n"))
             .unwrap_or_default(),
     }
 }
 
-/// `old => new`, or `common/{old => new}` when they share leading folders.
+/// `old => new`, or `common/{old => new}` when they share leading folders; a name that must
+/// be quoted is shown whole, in its quotes.
 fn rename_text(old: &str, new: &str) -> String {
+    let (quoted_old, quoted_new) = (quote_for_terminal(old), quote_for_terminal(new));
+    if quoted_old != old || quoted_new != new {
+        return format!("{quoted_old} => {quoted_new}");
+    }
     let mut common = 0;
     while let (Some(o), Some(n)) = (old[common..].find('/'), new[common..].find('/')) {
         if o != n || old[common..common + o] != new[common..common + n] {
@@ -256,6 +269,14 @@ mod tests {
         );
         assert_eq!(rename_text("a/c.txt", "b/c.txt"), "a/c.txt => b/c.txt");
         assert_eq!(rename_text("x.txt", "y.txt"), "x.txt => y.txt");
+    }
+
+    #[test]
+    fn a_rename_whose_name_must_be_quoted_is_shown_whole() {
+        assert_eq!(
+            rename_text("a/b\x1b.txt", "a/c.txt"),
+            r#""a/b\033.txt" => a/c.txt"#
+        );
     }
 
     #[test]

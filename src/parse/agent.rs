@@ -10,7 +10,7 @@ use nom::combinator::opt;
 use nom::Parser;
 
 use super::position::{shown, LineCounter};
-use super::{detect, ParseError, ParseOptions};
+use super::{detect, one_patch, ParseError, ParseOptions};
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
 
 mod hunk;
@@ -49,6 +49,11 @@ pub fn parse<'a>(
     let start = start.min(input.len());
     let (body, cd) = detect::patch_body(input, start);
     let end = start + body.len();
+    // One patch per input, checked first: a second envelope after this one is named as such
+    // (with both lines), not as a stray marker after `*** End Patch`.
+    if let Some(envelope) = envelope_end(body) {
+        one_patch::nothing_after(input, (Format::Agent, start), start + envelope)?;
+    }
     match agent_input(body) {
         Ok((_, mut files)) => {
             number_lines(&mut files, &input[..end]);
@@ -69,6 +74,20 @@ pub fn parse<'a>(
         Err(nom::Err::Incomplete(_)) => Err(ParseError::at(input, end, "the patch ends too early")
             .with_hint("finish the patch with `*** End Patch`")),
     }
+}
+
+/// Where the envelope that starts `body` ends: after its first line that, trimmed, is
+/// `*** End Patch` (a marker wherever it stands, as the parser reads it); `None` when there
+/// is none (the patch is cut off, which the parser refuses).
+fn envelope_end(body: &[u8]) -> Option<usize> {
+    let mut offset = 0;
+    for raw in body.split_inclusive(|&b| b == b'\n') {
+        offset += raw.len();
+        if raw.trim_ascii() == b"*** End Patch" {
+            return Some(offset);
+        }
+    }
+    None
 }
 
 /// While parsing, `patch_line` fields hold the remaining input length at the file patch or
@@ -304,7 +323,10 @@ fn path(i: In<'_>) -> Res<'_, String> {
     if p.ends_with('/') {
         return fail(
             &i[text.len() - 1..],
-            format!("the path `{p}` ends in `/`: it names a folder, not a file"),
+            format!(
+                "the path `{}` ends in `/`: it names a folder, not a file",
+                shown(p.as_bytes())
+            ),
             "name a file (a folder is made for the files added inside it)",
         );
     }

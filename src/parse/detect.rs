@@ -47,18 +47,42 @@ pub fn detect(input: &[u8]) -> Option<Detected> {
     scan(input, None)
 }
 
-/// Like [`detect`] but only for `format` (`--format`); when no line starts that format, the
-/// patch is taken to start at the first line that is neither blank nor a heredoc opener, so
-/// that the front end reports what it found there.
-pub(crate) fn detect_as(input: &[u8], format: Format) -> Detected {
-    scan(input, Some(format)).unwrap_or_else(|| {
-        let start = lines(input)
-            .find(|(_, content)| {
-                heredoc_open(content).is_err() && !content.iter().all(u8::is_ascii_whitespace)
-            })
-            .map_or(input.len(), |(offset, _)| offset);
-        found(input, format, start)
+/// Like [`detect`] but only for `format` (`--format`). When no line starts that format, no
+/// patch was found: the error quotes none of the input, and names the line where a patch of
+/// another format starts, if one does.
+pub(crate) fn detect_as(input: &[u8], format: Format) -> Result<Detected, ParseError> {
+    scan(input, Some(format)).ok_or_else(|| {
+        let expected = match format {
+            Format::Agent => {
+                "no agent patch found: expected a line starting with `*** Begin Patch`"
+            }
+            Format::Unified => {
+                "no unified diff found: expected a `diff --git ` line, or a `--- ` line followed \
+                 by a `+++ ` line"
+            }
+            Format::Json => "no JSON edit request found: expected a line starting with `{`",
+        };
+        let mut message = expected.to_string();
+        if let Some(other) = detect(input) {
+            let line = 1 + super::position::count_newlines(&input[..other.start]);
+            message.push_str(&format!(
+                " (line {line} starts {}: drop --format, or pass --format {})",
+                describe(other.format),
+                other.format.as_str()
+            ));
+        }
+        ParseError::about_input(message)
+            .with_hint("`--format` forces the format; without it the format is detected")
     })
+}
+
+/// A patch of `format`, in a message's words ("an agent patch").
+pub(crate) fn describe(format: Format) -> &'static str {
+    match format {
+        Format::Agent => "an agent patch",
+        Format::Unified => "a unified diff",
+        Format::Json => "a JSON edit request",
+    }
 }
 
 /// SPEC §1: an argument is patch text when it holds a newline and starts, after blanks, with
@@ -73,17 +97,22 @@ pub fn is_inline_patch_text(arg: &str) -> bool {
     arg.contains('\n') && arg.trim_start().starts_with("*** Begin Patch")
 }
 
-/// The error for input in which no format was found.
+/// The error for input in which no format was found. It quotes none of the input (SPEC §1:
+/// a file that is not a patch must not leak through an error message).
 pub(crate) fn nothing_found(input: &[u8]) -> ParseError {
     let start = body_start(input);
     let empty = input[start..].iter().all(u8::is_ascii_whitespace);
     let message = if empty {
-        "the patch is empty"
+        "the patch is empty".to_string()
     } else {
-        "no patch found: expected a line starting with `*** Begin Patch`, `diff --git `, \
-         `--- ` followed by `+++ `, or `{`"
+        let lines = 1 + super::position::count_newlines(input.trim_ascii_end());
+        format!(
+            "no patch found in the input ({lines} line{}, none shown): expected a line \
+             starting with `*** Begin Patch`, `diff --git `, `--- ` followed by `+++ `, or `{{`",
+            if lines == 1 { "" } else { "s" }
+        )
     };
-    ParseError::at(input, start, message).with_hint(
+    ParseError::about_input(message).with_hint(
         "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff or a JSON \
          edit request; `--format agent|unified|json` forces a format",
     )
@@ -120,7 +149,10 @@ fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
             Some(Format::Agent)
         } else if content.starts_with(b"diff --git ") {
             Some(Format::Unified)
-        } else if content.starts_with(b"{") {
+        } else if content.starts_with(b"{")
+            || (only == Some(Format::Json) && content.trim_ascii_start().starts_with(b"{"))
+        {
+            // `--format json` also takes an indented request (serde skips the blanks).
             Some(Format::Json)
         } else {
             if content.starts_with(b"--- ") {
@@ -355,11 +387,19 @@ mod tests {
     }
 
     #[test]
-    fn forced_format_starts_at_the_first_non_blank_line() {
-        let d = detect_as(b"\n\nhello\n", Format::Agent);
-        assert_eq!((d.format, d.start), (Format::Agent, 2));
-        let d = detect_as(b"x\n{\n", Format::Json);
+    fn forced_format_finds_its_own_start_or_quotes_nothing() {
+        let d = detect_as(b"x\n{\n", Format::Json).expect("a JSON start");
         assert_eq!(d.start, 2);
+        let d = detect_as(b"x\n  {}\n", Format::Json).expect("an indented JSON start");
+        assert_eq!(d.start, 2);
+        let err = detect_as(b"\n\nsecret words\n", Format::Agent).expect_err("none");
+        assert!(!err.located && !err.to_string().contains("secret"), "{err}");
+        let err = detect_as(b"secret\n*** Begin Patch\n", Format::Unified).expect_err("none");
+        assert!(
+            err.message.contains("line 2 starts an agent patch"),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("secret"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::position::{shown, LineCounter};
-use super::{detect, ParseError, ParseOptions};
+use super::{detect, one_patch, ParseError, ParseOptions};
 use crate::model::{Body, Edit, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
 
 const OPS: &str = "replace, line_range, insert, append, create, delete";
@@ -61,6 +61,9 @@ pub fn parse<'a>(
         }
     };
     let end = stream.byte_offset();
+    // One patch per input: the request ends at its closing `}` (the strings inside it may
+    // hold any patch text).
+    one_patch::nothing_after(input, (Format::Json, start), start + end)?;
     let rest = &text[end..];
     if !rest.trim().is_empty() {
         let at = start + end + (rest.len() - rest.trim_start().len());
@@ -140,6 +143,9 @@ struct JsonEdit<'a> {
     path: String,
     /// Byte offset of the edit's `{`.
     at: usize,
+    /// Byte offset of its `path` value (where an error about the path points, so that the
+    /// path it quotes is on the line it shows).
+    path_at: usize,
     kind: Kind<'a>,
 }
 
@@ -294,6 +300,7 @@ impl<'a> Reader<'a> {
             index,
             path,
             at: self.offset(raw),
+            path_at: self.offset(f.required("path")?),
             kind,
         })
     }
@@ -366,7 +373,7 @@ impl<'a> Reader<'a> {
                     };
                     return Err(ParseError::at(
                         self.input,
-                        edit.at,
+                        edit.path_at,
                         format!(
                             "edit {}: `{}` is already {what} by edit {first}; a file that is \
                              created or deleted can have no other edit in the same request",

@@ -7,6 +7,7 @@
 //! so that error positions are those of the user's input.
 
 mod detect;
+mod one_patch;
 mod position;
 
 crate::internal_mod! {
@@ -35,16 +36,23 @@ pub struct ParseOptions {
 }
 
 /// A patch that could not be read: where, what was found, what was expected, what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}, column {column}: {message}")]
+///
+/// It quotes at most the offending line, cut to 80 characters (SPEC §1); an error about the
+/// input as a whole (no patch in it) quotes none of it and has no position
+/// ([`ParseError::located`] is false), so that a file that is not a patch never leaks
+/// through an error message.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ParseError {
-    /// 1-based line of the patch input.
+    /// 1-based line of the patch input; 0 when the error is not [`located`](Self::located).
     pub line: usize,
-    /// 1-based column (in characters) of the offending spot.
+    /// 1-based column (in characters) of the offending spot; 0 when not located.
     pub column: usize,
-    /// The offending line, lossily decoded and cut to a readable length.
+    /// The offending line, lossily decoded, control characters made visible, at most 80 of
+    /// its characters (`…` where it is cut); empty when not located.
     pub line_text: String,
+    /// False for an error about the input as a whole (no patch was found in it).
+    pub located: bool,
     /// What went wrong, lowercase ("expected a hunk line starting with ' ', '-' or '+'").
     pub message: String,
     /// What to do about it.
@@ -59,6 +67,19 @@ impl ParseError {
             line: pos.line,
             column: pos.column,
             line_text: pos.line_text,
+            located: true,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// An error about the input as a whole, quoting none of it (no patch was found).
+    pub fn about_input(message: impl Into<String>) -> Self {
+        ParseError {
+            line: 0,
+            column: 0,
+            line_text: String::new(),
+            located: false,
             message: message.into(),
             hint: None,
         }
@@ -82,6 +103,13 @@ impl ParseError {
     /// assert!(text.contains("  | ^"));
     /// ```
     pub fn render(&self) -> String {
+        if !self.located {
+            let mut out = format!("parse error: {}\n", self.message);
+            if let Some(hint) = &self.hint {
+                out.push_str(&format!("hint: {hint}\n"));
+            }
+            return out;
+        }
         let number = self.line.to_string();
         let gutter = " ".repeat(number.len());
         let caret_at = position::caret_index(self.column, &self.line_text);
@@ -104,15 +132,28 @@ impl ParseError {
     }
 }
 
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.located {
+            write!(f, "line {}, column {}: ", self.line, self.column)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
 impl From<ParseError> for crate::Error {
     fn from(err: ParseError) -> Self {
-        let details = serde_json::json!({
-            "line": err.line,
-            "column": err.column,
-            "line_text": err.line_text,
-        });
-        let mut out =
-            crate::Error::new(crate::ErrorCode::ParseError, err.to_string()).with_details(details);
+        let mut out = crate::Error::new(crate::ErrorCode::ParseError, err.to_string());
+        // Not located: no position to give, and no line of the input to show.
+        if err.located {
+            out = out.with_details(serde_json::json!({
+                "line": err.line,
+                "column": err.column,
+                "line_text": err.line_text,
+            }));
+        }
         out.hint = err.hint;
         out
     }
@@ -132,7 +173,7 @@ impl From<ParseError> for crate::Error {
 /// ```
 pub fn parse<'a>(input: &'a [u8], opts: &ParseOptions) -> Result<PatchSet<'a>, ParseError> {
     let detected = match opts.format {
-        Some(format) => detect::detect_as(input, format),
+        Some(format) => detect::detect_as(input, format)?,
         None => detect::detect(input).ok_or_else(|| detect::nothing_found(input))?,
     };
     let mut set = match detected.format {
@@ -173,16 +214,22 @@ mod tests {
         let err = parse(b"{\"edits\": []}\n", &opts).expect_err("not an agent patch");
         assert_eq!(
             err.message,
-            "expected `*** Begin Patch`, found `{\"edits\": []}`"
+            "no agent patch found: expected a line starting with `*** Begin Patch` (line 1 \
+             starts a JSON edit request: drop --format, or pass --format json)"
         );
-        assert_eq!((err.line, err.column), (1, 1));
+        assert!(!err.located && err.line_text.is_empty());
     }
 
     #[test]
-    fn input_without_any_format_is_refused_with_a_hint() {
-        let err = parse(b"just words\n", &ParseOptions::default()).expect_err("no patch");
+    fn input_without_any_format_is_refused_with_a_hint_and_quotes_none_of_it() {
+        let err = parse(b"root:secret:0:0\n", &ParseOptions::default()).expect_err("no patch");
         assert!(err.message.starts_with("no patch found"));
         assert!(err.hint.is_some());
+        assert!(!err.located);
+        let json = serde_json::to_string(&crate::Error::from(err.clone())).expect("plain data");
+        for shown in [err.render(), err.to_string(), json] {
+            assert!(!shown.contains("secret"), "{shown}");
+        }
     }
 
     #[test]
@@ -191,6 +238,7 @@ mod tests {
             line: 12,
             column: 3,
             line_text: "\tab".into(),
+            located: true,
             message: "bad".into(),
             hint: Some("fix it".into()),
         };

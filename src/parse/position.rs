@@ -2,12 +2,12 @@
 //! readable excerpt of the line, for error messages and `patch_line` fields. Pure; never
 //! fails, whatever the bytes (invalid UTF-8, 1 MB lines, offsets past the end).
 
-/// Columns beyond this are shown in a window around the column instead of from the start.
-const WINDOW: usize = 120;
+/// The most characters of the input an error shows (SPEC §1: at most the offending line, cut
+/// to 80 characters); columns beyond it are shown in a window around the column instead of
+/// from the start of the line.
+const MAX_SHOWN: usize = 80;
 /// Characters shown on each side of the column inside such a window.
-const HALF: usize = 60;
-/// Longest excerpt shown from the start of a line.
-const MAX_SHOWN: usize = 200;
+const HALF: usize = MAX_SHOWN / 2;
 
 /// Where a byte offset lies in the input, in the terms a person reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,10 +49,9 @@ impl Position {
 /// Bytes quoted inside a message: lossily decoded, control characters made visible, cut to
 /// 80 characters.
 pub(crate) fn shown(bytes: &[u8]) -> String {
-    const MAX: usize = 80;
     let text = String::from_utf8_lossy(bytes);
-    let mut out: String = text.chars().take(MAX).map(visible).collect();
-    if text.chars().nth(MAX).is_some() {
+    let mut out: String = text.chars().take(MAX_SHOWN).map(visible).collect();
+    if text.chars().nth(MAX_SHOWN).is_some() {
         out.push('…');
     }
     out
@@ -71,14 +70,18 @@ pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
-/// The shown part of a line: from its start when the column is near it, else `…` and a
-/// window of characters around the column (see [`caret_index`]).
-fn excerpt(content: &[u8], column: usize) -> String {
+/// The shown part of a line (at most [`MAX_SHOWN`] of its characters, `…` where it is
+/// cut): from its start when the column is near it, else a window of characters around the
+/// column (see [`caret_index`]).
+pub(crate) fn excerpt(content: &[u8], column: usize) -> String {
     let text = String::from_utf8_lossy(content);
     let visible = text.chars().map(visible);
-    if column > WINDOW {
+    if column > MAX_SHOWN {
         let mut out = String::from("…");
-        out.extend(visible.skip(column - 1 - HALF).take(2 * HALF));
+        out.extend(visible.skip(column - 1 - HALF).take(MAX_SHOWN));
+        if text.chars().count() > column - 1 - HALF + MAX_SHOWN {
+            out.push('…');
+        }
         out
     } else {
         let mut out: String = visible.take(MAX_SHOWN).collect();
@@ -92,7 +95,7 @@ fn excerpt(content: &[u8], column: usize) -> String {
 /// The character index of the caret within `line_text` for a 1-based `column`: the inverse
 /// of [`excerpt`]'s windowing, so a rendered error points at the right character.
 pub(crate) fn caret_index(column: usize, line_text: &str) -> usize {
-    if column > WINDOW && line_text.starts_with('…') {
+    if column > MAX_SHOWN && line_text.starts_with('…') {
         HALF + 1
     } else {
         column.saturating_sub(1)
@@ -161,7 +164,23 @@ mod tests {
         let shown: Vec<char> = pos.line_text.chars().collect();
         let caret = caret_index(pos.column, &pos.line_text);
         assert_eq!(shown[caret], 'Y');
-        assert!(shown.len() <= 2 * HALF + 1);
+        // At most 80 characters of the line, and the marks where it is cut.
+        assert_eq!(shown.iter().filter(|&&c| c != '…').count(), MAX_SHOWN);
+        assert_eq!((shown[0], shown[shown.len() - 1]), ('…', '…'));
+    }
+
+    #[test]
+    fn a_long_line_is_cut_to_80_characters() {
+        let line = "s".repeat(500);
+        let pos = Position::of(line.as_bytes(), 3);
+        assert_eq!(pos.line_text, format!("{}…", "s".repeat(80)));
+        let near_the_end = Position::of(line.as_bytes(), 499);
+        let shown: Vec<char> = near_the_end.line_text.chars().collect();
+        assert_eq!(shown.iter().filter(|&&c| c != '…').count(), HALF + 1);
+        assert_eq!(
+            shown[caret_index(near_the_end.column, &near_the_end.line_text)],
+            's'
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use super::range::{range, Range, RangeError};
 use super::{Balance, Kind, Lang};
 use crate::error::NumberedLine;
+use crate::parse::quoted::quote_for_terminal;
 
 /// The `range` result for one file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -23,7 +24,7 @@ impl RangeReport {
         let r = &self.range;
         let mut out = format!(
             "{}:{}-{}: {} ({}): {}\n",
-            self.path,
+            quote_for_terminal(&self.path),
             r.start_line,
             r.end_line,
             r.kind,
@@ -52,12 +53,13 @@ pub struct FileBalance {
 impl FileBalance {
     /// `path: balanced (lang)`, `path:line:col: unbalanced: …` or `path: not checked: …`.
     pub fn render(&self) -> String {
+        let path = quote_for_terminal(&self.path);
         match &self.balance {
-            Balance::Balanced => format!("{}: balanced ({})\n", self.path, self.lang),
+            Balance::Balanced => format!("{path}: balanced ({})\n", self.lang),
             Balance::Unbalanced { problem } => {
                 let mut out = format!(
-                    "{}:{}:{}: unbalanced: {problem}\n",
-                    self.path, problem.line, problem.column
+                    "{path}:{}:{}: unbalanced: {problem}\n",
+                    problem.line, problem.column
                 );
                 if let Some(hint) = &problem.hint {
                     out.push_str(&format!("  hint: {hint}\n"));
@@ -65,7 +67,7 @@ impl FileBalance {
                 out
             }
             Balance::NotChecked { reason } => {
-                format!("{}: not checked: {reason}\n", self.path)
+                format!("{path}: not checked: {reason}\n")
             }
         }
     }

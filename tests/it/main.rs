@@ -9,6 +9,7 @@ mod front;
 // only (the Windows run under Wine has no git).
 #[cfg(unix)]
 mod git;
+mod input;
 mod install;
 mod locate;
 mod mcp;

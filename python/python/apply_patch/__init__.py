@@ -166,6 +166,7 @@ def run_cli(argv: Sequence[str]) -> int:
     """Run the ``apply-patch`` command line in this process (``argv[0]`` first).
 
     It reads standard input and writes standard output and error itself, as the command
-    does; returns the exit status.
+    does; returns the exit status. It leaves the process's limits (the open-file limit) as
+    they are: the console command raises its own.
     """
     return int(_native.run_cli([os.fspath(a) for a in argv]))

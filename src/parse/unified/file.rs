@@ -17,6 +17,7 @@ use super::lines::{with_hint, Cursor, RawLine};
 use super::paths;
 use crate::model::{BlobIds, Body, FileOp, FilePatch, Hunk, LineKind, Mode};
 use crate::parse::binary;
+use crate::parse::position::shown;
 use crate::parse::quoted::{Fail, PResult};
 use crate::parse::{ParseError, ParseOptions};
 
@@ -307,7 +308,9 @@ fn git_paths(
         if o != n {
             return Err(with_hint(
                 first.error(format!(
-                    "the file patch names two different files ('{o}' and '{n}') without a 'rename from' or 'copy from' header"
+                    "the file patch names two different files ('{}' and '{}') without a 'rename from' or 'copy from' header",
+                    shown(o.as_bytes()),
+                    shown(n.as_bytes())
                 )),
                 "add 'rename from'/'rename to' lines, or split the change into a delete and an add",
             ));
@@ -344,6 +347,9 @@ fn assemble_git<'a>(
         Kind { rename: true, .. } => FileOp::Rename,
         Kind { copy: true, .. } => FileOp::Copy,
         _ if body_empty && mode_change => FileOp::Mode,
+        // SPEC §1: a header that changes nothing is no patch (git apply: "No valid patches
+        // in input", or "patch with only garbage" beside other file patches).
+        _ if body_empty => return Err(bare_header(first)),
         _ => FileOp::Modify,
     };
     let mut fp = FilePatch {
@@ -359,6 +365,19 @@ fn assemble_git<'a>(
     };
     check_body(&mut fp, opts, first)?;
     Ok(fp)
+}
+
+/// The refusal of a `diff --git` section with neither hunks nor a change of mode, name or
+/// existence: taken for an empty change, it would report success for a patch that says
+/// nothing (a stray or truncated header).
+fn bare_header(first: RawLine<'_>) -> ParseError {
+    with_hint(
+        first.error(
+            "a `diff --git` header with neither hunks nor a change of mode, name or existence \
+             changes nothing: it is no patch (git apply refuses it too)",
+        ),
+        "give the file's hunks after its header, or drop the header",
+    )
 }
 
 /// grammar: plain_file_patch

@@ -26,14 +26,11 @@ impl<'a> RawLine<'a> {
     pub fn error_at(&self, at: usize, message: impl Into<String>) -> ParseError {
         let at = at.min(self.text.len());
         let column = String::from_utf8_lossy(&self.text[..at]).chars().count() + 1;
-        let mut line_text = String::from_utf8_lossy(self.body()).into_owned();
-        if line_text.chars().count() > 200 {
-            line_text = line_text.chars().take(200).collect::<String>() + "…";
-        }
         ParseError {
             line: self.number,
             column,
-            line_text,
+            line_text: crate::parse::position::excerpt(self.body(), column),
+            located: true,
             message: message.into(),
             hint: None,
         }
@@ -121,6 +118,7 @@ impl<'a> Cursor<'a> {
             line: self.end_number,
             column: 1,
             line_text: String::new(),
+            located: true,
             message: message.into(),
             hint: None,
         }

@@ -16,7 +16,7 @@ pub(crate) use file::own_endings;
 use lines::{with_hint, Cursor};
 
 use crate::model::{Format, PatchSet};
-use crate::parse::{ParseError, ParseOptions};
+use crate::parse::{one_patch, ParseError, ParseOptions};
 
 /// grammar: patch
 ///
@@ -40,32 +40,44 @@ pub fn parse<'a>(
         Some(rest) if rest.starts_with(crate::text::BOM) => start + crate::text::BOM.len(),
         _ => start,
     };
-    let mut cur = Cursor::new(input, start);
-    let first = cur.peek();
+    // A diff inside a heredoc ends at the heredoc's closing word, as an agent patch does.
+    let (body, _) = crate::parse::detect::patch_body(input, start);
+    let end = start + body.len();
+    let first = (Format::Unified, start);
+    let mut cur = Cursor::new(&input[..end], start);
     let mut files = Vec::new();
     loop {
+        let prose = cur.peek().map(|l| offset_of(input, l));
         skip_to_header(&mut cur, !files.is_empty())?;
+        // Prose between or after file patches may hold no patch of another kind (SPEC §1:
+        // one patch per input); the diff's own sections are one patch.
+        if let (Some(from), false) = (prose, files.is_empty()) {
+            let to = cur.peek().map_or(end, |l| offset_of(input, l));
+            one_patch::nothing_in_prose(input, first, from, to)?;
+        }
         if cur.peek().is_none() {
             break;
         }
         files.push(file::file_patch(&mut cur, opts)?);
     }
     if files.is_empty() {
-        let message = "no unified diff found: expected a 'diff --git' line or a '--- ' line followed by a '+++ ' line";
-        let err = match first {
-            Some(line) => line.error(message),
-            None => cur.error_at_end(message),
-        };
-        return Err(with_hint(
-            err,
-            "make the patch with 'git diff' or 'diff -u', or use the agent patch language",
-        ));
+        // No patch at all: nothing of the input is quoted (SPEC §1).
+        return Err(ParseError::about_input(
+            "no unified diff found: expected a 'diff --git' line or a '--- ' line followed by a '+++ ' line",
+        )
+        .with_hint("make the patch with 'git diff' or 'diff -u', or use the agent patch language"));
     }
+    one_patch::nothing_after(input, first, end)?;
     Ok(PatchSet {
         format: Format::Unified,
         cd: None,
         files,
     })
+}
+
+/// The byte offset of `line` in `input` (every line is a slice of it).
+fn offset_of(input: &[u8], line: lines::RawLine<'_>) -> usize {
+    (line.text.as_ptr() as usize).saturating_sub(input.as_ptr() as usize)
 }
 
 /// True when the line at the cursor starts a file patch: `diff --git `, a `--- ` line

@@ -4,6 +4,7 @@
 //!
 //! Pure; no file-system lookups (git's "does this file exist" guesses are not made here).
 
+use crate::parse::position::shown;
 use crate::parse::quoted::{quoted_path, PResult};
 
 /// Why a path could not be made a model path.
@@ -14,17 +15,18 @@ pub fn finish(raw: &[u8], strip: usize) -> Result<String, PathError> {
     let text = std::str::from_utf8(raw).map_err(|_| {
         format!(
             "path '{}' is not valid UTF-8 (after decoding its escapes)",
-            String::from_utf8_lossy(raw)
+            shown(raw)
         )
     })?;
     if text.contains('\0') {
-        return Err(format!("path '{}' holds a NUL byte", text.escape_debug()));
+        return Err(format!("path '{}' holds a NUL byte", shown(text.as_bytes())));
     }
     let stripped = strip_components(text, strip).ok_or_else(|| {
         let have = text.split('/').filter(|c| !c.is_empty()).count();
         format!(
-            "cannot strip {strip} leading component{} from path '{text}': it has {have}, and a file name must remain",
-            if strip == 1 { "" } else { "s" }
+            "cannot strip {strip} leading component{} from path '{}': it has {have}, and a file name must remain",
+            if strip == 1 { "" } else { "s" },
+            shown(text.as_bytes())
         )
     })?;
     let mut path = stripped;
@@ -32,7 +34,10 @@ pub fn finish(raw: &[u8], strip: usize) -> Result<String, PathError> {
         path = rest.trim_start_matches('/');
     }
     if path.is_empty() || path == "." {
-        return Err(format!("path '{text}' names no file once stripped"));
+        return Err(format!(
+            "path '{}' names no file once stripped",
+            shown(text.as_bytes())
+        ));
     }
     Ok(path.to_string())
 }

@@ -73,8 +73,9 @@ fn start_offset_counts_lines_from_the_input() {
     let text = b"ignored\nalso\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
     let set = parse(text, 13, &opts()).expect("parses");
     assert_eq!(set.files[0].patch_line, 3);
+    // No file header at all: no patch, so the error quotes none of the input.
     let err = parse(b"x\ny\n@@ -1 +1 @@\n", 2, &opts()).expect_err("no header");
-    assert_eq!(err.line, 2);
+    assert!(!err.located && err.line_text.is_empty());
 }
 
 #[test]
@@ -266,4 +267,27 @@ fn crs_of_created_and_deleted_files_are_content() {
         texts(&parse_ok(modify, &opts())),
         [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]
     );
+}
+
+#[test]
+fn a_bare_git_header_is_no_patch_alone_or_beside_others() {
+    let diff = "diff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+    for (text, line) in [
+        ("diff --git a/x b/x\n".to_string(), 1),
+        ("diff --git a/x b/x\nindex 1111111..2222222 100644\n".into(), 1),
+        (format!("{diff}diff --git a/x b/x\n"), 7),
+        (format!("diff --git a/x b/x\n{diff}"), 1),
+    ] {
+        let err = parse_err(&text, &opts());
+        assert!(err.message.contains("changes nothing"), "{text}: {err}");
+        assert_eq!(err.line, line, "{text}");
+    }
+    // A header that changes a mode, a name or existence is a patch without hunks.
+    for text in [
+        "diff --git a/m b/m\nold mode 100644\nnew mode 100755\n",
+        "diff --git a/e b/e\nnew file mode 100644\nindex 0000000..e69de29\n",
+        "diff --git a/o b/n\nsimilarity index 100%\nrename from o\nrename to n\n",
+    ] {
+        parse_ok(text, &opts());
+    }
 }
