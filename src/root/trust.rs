@@ -59,25 +59,20 @@ impl From<TrustError> for Error {
 pub(crate) fn check_repository(repo: &gix::Repository) -> Result<(), Error> {
     let workdir = repo.workdir();
     let git_dir = repo.git_dir();
-    // git's three paths: the `.git` file that named the git dir, the work tree, the git dir.
+    // git's three paths: the git dir (named first when it is not ours: the state would go
+    // there), the `.git` file that named it, the work tree.
     let gitfile = workdir
         .map(|w| w.join(".git"))
         .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file()));
-    let candidates = gitfile
-        .iter()
-        .map(PathBuf::as_path)
+    let foreign = [git_dir]
+        .into_iter()
+        .chain(gitfile.as_deref())
         .chain(workdir)
-        .chain([git_dir]);
-    let mut foreign = None;
-    for path in candidates {
-        match owner_of(path) {
-            Some(uid) if !super::is_ours(uid) => {
-                foreign = Some((path.to_path_buf(), uid));
-                break;
-            }
-            _ => {}
-        }
-    }
+        .find_map(|path| {
+            owner_of(path)
+                .filter(|&uid| !super::is_ours(uid))
+                .map(|uid| (path.to_path_buf(), uid))
+        });
     let Some((path, owner)) = foreign else {
         return Ok(());
     };
