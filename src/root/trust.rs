@@ -10,7 +10,9 @@
 //! is used (README "Platforms"). Must not read or write anything but the metadata of those
 //! paths and git's configuration files.
 
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 
 use crate::error::{Error, ErrorCode};
 
@@ -216,6 +218,7 @@ pub(crate) fn config_parameters(text: &str) -> Vec<(String, Option<String>)> {
 
 /// One single-quoted word at the start of `text` (with git's `'\X'` escapes between quoted
 /// parts) and the text after it.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn dequote(text: &str) -> Option<(String, &str)> {
     let mut rest = text.strip_prefix('\'')?;
     let mut out = String::new();

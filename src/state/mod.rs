@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub(crate) mod safety;
+pub mod safety;
 use safety::Keeps;
 
 use sha2::{Digest, Sha256};
@@ -39,6 +39,15 @@ pub enum StateError {
     /// Neither `XDG_STATE_HOME` nor `HOME` names a place for the state.
     #[error("cannot find a state directory: neither XDG_STATE_HOME nor HOME is set")]
     NoStateDir,
+    /// What stands at `path`, where apply-patch keeps `keeps`, may not be used: see
+    /// [`safety`] (a symlink, another kind of file, another user's, writable by others, too
+    /// large).
+    #[error("{}", safety::message(path, *keeps, found))]
+    Unsafe {
+        path: PathBuf,
+        keeps: Keeps,
+        found: safety::Found,
+    },
 }
 
 impl StateError {
@@ -47,6 +56,12 @@ impl StateError {
         match self {
             StateError::BadFolderName { .. } => ErrorCode::Usage,
             StateError::DamagedSecret { .. } | StateError::NoStateDir => ErrorCode::IoError,
+            // An owner or mode to fix, as git's ownership refusal; else a file that is not
+            // apply-patch's.
+            StateError::Unsafe { found, .. } => match found {
+                safety::Found::Owner { .. } | safety::Found::Writable { .. } => ErrorCode::Usage,
+                _ => ErrorCode::IoError,
+            },
         }
     }
 }
@@ -61,6 +76,13 @@ impl From<StateError> for Error {
                  are then refused)",
             ),
             StateError::NoStateDir => out.with_hint("set XDG_STATE_HOME to a writable directory"),
+            StateError::Unsafe { path, keeps, found } => out
+                .with_path(path.display().to_string())
+                .with_hint(safety::hint(&path, keeps, &found))
+                .with_details(serde_json::json!({
+                    "state": path.display().to_string(),
+                    "found": found.word(),
+                })),
         }
     }
 }
@@ -330,6 +352,30 @@ mod tests {
         let e: Error = StateError::BadFolderName { name: "a/b".into() }.into();
         assert_eq!((e.code, e.hint), (ErrorCode::Usage, None));
         assert_eq!(e.message, "invalid state folder name \"a/b\"");
+        let e: Error = StateError::Unsafe {
+            path: PathBuf::from("/r/.apply-patch-txn"),
+            keeps: Keeps::JournalFolder,
+            found: safety::Found::Kind { what: "a FIFO" },
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::IoError);
+        assert_eq!(
+            e.message,
+            "/r/.apply-patch-txn is a FIFO, where apply-patch keeps the journal folder of a \
+             running transaction"
+        );
+        assert_eq!(
+            e.details(),
+            Some(&serde_json::json!({"state": "/r/.apply-patch-txn", "found": "fifo"}))
+        );
+        assert!(e.hint.is_some_and(|h| h.contains("mv /r/.apply-patch-txn")));
+        let e: Error = StateError::Unsafe {
+            path: PathBuf::from("/s"),
+            keeps: Keeps::Folder,
+            found: safety::Found::Owner { uid: 7 },
+        }
+        .into();
+        assert_eq!((e.code, e.path.as_deref()), (ErrorCode::Usage, Some("/s")));
         let e: Error = StateError::NoStateDir.into();
         assert_eq!(
             e.hint.as_deref(),

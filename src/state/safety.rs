@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Error, ErrorCode};
+use crate::Error;
 
 /// What apply-patch keeps at a place of the state it refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub enum Found {
 
 impl Found {
     /// The stable word of `details.found`.
-    fn word(&self) -> &'static str {
+    pub fn word(&self) -> &'static str {
         match self {
             Found::Symlink { .. } => "symlink",
             Found::Kind { what } => match *what {
@@ -70,7 +70,7 @@ impl Found {
 }
 
 /// The message of a refused place.
-pub(super) fn message(path: &Path, keeps: Keeps, found: &Found) -> String {
+pub fn message(path: &Path, keeps: Keeps, found: &Found) -> String {
     let path = path.display();
     let noun = keeps.noun();
     match found {
@@ -95,7 +95,7 @@ pub(super) fn message(path: &Path, keeps: Keeps, found: &Found) -> String {
 }
 
 /// The next step for a refused place.
-pub(super) fn hint(path: &Path, keeps: Keeps, found: &Found) -> String {
+pub fn hint(path: &Path, keeps: Keeps, found: &Found) -> String {
     let path = path.display();
     let remove = match keeps {
         Keeps::File => "rm",
@@ -121,21 +121,16 @@ pub(super) fn hint(path: &Path, keeps: Keeps, found: &Found) -> String {
     }
 }
 
-/// The boundary error of a refused place: `usage` for an owner or mode to fix (as git's
-/// ownership refusal), `io_error` for a file that is not apply-patch's; `details.state`
+/// The refusal of a place of the state ([`super::StateError::Unsafe`]): `usage` for an
+/// owner or mode to fix, `io_error` for a file that is not apply-patch's; `details.state`
 /// names the place and `details.found` what is there.
-pub(crate) fn refusal(path: &Path, keeps: Keeps, found: &Found) -> Error {
-    let code = match found {
-        Found::Owner { .. } | Found::Writable { .. } => ErrorCode::Usage,
-        _ => ErrorCode::IoError,
-    };
-    Error::new(code, message(path, keeps, found))
-        .with_path(path.display().to_string())
-        .with_hint(hint(path, keeps, found))
-        .with_details(serde_json::json!({
-            "state": path.display().to_string(),
-            "found": found.word(),
-        }))
+pub fn refusal(path: &Path, keeps: Keeps, found: &Found) -> Error {
+    super::StateError::Unsafe {
+        path: path.to_path_buf(),
+        keeps,
+        found: found.clone(),
+    }
+    .into()
 }
 
 /// Is `err` the refusal of a place of the state ([`refusal`])? Its own message and hint say
@@ -270,6 +265,7 @@ pub fn create_folder(dir: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorCode;
 
     #[cfg(unix)]
     #[test]

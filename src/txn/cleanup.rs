@@ -13,6 +13,7 @@
 //!   transaction was, and a recovery completes its clean-up again (each step may be redone).
 //! - An undo record is renamed out of the history first ([`GONE`] prefix, atomic), then
 //!   removed: a crash leaves a folder no listing takes for a record, swept later.
+//!
 //! Every step is a failpoint (`commit:<k>:…`, counted on after the commit's own steps).
 //! Failures here are warnings: the change is already wholly in place. Must not touch the work
 //! tree except to remove folders the transaction emptied.

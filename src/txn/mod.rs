@@ -31,6 +31,8 @@ use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
 pub use durable::Durability;
+// The command line's `recover` report names blocked paths as the errors do.
+#[cfg(feature = "cli")]
 pub(crate) use error::blocked_text;
 pub use error::{Restoring, Staleness, TxnError, Worker};
 pub use journal::Blocked;

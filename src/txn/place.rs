@@ -24,6 +24,7 @@ pub const JOURNAL_LIMIT: u64 = 1 << 30;
 pub const LAST_LIMIT: u64 = 4096;
 
 /// The most bytes a kept patch (a chip) or a preview's plan may hold (as a patch input).
+#[cfg(feature = "git")]
 pub const KEPT_LIMIT: u64 = 1 << 30;
 
 /// Opens `path` with `options` itself: not through a symlink at its last component, not

@@ -162,7 +162,8 @@ fn git_dir(dir: &Path) {
 /// The attacker's state in the git dir `git` for the victim's root `root`: the secret, a
 /// prepared journal whose rollback would delete `a.txt`, and an undo record (named by
 /// `last`) whose undo would replace it with the attacker's bytes, mode 0644 — each with a
-/// valid MAC, made with the planted secret for the victim's very root.
+/// valid MAC, made with the planted secret for the victim's very root — all of it writable
+/// by everyone.
 fn plant_attack(git: &Path, root: &Path) {
     let state = git.join("apply-patch");
     std::fs::create_dir_all(state.join("journal")).expect("mkdir");
@@ -214,6 +215,21 @@ fn plant_attack(git: &Path, root: &Path) {
         .write(&Dir::open(&record).expect("open"), &record, &SECRET)
         .expect("forge the record");
     std::fs::write(record.join("b0"), b"attacker\n").expect("backup");
+    std::fs::write(state.join("lock"), b"").expect("lock");
+    // Open to everyone, so that the victim's runs can write there as they would in a folder
+    // of their own (the attack needs them to take the lock and act on the journal).
+    let mut stack = vec![git.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        chmod(&dir, 0o777);
+        for item in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = item.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                chmod(&path, 0o666);
+            }
+        }
+    }
 }
 
 /// Every path under `dir` with its owner, mode and content: the attacker's files, to prove
