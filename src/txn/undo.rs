@@ -98,11 +98,15 @@ fn revert_inner(
             "it is not the record of its transaction",
         ));
     }
-    // Its backups are read through the record's folder opened without following a symlink.
-    let backups = Dir::open(&undo)
-        .and_then(|u| u.open_child(id.as_bytes()))
-        .map_err(|e| Error::io(&dir.display().to_string(), "cannot open", &e))?;
-    let changes = reverse_changes(state.root(), &journal, &backups)?;
+    // Its backups are read through the record's folder opened without following a symlink,
+    // and let go before the revert, whose end drops the record (Windows cannot move a folder
+    // a handle holds).
+    let changes = {
+        let backups = Dir::open(&undo)
+            .and_then(|u| u.open_child(id.as_bytes()))
+            .map_err(|e| Error::io(&dir.display().to_string(), "cannot open", &e))?;
+        reverse_changes(state.root(), &journal, &backups)?
+    };
     let files = changes.iter().map(|c| c.path.clone()).collect();
     let tx = Txn {
         state,
