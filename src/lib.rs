@@ -116,8 +116,8 @@ mod release;
 /// [`Plan`](plan::Plan) would commit.
 pub mod transaction {
     pub use crate::txn::{
-        recover, undo, Change, NewState, RecoverAction, RecoverReport, Restoring, Snapshot,
-        Staleness, TxnError, TxnWarning, UndoReport, Worker,
+        recover, undo, Blocked, Change, NewState, RecoverAction, RecoverReport, Restoring,
+        Snapshot, Staleness, TxnError, TxnWarning, UndoReport, Worker,
     };
 }
 

@@ -52,7 +52,7 @@ impl ChipStore {
         id.truncate(12);
         let shown = self.dir.display().to_string();
         let io = |e: std::io::Error| Error::io(&shown, "cannot keep the refused patch in", &e);
-        fs::create_dir_all(&self.dir).map_err(io)?;
+        crate::state::create_dir_all(&self.dir)?;
         let path = self.dir.join(format!("{id}.patch"));
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir).map_err(io)?;
         std::io::Write::write_all(&mut tmp, patch).map_err(io)?;
@@ -67,8 +67,15 @@ impl ChipStore {
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown());
         }
-        let bytes = fs::read(self.dir.join(format!("{}.patch", id.to_ascii_lowercase())))
-            .map_err(|_| unknown())?;
+        // Read as every state file is (`txn::place`): a link or a FIFO planted in its place
+        // is refused, saying what it is, never followed or waited on.
+        let path = self.dir.join(format!("{}.patch", id.to_ascii_lowercase()));
+        let bytes = match crate::txn::place::read_file(&path, crate::txn::place::KEPT_LIMIT) {
+            Ok(Some((bytes, _))) => bytes,
+            Ok(None) => return Err(unknown()),
+            Err(e) if crate::state::safety::is_refusal(&e) => return Err(e),
+            Err(_) => return Err(unknown()),
+        };
         if !sha256_hex(&bytes).starts_with(&id.to_ascii_lowercase()) {
             return Err(unknown());
         }

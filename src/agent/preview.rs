@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::agent::sha256_hex;
 use crate::error::Error;
+use crate::txn::place::{read_file, KEPT_LIMIT};
 use crate::txn::{AuditRecord, NewState, Snapshot};
 
 /// How long a preview can be confirmed: one hour.
@@ -156,7 +157,8 @@ impl PreviewStore {
         let folder = self.dir.join(&id);
         let shown = folder.display().to_string();
         let io = |e: std::io::Error| Error::io(&shown, "cannot keep the preview in", &e);
-        fs::create_dir_all(&folder).map_err(io)?;
+        // Private (0700): it holds the new contents of the user's files.
+        crate::state::create_dir_all(&folder)?;
         let mut paths = Vec::with_capacity(changes.len());
         for (path, before, after) in changes {
             let after = match after {
@@ -248,14 +250,22 @@ impl PreviewStore {
     }
 }
 
+/// The kept plan of a claimed preview, its files read as every state file is
+/// (`txn::place`: regular files only, never through a symlink, never waiting on a FIFO; the
+/// plan at most [`KEPT_LIMIT`] bytes).
 fn load(folder: &Path) -> Result<Claimed, String> {
-    let json = fs::read(folder.join("preview.json")).map_err(|e| e.to_string())?;
+    let read = |name: &str, limit: u64| match read_file(&folder.join(name), limit) {
+        Ok(Some((bytes, _))) => Ok(bytes),
+        Ok(None) => Err(format!("{name} is missing")),
+        Err(e) => Err(e.message),
+    };
+    let json = read("preview.json", KEPT_LIMIT)?;
     let preview: Preview = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
     let mut changes = Vec::with_capacity(preview.paths.len());
     for p in &preview.paths {
         let after = match &p.after {
             After::File { sha256, mode } => {
-                let bytes = fs::read(folder.join(sha256)).map_err(|e| e.to_string())?;
+                let bytes = read(sha256, u64::MAX)?;
                 if &sha256_hex(&bytes) != sha256 {
                     return Err("content does not match its hash".into());
                 }

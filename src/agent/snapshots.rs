@@ -50,9 +50,10 @@ impl SnapshotStore {
             return Ok(false);
         }
         let dir = self.dir.display().to_string();
-        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&dir, "cannot create", &e))?;
+        crate::state::create_dir_all(&self.dir)?;
         let target = self.dir.join(sha256);
-        if target.is_file() {
+        // Not followed: a link or a FIFO in its place is replaced by the rename below.
+        if fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
             // Content-addressed: the same name is the same bytes; refresh its age only.
             touch(&target);
         } else {
@@ -82,7 +83,9 @@ impl SnapshotStore {
         if found.next().is_some() {
             return None;
         }
-        let bytes = fs::read(&entry.path).ok()?;
+        // Read as every state file is (`txn::place`): never through a symlink, never waiting
+        // on a FIFO, at most what the store keeps.
+        let (bytes, _) = crate::txn::place::read_file(&entry.path, self.cap / 4).ok()??;
         if super::sha256_hex(&bytes) != entry.name {
             // A damaged snapshot must never become a merge base.
             let _ = fs::remove_file(&entry.path);
@@ -122,7 +125,8 @@ impl SnapshotStore {
                 if name.len() != 64 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
                     return None;
                 }
-                let meta = de.metadata().ok()?;
+                // Not followed: only a regular file is a snapshot.
+                let meta = de.metadata().ok().filter(|m| m.is_file())?;
                 Some(Entry {
                     path: de.path(),
                     name,
@@ -141,9 +145,12 @@ struct Entry {
     mtime: SystemTime,
 }
 
-/// Mark a snapshot as just used (its mtime is the age pruning goes by).
+/// Mark a snapshot as just used (its mtime is the age pruning goes by); opened as every
+/// state file is (`txn::place`), so a link or a FIFO is left alone.
 fn touch(path: &Path) {
-    if let Ok(f) = fs::File::options().append(true).open(path) {
+    let mut options = fs::File::options();
+    options.append(true);
+    if let Ok((f, _)) = crate::txn::place::open_file(path, &mut options, "cannot touch") {
         let _ = f.set_modified(SystemTime::now());
     }
 }

@@ -247,6 +247,9 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
         (Some(id), Some(txn::RecoverAction::Completed)) => {
             format!("completed interrupted transaction {id}\n")
         }
+        (Some(id), Some(txn::RecoverAction::CleanedUp)) => {
+            format!("finished removing the journal folder of transaction {id}\n")
+        }
         _ => "nothing to recover\n".to_string(),
     };
     for f in &r.restored {
@@ -257,6 +260,9 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
             "left as found (changed after the crash): {}\n",
             quote_for_terminal(f)
         ));
+    }
+    for b in &r.blocked {
+        s.push_str(&format!("{}\n", txn::blocked_text(b)));
     }
     if let Some(kept) = &r.kept {
         s.push_str(&format!(

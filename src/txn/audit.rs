@@ -104,15 +104,21 @@ fn derived_op(before: &State, after: &State) -> &'static str {
 }
 
 /// Appends one line to the audit log at `path` (one `write` of the whole line, `O_APPEND`).
+/// The log is opened as every state file is ([`super::place`]), made 0600 (it names the
+/// paths and hashes of a private tree), and an older one others could read is made so.
 pub fn append(path: &Path, line: &serde_json::Value) -> Result<(), Error> {
     let shown = path.display().to_string();
     let mut text = line.to_string();
     text.push('\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(&shown, "cannot open the audit log", &e))?;
+    let (mut file, st) = super::place::open_file(
+        path,
+        std::fs::OpenOptions::new().create(true).append(true),
+        "cannot open the audit log",
+    )?;
+    if cfg!(unix) && st.mode & 0o077 != 0 {
+        super::dirfd::fchmod(&file, st.mode & 0o7700)
+            .map_err(|e| Error::io(&shown, "cannot make private the audit log", &e))?;
+    }
     file.write_all(text.as_bytes())
         .map_err(|e| Error::io(&shown, "cannot append to the audit log", &e))
 }

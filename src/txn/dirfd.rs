@@ -131,6 +131,12 @@ pub enum Walk {
 /// system calls per file), nor `Read::read_to_end` without that size, which reads in small
 /// pieces first: one read fills the room, one more finds the end (or a file that grew).
 fn read_rest(f: &mut std::fs::File, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    read_rest_within(f, bytes, u64::MAX)
+}
+
+/// [`read_rest`], refusing (`FileTooLarge`) a file that grows past `limit` bytes in all
+/// while it is read: only `limit + 1` bytes are ever asked for.
+fn read_rest_within(f: &mut std::fs::File, bytes: &mut Vec<u8>, limit: u64) -> io::Result<usize> {
     use std::io::Read;
     let start = bytes.len();
     let room = bytes.capacity() - start;
@@ -149,9 +155,52 @@ fn read_rest(f: &mut std::fs::File, bytes: &mut Vec<u8>) -> io::Result<usize> {
     }
     bytes.truncate(filled);
     if filled - start == room {
-        Read::take(f, u64::MAX).read_to_end(bytes)?;
+        let left = limit.saturating_sub(bytes.len() as u64).saturating_add(1);
+        Read::take(f, left).read_to_end(bytes)?;
+        if bytes.len() as u64 > limit {
+            bytes.truncate(start);
+            return Err(over_limit(limit));
+        }
     }
     Ok(bytes.len() - start)
+}
+
+/// `f` with its `fstat` when it is a regular file; anything else is refused (`InvalidInput`).
+fn regular(f: std::fs::File) -> io::Result<(std::fs::File, Stat)> {
+    let st = file_stat(&f)?;
+    if st.kind != Kind::File {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok((f, st))
+}
+
+/// The whole of `f`, opened by the caller as [`Dir::open_file`] opens (not through a
+/// symlink, not waiting on a FIFO), and its `fstat`, when it is a regular file of at most
+/// `limit` bytes (see [`Dir::read_file_within`]). A file too large for the memory is an
+/// error (`OutOfMemory`), as for [`Dir::read_file`].
+pub fn read_opened_within(f: std::fs::File, limit: u64) -> io::Result<(Vec<u8>, Stat)> {
+    let (mut f, st) = regular(f)?;
+    if st.len > limit {
+        return Err(over_limit(limit));
+    }
+    let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(expected)
+        .map_err(|_| too_large(&st))?;
+    read_rest_within(&mut f, &mut bytes, limit)?;
+    Ok((bytes, st))
+}
+
+/// A file longer than a read's limit.
+fn over_limit(limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("the file is larger than {limit} bytes"),
+    )
 }
 
 impl Dir {
@@ -260,28 +309,22 @@ impl Dir {
 
     /// Opens the regular file `name` (anything else is refused) with its `fstat`.
     fn open_regular(&self, name: &[u8]) -> io::Result<(std::fs::File, Stat)> {
-        let f = self.open_file(name)?;
-        let st = file_stat(&f)?;
-        if st.kind != Kind::File {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
-        Ok((f, st))
+        regular(self.open_file(name)?)
     }
 
     /// Reads the whole regular file `name` and its `fstat` (of the same open file). A file
     /// too large for the memory is an error (`OutOfMemory`), not the end of the process.
     pub fn read_file(&self, name: &[u8]) -> io::Result<(Vec<u8>, Stat)> {
-        let (mut f, st) = self.open_regular(name)?;
-        let expected = usize::try_from(st.len).map_err(|_| too_large(&st))?;
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(expected)
-            .map_err(|_| too_large(&st))?;
-        read_rest(&mut f, &mut bytes)?;
-        Ok((bytes, st))
+        self.read_file_within(name, u64::MAX)
+    }
+
+    /// [`Dir::read_file`] of a file that may hold at most `limit` bytes: a longer one is
+    /// refused (`FileTooLarge`) before it is read, or as soon as it grows past the limit
+    /// while it is read. Opened as every read of the tree is (no symlink followed, no wait on
+    /// a FIFO, nothing but a regular file), so a file of the state place that is a link to
+    /// `/dev/zero`, a FIFO or a huge file can neither hang a run nor exhaust its memory.
+    pub fn read_file_within(&self, name: &[u8], limit: u64) -> io::Result<(Vec<u8>, Stat)> {
+        read_opened_within(self.open_file(name)?, limit)
     }
 
     /// [`Dir::read_file`] and the SHA-256 of the bytes read. A large file is hashed on
@@ -434,9 +477,21 @@ impl Dir {
     #[cfg(unix)]
     /// Creates the directory `name`.
     pub fn mkdir(&self, name: &[u8]) -> io::Result<()> {
+        self.mkdir_mode(name, 0o777)
+    }
+
+    #[cfg(unix)]
+    /// Creates the directory `name` that only its owner may enter (apply-patch's own folders
+    /// in the tree: the journal folder outside git).
+    pub fn mkdir_private(&self, name: &[u8]) -> io::Result<()> {
+        self.mkdir_mode(name, 0o700)
+    }
+
+    #[cfg(unix)]
+    fn mkdir_mode(&self, name: &[u8], mode: libc::mode_t) -> io::Result<()> {
         let c = cstr(name)?;
         // SAFETY: valid dirfd and C string.
-        retry(|| unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o777) }).map(|_| ())
+        retry(|| unsafe { libc::mkdirat(self.raw(), c.as_ptr(), mode) }).map(|_| ())
     }
 
     #[cfg(unix)]

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use super::journal::Blocked;
 use crate::{Error, ErrorCode};
 
 /// A failed step and what the transaction did about it.
@@ -86,6 +87,16 @@ pub enum TxnError {
     /// A journal or undo record that is not this root's own.
     #[error("refusing the apply-patch journal {place}: {reason}; it was left as it is")]
     Untrusted { place: String, reason: String },
+    /// A journal folder that holds files but neither a journal nor the journal of a finished
+    /// transaction: what an older apply-patch left when removing a finished transaction's
+    /// folder was interrupted (or a copy of the tree carried it).
+    #[error(
+        "refusing {place}: it holds files but no journal; apply-patch removes a journal only \
+         once its transaction is over (the tree is then wholly old or wholly new), so these \
+         are the leftovers of an interrupted clean-up (or a copy of the tree carried them); it \
+         was left as it is"
+    )]
+    Leftovers { place: String },
     /// A path inside apply-patch's or git's own folder.
     #[error("{path} is inside apply-patch's or git's own folder")]
     OwnFolder { path: String },
@@ -97,15 +108,18 @@ pub enum TxnError {
     NotAFolderOnPath { path: String, at: String },
     /// Restoring the old state failed (`rollback_failed`): some files could not be put back,
     /// or hold neither their old nor their new content. The journal and backups are kept.
-    #[error("{}", restore_failed(during, failures, conflicts))]
+    #[error("{}", restore_failed(during, failures, conflicts, blocked))]
     RestoreFailed {
         during: Restoring,
         /// The journal's folder.
         journal: PathBuf,
         /// The restores that failed.
         failures: Vec<Error>,
-        /// The paths that hold neither their old nor their new content.
+        /// The paths that hold neither their old nor their new content (those that cannot be
+        /// reached too).
         conflicts: Vec<String>,
+        /// The conflicts that cannot be reached: a folder on their way was replaced.
+        blocked: Vec<Blocked>,
     },
     /// Another transaction holds the root's lock (`busy`): `waited` is how long this one
     /// waited for `lock`.
@@ -151,9 +165,6 @@ pub enum TxnError {
     /// A staged file that no longer holds the new content its journal names.
     #[error("the staged new content of {path} is not what the journal names")]
     StagedContentWrong { path: String },
-    /// The journal's place is taken by something other than a folder.
-    #[error("{journal} is not a folder")]
-    JournalNotAFolder { journal: String },
     /// A committed transaction's new git index (`lock`) was removed before it was installed.
     #[error(
         "the new git index of transaction {id} is gone ({lock} was removed): the index does not \
@@ -244,7 +255,12 @@ pub enum Restoring {
 }
 
 /// The message of [`TxnError::RestoreFailed`]: what failed, then each failure.
-fn restore_failed(during: &Restoring, failures: &[Error], conflicts: &[String]) -> String {
+fn restore_failed(
+    during: &Restoring,
+    failures: &[Error],
+    conflicts: &[String],
+    blocked: &[Blocked],
+) -> String {
     let mut text = match during {
         Restoring::Recovery { id } => {
             format!("recovering transaction {id} could not restore every file")
@@ -257,9 +273,25 @@ fn restore_failed(during: &Restoring, failures: &[Error], conflicts: &[String]) 
         text.push_str(&format!("; {}", f.message));
     }
     for c in conflicts {
-        text.push_str(&format!("; {c} holds neither its old nor its new content"));
+        match blocked.iter().find(|b| b.path == *c) {
+            Some(b) => text.push_str(&format!("; {}", blocked_text(b))),
+            None => text.push_str(&format!("; {c} holds neither its old nor its new content")),
+        }
     }
     text
+}
+
+/// Why a blocked path was left as found.
+pub(crate) fn blocked_text(b: &Blocked) -> String {
+    let what = if b.symlink {
+        "a symbolic link (never followed)"
+    } else {
+        "not a folder"
+    };
+    format!(
+        "{} cannot be reached: {} on its path is {what} now, put there by another program",
+        b.path, b.at
+    )
 }
 
 impl TxnError {
@@ -293,14 +325,24 @@ impl TxnError {
                  backups are kept)",
             ),
             TxnError::JournalDamaged { .. } | TxnError::JournalVersion { .. } => Some(
-                "inspect the journal folder, restore any file by hand from its backups, then \
-                 remove the folder",
+                "apply-patch cannot tell from it which files the transaction changed: compare \
+                 each file with its backup in the journal folder and put back all of them or \
+                 none (never some only, which would mix old and new files), then remove the \
+                 folder",
             ),
             TxnError::Untrusted { place, .. } => {
                 return Some(format!(
                     "if it came with a copy or an archive of the tree, remove {place}; if it is \
-                     this tree's own, restore its files by hand from the backups in it, then \
-                     remove it"
+                     this tree's own (its state secret was replaced since), put every path its \
+                     journal.json lists back to its `before` state from the backups named there, \
+                     or leave them all as they are — never some only, which would mix old and \
+                     new files — then remove it"
+                ))
+            }
+            TxnError::Leftovers { place } => {
+                return Some(format!(
+                    "remove it (`rm -r {place}`); do not restore files from it: its backups are \
+                     old versions of files the finished transaction replaced"
                 ))
             }
             TxnError::Busy { .. } => Some("wait for the other run to finish, then try again"),
@@ -319,7 +361,6 @@ impl TxnError {
             | TxnError::NotRegular { .. }
             | TxnError::ChangedWhileFinishing { .. }
             | TxnError::StagedContentWrong { .. }
-            | TxnError::JournalNotAFolder { .. }
             | TxnError::IndexLockGone { .. }
             | TxnError::IndexLockChanged { .. }
             | TxnError::BackupMissing { .. }
@@ -353,7 +394,6 @@ impl TxnError {
             | TxnError::FolderNotCreated { .. }
             | TxnError::ChangedWhileFinishing { .. }
             | TxnError::StagedContentWrong { .. }
-            | TxnError::JournalNotAFolder { .. }
             | TxnError::IndexLockGone { .. }
             | TxnError::IndexLockChanged { .. }
             | TxnError::BackupMissing { .. }
@@ -363,6 +403,7 @@ impl TxnError {
             | TxnError::JournalVersion { .. }
             | TxnError::JournalUnencodable { .. }
             | TxnError::Untrusted { .. }
+            | TxnError::Leftovers { .. }
             | TxnError::NotAFolderOnPath { .. }
             | TxnError::NoJournal { .. }
             | TxnError::NoRecordOfTheLast { .. }
@@ -395,8 +436,7 @@ impl TxnError {
             TxnError::JournalDamaged { journal, .. } | TxnError::JournalVersion { journal, .. } => {
                 Some(journal)
             }
-            TxnError::Untrusted { place, .. } => Some(place),
-            TxnError::JournalNotAFolder { journal } => Some(journal),
+            TxnError::Untrusted { place, .. } | TxnError::Leftovers { place } => Some(place),
             TxnError::IndexLockGone { lock, .. } | TxnError::IndexLockChanged { lock, .. } => {
                 Some(lock)
             }
@@ -420,6 +460,10 @@ impl TxnError {
             TxnError::Untrusted { place, reason } => {
                 Some(serde_json::json!({ "journal": place, "reason": reason }))
             }
+            TxnError::Leftovers { place } => Some(serde_json::json!({ "journal": place })),
+            TxnError::JournalDamaged { journal, .. } | TxnError::JournalVersion { journal, .. } => {
+                Some(serde_json::json!({ "journal": journal }))
+            }
             TxnError::Busy { lock, .. } => Some(serde_json::json!({ "lock": lock })),
             TxnError::Stale {
                 path,
@@ -435,6 +479,7 @@ impl TxnError {
                 journal,
                 failures,
                 conflicts,
+                blocked,
             } => {
                 let failures: Vec<_> = failures
                     .iter()
@@ -445,6 +490,9 @@ impl TxnError {
                     "failures": failures,
                     "conflicts": conflicts,
                 });
+                if !blocked.is_empty() {
+                    details["blocked"] = serde_json::json!(blocked);
+                }
                 if let Restoring::FailedCommit { cause } = during {
                     details["cause"] = serde_json::json!({
                         "code": cause.code, "message": cause.message, "path": cause.path

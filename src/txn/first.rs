@@ -14,6 +14,7 @@
 
 use super::lock::Lock;
 use super::{recover_with, TxnError, TxnOptions, TxnWarning};
+use crate::state::safety::{self, Keeps};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
 
@@ -35,6 +36,9 @@ pub fn recover_first(opts: &TxnOptions, access: Access) -> Result<Vec<TxnWarning
     if !journal_present(&state) {
         return Ok(Vec::new());
     }
+    // What stands there must be a journal folder of the user's before anything else is said
+    // about it: a symlink, a file or a FIFO planted there is named, never "recovered".
+    safety::check_folder(&state.journal_dir(), Keeps::JournalFolder)?;
     match access {
         Access::Write => match recover_with(&state) {
             Ok(report) => Ok(report.warnings()),
@@ -75,10 +79,24 @@ fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarnin
 /// Recovery was needed and failed (no permission, a read-only mount, a file that would not
 /// come back): the run is refused, naming `apply-patch recover`.
 fn cannot_recover(e: Error) -> Error {
-    if matches!(e.code, ErrorCode::Busy | ErrorCode::RollbackFailed) {
-        return e; // their own messages already say what to do
+    // Their own messages already say what to do; for a state file that is not apply-patch's
+    // (or not the user's), `apply-patch recover` would meet the same.
+    if matches!(e.code, ErrorCode::Busy | ErrorCode::RollbackFailed) || safety::is_refusal(&e) {
+        return e;
     }
-    TxnError::RecoveryFailed { cause: Box::new(e) }.into()
+    // A journal that is not this root's, damaged or left over: its own next step (what to
+    // remove, and that no file is to be restored from it) stays, since `apply-patch
+    // recover` would refuse it the same way.
+    let own = e
+        .details()
+        .is_some_and(|d| d.get("journal").is_some())
+        .then(|| e.hint.clone())
+        .flatten();
+    let mut out: Error = TxnError::RecoveryFailed { cause: Box::new(e) }.into();
+    if own.is_some() {
+        out.hint = own;
+    }
+    out
 }
 
 #[cfg(test)]

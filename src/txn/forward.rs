@@ -68,7 +68,11 @@ fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, Error> {
     // (staged file still there, state now) per entry.
     let mut seen = Vec::with_capacity(journal.entries.len());
     for entry in &journal.entries {
-        let (located, now) = journal::state_of(root, &entry.path)?;
+        // A path behind a folder someone replaced (by a symlink, not followed) cannot be
+        // finished: the transaction is rolled back, which reports it.
+        let Ok((located, now)) = journal::state_or_blocked(root, &entry.path)? else {
+            return Ok(None);
+        };
         let staged = match (&entry.stage, located.parent.as_deref()) {
             (Some(stage), Some(dir)) => dir
                 .stat(stage.as_bytes())

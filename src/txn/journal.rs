@@ -20,6 +20,12 @@ pub const VERSION: u32 = 2;
 /// File name of the journal inside the journal folder.
 pub const FILE: &str = "journal.json";
 
+/// The journal's name once its transaction is over and its folder is being removed: renamed
+/// so first (atomically), it tells a recovery that the folder holds only a finished
+/// transaction's leftovers, and (its MAC checked) proves they are this root's own
+/// ([`super::recover`]).
+pub const DONE: &str = "journal.done";
+
 /// How far a transaction got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -251,14 +257,21 @@ impl Journal {
         entries_ok && dirs_ok && ids_ok
     }
 
-    /// Reads the journal of a journal folder; `None` when the folder holds none.
+    /// Reads the journal of a journal folder; `None` when the folder holds none. Read as
+    /// every state file is ([`super::place`]: a regular file of at most
+    /// [`super::place::JOURNAL_LIMIT`] bytes, never through a symlink, never waiting on a
+    /// FIFO).
     pub fn read(dir_path: &Path) -> Result<Option<Journal>, Error> {
-        let path = dir_path.join(FILE);
+        Journal::read_named(dir_path, FILE)
+    }
+
+    /// [`Journal::read`] of the file `name` of the folder (the journal of a finished
+    /// transaction whose clean-up was interrupted is [`DONE`]).
+    pub fn read_named(dir_path: &Path, name: &str) -> Result<Option<Journal>, Error> {
+        let path = dir_path.join(name);
         let shown = path.display().to_string();
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&shown, "cannot read the journal", &e)),
+        let Some((bytes, _)) = super::place::read_file(&path, super::place::JOURNAL_LIMIT)? else {
+            return Ok(None);
         };
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
             Error::from(TxnError::JournalDamaged {
@@ -367,24 +380,74 @@ pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
 
 /// [`locate`], reusing and filling `cache` (only folders found whole are cached).
 pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, Error> {
+    locate_inner(root, path, cache)?.map_err(Blocked::into_error)
+}
+
+/// A path that cannot be reached because a folder on its way is no longer a folder: `at`
+/// (root-relative) is a symbolic link (never followed) or a file now. Someone replaced it:
+/// nothing apply-patch wrote is reachable through it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Blocked {
+    pub path: String,
+    pub at: String,
+    pub symlink: bool,
+}
+
+impl Blocked {
+    /// The refusal of a write through it (`path_escape` for a symlink).
+    fn into_error(self) -> Error {
+        if self.symlink {
+            TxnError::SymlinkOnPath {
+                path: self.path,
+                symlink: self.at,
+            }
+            .into()
+        } else {
+            TxnError::NotAFolderOnPath {
+                path: self.path,
+                at: self.at,
+            }
+            .into()
+        }
+    }
+}
+
+/// [`locate`], telling a path whose way is blocked by a replaced folder ([`Blocked`]) from
+/// other failures: a rollback or recovery reports such a path and goes on.
+pub fn locate_or_blocked(root: &Dir, path: &str) -> Result<Result<Located, Blocked>, Error> {
+    locate_inner(root, path, &mut DirCache::new())
+}
+
+fn locate_inner(
+    root: &Dir,
+    path: &str,
+    cache: &mut DirCache,
+) -> Result<Result<Located, Blocked>, Error> {
     let comps = checked_components(path)?;
     let (name, parents) = comps
         .split_last()
         .expect("split('/') yields at least one component because it always does");
     let key = parents.join(&b'/');
+    let components = || comps.iter().map(|c| c.to_vec()).collect();
     if let Some(dir) = cache.get(&key) {
-        return Ok(Located {
+        return Ok(Ok(Located {
             parent: Some(Arc::clone(dir)),
             name: name.to_vec(),
             existing: parents.len(),
-            components: comps.iter().map(|c| c.to_vec()).collect(),
-        });
+            components: components(),
+        }));
     }
     let start =
         Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
-    let walked = start
-        .walk(parents)
-        .map_err(|e| walk_error(root, path, parents, &e))?;
+    let walked = match start.walk(parents) {
+        Ok(walked) => walked,
+        Err(e) => {
+            return match blocked(root, path, parents, &e) {
+                Some(b) => Ok(Err(b)),
+                None => Err(Error::io(path, "cannot open a folder on the path of", &e)),
+            }
+        }
+    };
     let (parent, existing) = match walked {
         Walk::Found(d) => {
             let d = Arc::new(d);
@@ -393,12 +456,12 @@ pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located
         }
         Walk::Partial { existing, .. } => (None, existing),
     };
-    Ok(Located {
+    Ok(Ok(Located {
         parent,
         name: name.to_vec(),
         existing,
-        components: comps.iter().map(|c| c.to_vec()).collect(),
-    })
+        components: components(),
+    }))
 }
 
 /// The components of `path`, refusing a path inside git's or apply-patch's own folders
@@ -415,42 +478,40 @@ pub fn checked_components(path: &str) -> Result<Vec<&[u8]>, Error> {
 
 /// Names the component that is a symlink (`path_escape`) or not a folder (`io_error`).
 fn walk_error(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -> Error {
-    if !dirfd::is_not_a_real_dir(err) {
-        return Error::io(path, "cannot open a folder on the path of", err);
+    match blocked(root, path, parents, err) {
+        Some(b) => b.into_error(),
+        None => Error::io(path, "cannot open a folder on the path of", err),
     }
-    let mut dir = match Dir::open_child(root, b".") {
-        Ok(d) => d,
-        Err(e) => return Error::io(path, "cannot open the root for", &e),
-    };
+}
+
+/// The component of `parents` that made a walk fail with `err` because it is a symlink or
+/// not a folder; `None` for any other failure.
+fn blocked(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -> Option<Blocked> {
+    if !dirfd::is_not_a_real_dir(err) {
+        return None;
+    }
+    let mut dir = Dir::open_child(root, b".").ok()?;
     for (i, comp) in parents.iter().enumerate() {
-        let so_far = parents[..=i]
-            .iter()
-            .map(|c| dirfd::show(c))
-            .collect::<Vec<_>>()
-            .join("/");
+        let at = || {
+            parents[..=i]
+                .iter()
+                .map(|c| dirfd::show(c))
+                .collect::<Vec<_>>()
+                .join("/")
+        };
         match dir.stat(comp) {
-            Ok(Some(st)) if st.kind == Kind::Symlink => {
-                return TxnError::SymlinkOnPath {
-                    path: path.into(),
-                    symlink: so_far,
-                }
-                .into();
-            }
             Ok(Some(st)) if st.kind != Kind::Directory => {
-                return TxnError::NotAFolderOnPath {
+                return Some(Blocked {
                     path: path.into(),
-                    at: so_far,
-                }
-                .into();
+                    at: at(),
+                    symlink: st.kind == Kind::Symlink,
+                });
             }
             _ => {}
         }
-        match dir.open_child(comp) {
-            Ok(d) => dir = d,
-            Err(_) => break,
-        }
+        dir = dir.open_child(comp).ok()?;
     }
-    Error::io(path, "cannot open a folder on the path of", err)
+    None
 }
 
 /// The state of `name` in `parent` (`Missing` when the parent is missing).
@@ -477,12 +538,19 @@ pub fn current_state(parent: Option<&Dir>, name: &[u8]) -> std::io::Result<State
     })
 }
 
-/// The state of `path` under `root`, for rollback, recovery, verification and undo.
-pub fn state_of(root: &Dir, path: &str) -> Result<(Located, State), Error> {
-    let located = locate(root, path)?;
+/// The state of `path` under `root` (for recovery), or why the path cannot be reached
+/// ([`locate_or_blocked`]).
+pub fn state_or_blocked(
+    root: &Dir,
+    path: &str,
+) -> Result<Result<(Located, State), Blocked>, Error> {
+    let located = match locate_or_blocked(root, path)? {
+        Ok(located) => located,
+        Err(blocked) => return Ok(Err(blocked)),
+    };
     let state = current_state(located.parent.as_deref(), &located.name)
         .map_err(|e| Error::io(path, "cannot read", &e))?;
-    Ok((located, state))
+    Ok(Ok((located, state)))
 }
 
 /// Opens the parent of a located path, creating missing folders (for restoring a deleted

@@ -2,7 +2,9 @@
 //! the state place (`File::try_lock`: `flock` on Unix, `LockFileEx` on Windows). The kernel
 //! drops the lock when the holder dies (even by SIGKILL), so a crash never leaves a stale
 //! lock; the crash's journal is what the next run recovers. A second run waits about 2 s
-//! with backoff, then fails with `busy`. Must not touch the work tree.
+//! with backoff, then fails with `busy`. The lock file is opened as every state file is
+//! ([`super::place`]: no symlink followed, no wait on a FIFO, a regular file only). Must not
+//! touch the work tree.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
@@ -25,7 +27,7 @@ impl Lock {
     /// Takes the lock at `path`, waiting up to `wait` with exponential backoff.
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
         let shown = path.display().to_string();
-        let file = open(path).map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        let file = open(path)?;
         Lock::take(file, &shown, wait)
     }
 
@@ -36,13 +38,12 @@ impl Lock {
         let path = state.lock_path();
         let shown = path.display().to_string();
         let file = match open(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(_) if !state.base().exists() => {
                 state.ensure()?;
                 open(&path)
             }
             other => other,
-        };
-        let file = file.map_err(|e| Error::io(&shown, "cannot open the lock file", &e))?;
+        }?;
         Lock::take(file, &shown, wait)
     }
 
@@ -66,12 +67,13 @@ impl Lock {
     }
 }
 
-fn open(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+fn open(path: &Path) -> Result<File, Error> {
+    super::place::open_file(
+        path,
+        OpenOptions::new().create(true).truncate(false).write(true),
+        "cannot open the lock file",
+    )
+    .map(|(file, _)| file)
 }
 
 fn busy(lock: &str, waited: Duration) -> Error {

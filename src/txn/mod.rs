@@ -14,11 +14,13 @@ pub(crate) mod handles;
 
 crate::internal_mod! {
     audit;
+    cleanup;
     dirfd;
     failpoint;
     first;
     journal;
     lock;
+    place;
     recover;
     stage;
     undo;
@@ -29,7 +31,11 @@ use std::time::{Duration, SystemTime};
 
 pub use audit::{AuditFile, AuditRecord};
 pub use durable::Durability;
+// The command line's `recover` report names blocked paths as the errors do.
+#[cfg(feature = "cli")]
+pub(crate) use error::blocked_text;
 pub use error::{Restoring, Staleness, TxnError, Worker};
+pub use journal::Blocked;
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]
 pub(crate) use failpoint::Failpoint;

@@ -14,19 +14,30 @@
 //! Rollback is decided per path from what the disk holds now, so it is idempotent and safe to
 //! run again after an interrupted rollback: the old state → nothing to do; the new state →
 //! restore the backup (or remove an added file); anything else was changed by someone after
-//! the crash → left as found and reported (its backup is kept under `recovered/<id>/`).
+//! the crash → left as found and reported (its backup is kept under `recovered/<id>/`). So is
+//! a path that cannot be reached any more because a folder on its way was replaced (by a
+//! symlink, which is never followed, or a file): nothing of ours can be behind it.
+//!
+//! What is not a journal is refused, saying what it is: a journal folder that is a symlink, a
+//! file or a FIFO, or that belongs to another user ([`crate::state::safety`]); a journal that
+//! is not this root's own ([`Journal::check_trusted`]). A journal folder whose journal was
+//! renamed [`journal::DONE`] is a finished transaction whose clean-up was interrupted: its
+//! removal is finished ([`cleanup::discard_journal`]).
 //! Must not plan or write anything but the journal's own old states.
 
 use std::path::{Path, PathBuf};
 
 use std::io::Write;
 
+use super::cleanup::{self, cleanup_warning, discard_journal, finish};
 use super::dirfd::{self, Dir};
 use super::failpoint::Failpoints;
 use super::forward;
-use super::journal::{self, current_state, Entry, Journal, Phase, State};
+use super::journal::{self, current_state, Blocked, Entry, Journal, Phase, State};
 use super::lock::{self, Lock};
+use super::place::{self, write_last};
 use super::{audit, Restoring, TxnError, TxnWarning, TxnWarningCode};
+use crate::state::safety::{self, Keeps};
 use crate::state::StateDir;
 use crate::Error;
 
@@ -42,6 +53,9 @@ pub enum RecoverAction {
     RolledBack,
     /// The crashed transaction had committed: its clean-up was finished.
     Completed,
+    /// The transaction was over, and only removing its journal folder was interrupted: that
+    /// was finished.
+    CleanedUp,
 }
 
 /// The result of [`recover`]; empty (`action: None`) when there was nothing to recover.
@@ -57,6 +71,10 @@ pub struct RecoverReport {
     pub conflicts: Vec<String>,
     /// Where the journal and backups were kept because of conflicts.
     pub kept: Option<PathBuf>,
+    /// The conflicts that could not be reached: a folder on their way was replaced (by a
+    /// symlink, never followed, or a file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<Blocked>,
     /// Clean-up steps that failed (the tree itself is consistent).
     pub warnings: Vec<TxnWarning>,
 }
@@ -85,6 +103,9 @@ impl RecoverReport {
                 "finished its commit around a later edit".to_string()
             }
             RecoverAction::Completed => "completed its clean-up".to_string(),
+            RecoverAction::CleanedUp => {
+                "it had finished; removing its journal folder was completed".to_string()
+            }
         };
         let mut out = vec![TxnWarning {
             code: TxnWarningCode::Recovered,
@@ -101,15 +122,17 @@ impl RecoverReport {
                 .iter()
                 .any(|w| w.code == TxnWarningCode::LaterEdit && w.path.as_ref() == Some(p))
         };
+        let conflict = |p: &String| match self.blocked.iter().find(|b| b.path == *p) {
+            Some(b) => format!("{}; it was left as found{kept}", super::error::blocked_text(b)),
+            None => format!("{p} was changed after the interruption and was left as found{kept}"),
+        };
         out.extend(
             self.conflicts
                 .iter()
                 .filter(|p| !later_edit(p))
                 .map(|p| TxnWarning {
                     code: TxnWarningCode::Recovered,
-                    message: format!(
-                        "{p} was changed after the interruption and was left as found{kept}"
-                    ),
+                    message: conflict(p),
                     path: Some(p.clone()),
                 }),
         );
@@ -134,26 +157,17 @@ pub fn recover_with(state: &StateDir) -> Result<RecoverReport, Error> {
 pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
     let jpath = state.journal_dir();
     let shown = jpath.display().to_string();
-    match std::fs::symlink_metadata(&jpath) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RecoverReport::default()),
-        Err(e) => return Err(Error::io(&shown, "cannot look at the journal folder", &e)),
-        Ok(m) if !m.is_dir() => {
-            return Err(TxnError::JournalNotAFolder { journal: shown }.into())
-        }
-        Ok(_) => {}
+    // A symlink, a file or a FIFO there, or another user's folder, is refused, saying what it
+    // is (and never followed, never removed).
+    if !safety::check_folder(&jpath, Keeps::JournalFolder)? {
+        return Ok(RecoverReport::default());
     }
     let Some(journal) = Journal::read(&jpath)? else {
-        // The journal is written before anything else: a folder without one is a start that
-        // was interrupted before anything was touched — when it holds nothing else.
-        if !holds_at_most(&jpath, &["journal.json.tmp"])? {
-            return Err(journal::untrusted(&jpath, "it holds files but no journal"));
-        }
-        remove_dir(&jpath)?;
-        return Ok(RecoverReport::default());
+        return recover_without_journal(state, &jpath);
     };
     // Acted on only against the root of this state place, never the root the journal names.
     let root = open_root(state)?;
-    journal.check_trusted(&state.secret()?, &root, &jpath)?;
+    journal.check_trusted(&place::secret(state)?, &root, &jpath)?;
     check_index_lock(state, &journal, &jpath)?;
     let jdir =
         Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
@@ -182,7 +196,7 @@ fn recover_forward(
 ) -> Result<RecoverReport, Error> {
     forward::finish_renames(root, &journal)?;
     journal.phase = Phase::Committed;
-    journal.write(&jdir, jpath, &state.secret()?)?;
+    journal.write(&jdir, jpath, &place::secret(state)?)?;
     // The clean-up moves the journal folder: no handle of ours may hold it (Windows).
     drop(jdir);
     let mut report = recover_complete(state, root, jpath, &journal)?;
@@ -200,6 +214,33 @@ pub(crate) fn open_root(state: &StateDir) -> Result<Dir, Error> {
             &e,
         )
     })
+}
+
+/// A journal folder without a journal. The journal is written before anything else, and
+/// removed only after everything else ([`cleanup::discard_journal`]), renamed first to
+/// [`journal::DONE`]: so a folder with that finished journal is an interrupted removal
+/// (finished here once its MAC proves it this root's own); an empty one (or with only the
+/// journal's temporary file) is a start interrupted before anything was touched (removed);
+/// one with other files is refused, with a hint that never leads to restoring files from it.
+fn recover_without_journal(state: &StateDir, jpath: &Path) -> Result<RecoverReport, Error> {
+    if let Some(done) = Journal::read_named(jpath, journal::DONE)? {
+        let root = open_root(state)?;
+        done.check_trusted(&place::secret(state)?, &root, jpath)?;
+        discard_journal(jpath, &mut Failpoints::new(None))?;
+        return Ok(RecoverReport {
+            id: Some(done.id),
+            action: Some(RecoverAction::CleanedUp),
+            ..RecoverReport::default()
+        });
+    }
+    if !holds_at_most(jpath, &["journal.json.tmp"])? {
+        return Err(TxnError::Leftovers {
+            place: jpath.display().to_string(),
+        }
+        .into());
+    }
+    cleanup::remove_dir(jpath)?;
+    Ok(RecoverReport::default())
 }
 
 /// Does the folder `dir` hold no names but `allowed`?
@@ -292,70 +333,6 @@ fn install_index_lock(journal: &Journal) -> Result<(), Error> {
         .map_err(|e| Error::io(&shown, "cannot install the git index from", &e))
 }
 
-/// The transaction the state place's `last` file names; `None` when there is none (or it
-/// names none).
-pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
-    let path = state.last_path();
-    match crate::state::read_small(&path) {
-        Ok(bytes) => Ok(std::str::from_utf8(&bytes)
-            .ok()
-            .map(|text| text.trim().to_string())
-            .filter(|id| journal::is_id(id))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&path.display().to_string(), "cannot read", &e)),
-    }
-}
-
-/// Makes `last` name `id` (or removes it), atomically.
-pub(crate) fn write_last(state: &StateDir, id: Option<&str>) -> Result<(), Error> {
-    write_last_with(state, id, super::Durability::Full)
-}
-
-/// The width of `last` written in place: an id (at most 30 bytes) padded with spaces, and
-/// a newline.
-const LAST_WIDTH: usize = 40;
-
-/// [`write_last`]. Without flushes ([`super::Durability::Atomic`]) the file is overwritten in
-/// place by one write of a fixed width — a killed process leaves the old record or the new
-/// one, never a mix — rather than a new file renamed over it: on ext4 that rename starts a
-/// write-back of the new file first (`auto_da_alloc`, there so that a power loss cannot leave
-/// it empty), which measured milliseconds a run, for a guarantee this mode does not give.
-pub(crate) fn write_last_with(
-    state: &StateDir,
-    id: Option<&str>,
-    durability: super::Durability,
-) -> Result<(), Error> {
-    let path = state.last_path();
-    let shown = path.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot write", &e);
-    match id {
-        None => match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
-            _ => Ok(()),
-        },
-        Some(id) if !durability.syncs() && id.len() < LAST_WIDTH => {
-            let record = format!("{id:<width$}\n", width = LAST_WIDTH - 1);
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(io)?;
-            file.write_all(record.as_bytes()).map_err(io)?;
-            // Longer than a record only when something else wrote it.
-            if file.metadata().map_err(io)?.len() > LAST_WIDTH as u64 {
-                file.set_len(LAST_WIDTH as u64).map_err(io)?;
-            }
-            Ok(())
-        }
-        Some(id) => {
-            let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, format!("{id}\n")).map_err(io)?;
-            std::fs::rename(&tmp, &path).map_err(io)
-        }
-    }
-}
-
 /// After a rollback: the work tree is old, so is the index, and `last` names what it named
 /// before (an undo never changed it).
 fn after_roll_back(state: &StateDir, journal: &Journal) -> Result<(), Error> {
@@ -398,12 +375,13 @@ fn recover_roll_back(
     ) {
         warnings.push(cleanup_warning(e));
     }
+    let fp = &mut Failpoints::new(None);
     let kept = if rb.conflicts.is_empty() {
-        remove_dir(jpath)?;
+        discard_journal(jpath, fp)?;
         None
     } else {
         let to = state.sub("recovered")?.join(&journal.id);
-        move_dir(jpath, &to)?;
+        cleanup::move_dir(jpath, &to, fp)?;
         Some(to)
     };
     Ok(RecoverReport {
@@ -412,6 +390,7 @@ fn recover_roll_back(
         restored: rb.restored,
         conflicts: rb.conflicts,
         kept,
+        blocked: rb.blocked,
         warnings,
     })
 }
@@ -422,11 +401,15 @@ fn recover_complete(
     jpath: &Path,
     journal: &Journal,
 ) -> Result<RecoverReport, Error> {
-    let mut conflicts = vec![];
+    let (mut conflicts, mut blocked) = (vec![], vec![]);
     for entry in &journal.entries {
-        let (_, now) = journal::state_of(root, &entry.path)?;
-        if now != entry.after {
-            conflicts.push(entry.path.clone());
+        match journal::state_or_blocked(root, &entry.path)? {
+            Ok((_, now)) if now == entry.after => {}
+            Ok(_) => conflicts.push(entry.path.clone()),
+            Err(b) => {
+                conflicts.push(entry.path.clone());
+                blocked.push(b);
+            }
         }
     }
     // The index first: the journal that names it is gone after the clean-up.
@@ -446,6 +429,7 @@ fn recover_complete(
         restored: vec![],
         conflicts,
         kept: None,
+        blocked,
         warnings,
     })
 }
@@ -455,6 +439,8 @@ fn recover_complete(
 pub(crate) struct RolledBack {
     pub restored: Vec<String>,
     pub conflicts: Vec<String>,
+    /// The conflicts that cannot be reached (a folder on their way was replaced).
+    pub blocked: Vec<Blocked>,
     pub failures: Vec<Error>,
 }
 
@@ -475,17 +461,24 @@ pub(crate) fn roll_back(
         let result = if i < touched {
             roll_back_entry(root, jdir, entry, &tmp)
         } else {
+            // Not renamed: whatever its path holds is not ours to change, and a staged file
+            // behind a replaced folder is out of reach (nothing to remove through a link).
             remove_staged(root, entry, &tmp).map(|_| Outcome::Unchanged)
         };
         match result {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Restored) => out.restored.push(entry.path.clone()),
             Ok(Outcome::Conflict) => out.conflicts.push(entry.path.clone()),
+            Ok(Outcome::Blocked(b)) => {
+                out.conflicts.push(entry.path.clone());
+                out.blocked.push(b);
+            }
             Err(e) => out.failures.push(e),
         }
     }
     out.restored.reverse();
     out.conflicts.reverse();
+    out.blocked.reverse();
     for dir in journal.created_dirs.iter().rev() {
         // A folder someone filled meanwhile stays; an empty one left behind holds no data.
         if let Ok(located) = journal::locate(root, dir) {
@@ -501,19 +494,29 @@ enum Outcome {
     Unchanged,
     Restored,
     Conflict,
+    /// The path cannot be reached: left as found, reported.
+    Blocked(Blocked),
 }
 
-/// Removes the staged file and the restore temporary of `entry`, if there.
-fn remove_staged(root: &Dir, entry: &Entry, tmp: &str) -> Result<journal::Located, Error> {
+/// Removes the staged file and the restore temporary of `entry`, if there; the path's
+/// folder, or why it cannot be reached.
+fn remove_staged(
+    root: &Dir,
+    entry: &Entry,
+    tmp: &str,
+) -> Result<Result<journal::Located, Blocked>, Error> {
     let path = entry.path.as_str();
-    let located = journal::locate(root, path)?;
+    let located = match journal::locate_or_blocked(root, path)? {
+        Ok(located) => located,
+        Err(blocked) => return Ok(Err(blocked)),
+    };
     if let Some(dir) = &located.parent {
         for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
             unlink_if_there(dir, name.as_bytes())
                 .map_err(|e| Error::io(path, "cannot remove the staged content of", &e))?;
         }
     }
-    Ok(located)
+    Ok(Ok(located))
 }
 
 /// Removes `name` from `dir` when it is there. A name that is not there is not a failure,
@@ -538,7 +541,10 @@ fn roll_back_entry(
 ) -> Result<Outcome, Error> {
     let path = entry.path.as_str();
     let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
-    let located = remove_staged(root, entry, tmp)?;
+    let located = match remove_staged(root, entry, tmp)? {
+        Ok(located) => located,
+        Err(blocked) => return Ok(Outcome::Blocked(blocked)),
+    };
     let now = current_state(located.parent.as_deref(), &located.name).map_err(io)?;
     if now == entry.before {
         return Ok(Outcome::Unchanged);
@@ -641,7 +647,7 @@ pub(crate) fn roll_back_failed_commit(
         // be installed after it): say "prepared" again so that a crash during this rollback
         // is rolled back, not completed.
         journal.phase = Phase::Prepared;
-        if let Ok(secret) = state.secret() {
+        if let Ok(secret) = place::secret(state) {
             let _ = journal.write(&jdir, jpath, &secret);
         }
     }
@@ -663,7 +669,7 @@ pub(crate) fn roll_back_failed_commit(
             &audit::line(journal, audit::ROLLED_BACK),
         );
         // Left behind, the journal would only be rolled back again (every path is old).
-        let _ = remove_dir(jpath);
+        let _ = discard_journal(jpath, &mut Failpoints::new(None));
         return if was_committed {
             super::TxnError::RolledBack {
                 cause: Box::new(err),
@@ -697,348 +703,7 @@ fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> Error {
         journal: jpath.to_path_buf(),
         failures: rb.failures,
         conflicts: rb.conflicts,
+        blocked: rb.blocked,
     }
     .into()
-}
-
-pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
-    TxnWarning {
-        code: TxnWarningCode::Cleanup,
-        message: e.message,
-        path: e.path,
-    }
-}
-
-/// Step 8 of a commit (and the end of recovering a committed one): remove folders emptied by
-/// deletes, append the audit line, keep the journal folder as the undo record. Failures here
-/// are warnings: the change is already wholly in place.
-pub(crate) fn finish(
-    state: &StateDir,
-    root: &Dir,
-    journal: &Journal,
-    jpath: &Path,
-    fp: &mut Failpoints,
-    outcome: &str,
-) -> Vec<TxnWarning> {
-    finish_with(state, root, (journal, jpath), fp, outcome, false)
-}
-
-/// [`finish`]; `room`: the undo history was pruned to make room for this record before the
-/// commit (it is not listed again).
-pub(crate) fn finish_with(
-    state: &StateDir,
-    root: &Dir,
-    (journal, jpath): (&Journal, &Path),
-    fp: &mut Failpoints,
-    outcome: &str,
-    room: bool,
-) -> Vec<TxnWarning> {
-    let jshown = jpath.display().to_string();
-    let step =
-        |fp: &mut Failpoints, what: &str| fp.step(what).map_err(|e| Error::io(&jshown, what, &e));
-    let mut warnings = vec![];
-    if let Err(e) = step(fp, "prune folders").and_then(|_| prune_dirs(root, journal)) {
-        warnings.push(cleanup_warning(e));
-    }
-    let line = audit::line(journal, outcome);
-    if let Err(e) = step(fp, "audit").and_then(|_| audit::append(&state.audit_log(), &line)) {
-        warnings.push(cleanup_warning(e));
-    }
-    if let Err(e) = step(fp, "undo record").and_then(|_| record_undo(state, journal, jpath, room))
-    {
-        warnings.push(cleanup_warning(e));
-        if let Err(e) = remove_dir(jpath) {
-            warnings.push(cleanup_warning(e));
-        }
-    }
-    warnings
-}
-
-/// Removes the folders above deleted paths that are empty now (never the root). Each folder
-/// is tried once, the deepest first (so a folder is tried after every folder below it that
-/// may go), through folder handles opened once; a folder that stays keeps those above it.
-fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
-    use super::handles::{folder_of, Handles};
-    use std::collections::BTreeSet;
-    let mut candidates = BTreeSet::new();
-    for entry in journal.entries.iter().filter(|e| e.after == State::Missing) {
-        let mut dir = folder_of(&entry.path);
-        while !dir.is_empty() && candidates.insert((dir.split('/').count(), dir)) {
-            dir = folder_of(dir);
-        }
-    }
-    if candidates.is_empty() {
-        return Ok(());
-    }
-    let mut handles = Handles::new(root)?;
-    let mut kept: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    for &(_, dir) in candidates.iter().rev() {
-        if kept.contains(dir) {
-            continue;
-        }
-        let Some(parent) = handles.parent(root, dir)? else {
-            continue;
-        };
-        let name = dir.rsplit('/').next().unwrap_or(dir);
-        handles.close(dir);
-        match parent.rmdir(name.as_bytes()) {
-            Ok(()) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::DirectoryNotEmpty
-                        | std::io::ErrorKind::AlreadyExists
-                        | std::io::ErrorKind::NotFound
-                ) =>
-            {
-                let mut above = folder_of(dir);
-                while !above.is_empty() && kept.insert(above) {
-                    above = folder_of(above);
-                }
-            }
-            Err(e) => return Err(Error::io(dir, "cannot remove the emptied folder", &e)),
-        }
-    }
-    Ok(())
-}
-
-/// Moves the journal folder into the undo history (or, for an undo, drops the record it
-/// reverted) and prunes the history to [`UNDO_HISTORY`] entries (unless it had `room`).
-fn record_undo(state: &StateDir, journal: &Journal, jpath: &Path, room: bool) -> Result<(), Error> {
-    let undo = state.undo_dir();
-    if let Some(undone) = &journal.undoes {
-        remove_dir(&undo.join(undone))?;
-        remove_dir(jpath)?;
-        // The transaction before the undone one is the last one now.
-        return write_last(state, journal.previous.as_deref());
-    }
-    // The history folder exists from the first commit on: created only when the move says
-    // it is missing.
-    let record = undo.join(&journal.id);
-    if let Err(e) = move_dir(jpath, &record) {
-        if undo.is_dir() {
-            return Err(e);
-        }
-        crate::state::create_dir_all(&undo)?;
-        move_dir(jpath, &record)?;
-    }
-    if room {
-        return Ok(());
-    }
-    prune_undo(state, UNDO_HISTORY)
-}
-
-/// What [`make_room`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Room {
-    /// The history has room; the oldest record, if one had to go, is gone.
-    Made,
-    /// As `Made`, and the dropped record, emptied, is the journal folder now.
-    Recycled,
-    /// The record to drop is large (more than [`INLINE_PRUNE`] files, or more than one
-    /// record to drop): left to [`prune_undo`], which the caller runs beside the staging —
-    /// each unlink of a backup can cost a millisecond on a busy disk.
-    Large,
-}
-
-/// The most files of an undo record removed inline, before the staging.
-pub(crate) const INLINE_PRUNE: usize = 16;
-
-/// Makes room in the undo history for one more record (the newest [`UNDO_HISTORY`] - 1 are
-/// kept) when that is quick: one small record to drop. With `journal` (the journal folder, in
-/// the same place as the history), that record is emptied and renamed to it rather than
-/// removed, so that no folder is removed and none created. The record's journal goes first:
-/// a crash part way leaves a record undo refuses, or an empty journal folder, which a
-/// recovery removes (an interrupted start).
-pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room, Error> {
-    let undo = state.undo_dir();
-    let mut records = list_dirs(&undo)?;
-    records.sort();
-    let excess = records.len().saturating_sub(UNDO_HISTORY - 1);
-    let Some((recycled, older)) = records[..excess].split_last() else {
-        return Ok(Room::Made);
-    };
-    let record = undo.join(recycled);
-    let items: Vec<_> = match std::fs::read_dir(&record) {
-        Ok(read) => read.collect(),
-        Err(_) => Vec::new(),
-    };
-    if !older.is_empty() || items.len() > INLINE_PRUNE {
-        return Ok(Room::Large);
-    }
-    if let Some(journal) = journal {
-        if empty_record(&record, items).is_ok() && std::fs::rename(&record, journal).is_ok() {
-            return Ok(Room::Recycled);
-        }
-    }
-    remove_dir(&record)?;
-    Ok(Room::Made)
-}
-
-/// Removes the files of an undo record (its journal first), leaving the folder; `items` is
-/// the record's listing, read once by the caller.
-fn empty_record(
-    record: &Path,
-    items: Vec<std::io::Result<std::fs::DirEntry>>,
-) -> std::io::Result<()> {
-    match std::fs::remove_file(record.join(journal::FILE)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    for item in items {
-        let item = item?;
-        if item.file_name() == journal::FILE {
-            continue;
-        }
-        if item.file_type()?.is_dir() {
-            return Err(std::io::ErrorKind::IsADirectory.into());
-        }
-        std::fs::remove_file(item.path())?;
-    }
-    Ok(())
-}
-
-/// Removes the oldest undo records beyond the newest `keep`.
-pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), Error> {
-    let undo = state.undo_dir();
-    let mut records = list_dirs(&undo)?;
-    records.sort();
-    let excess = records.len().saturating_sub(keep);
-    for old in &records[..excess] {
-        remove_dir(&undo.join(old))?;
-    }
-    Ok(())
-}
-
-/// The folder names in `dir`.
-pub(crate) fn list_dirs(dir: &Path) -> Result<Vec<String>, Error> {
-    let shown = dir.display().to_string();
-    let read = match std::fs::read_dir(dir) {
-        Ok(r) => r,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(&shown, "cannot list", &e)),
-    };
-    let mut out = vec![];
-    for item in read {
-        let item = item.map_err(|e| Error::io(&shown, "cannot list", &e))?;
-        if item.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-            out.push(item.file_name().to_string_lossy().into_owned());
-        }
-    }
-    Ok(out)
-}
-
-/// Renames a flat folder (journal + backups); copies it when it must cross file systems.
-fn move_dir(from: &Path, to: &Path) -> Result<(), Error> {
-    let shown = to.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot move the journal folder to", &e);
-    match std::fs::rename(from, to) {
-        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
-            std::fs::create_dir(to).map_err(io)?;
-            for item in std::fs::read_dir(from).map_err(io)? {
-                let item = item.map_err(io)?;
-                std::fs::copy(item.path(), to.join(item.file_name())).map_err(io)?;
-            }
-            remove_dir(from)
-        }
-        other => other.map_err(io),
-    }
-}
-
-/// Removes one of our own folders with everything in it; a missing one is fine.
-pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
-    match std::fs::remove_dir_all(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io(&dir.display().to_string(), "cannot remove", &e))
-        }
-        _ => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::txn::Durability;
-
-    /// `count` undo records of `files` files each, oldest first.
-    fn records(undo: &Path, count: usize, files: usize) -> Vec<String> {
-        let ids: Vec<String> = (0..count)
-            .map(|i| format!("17961497411816861{i:02}-7"))
-            .collect();
-        for id in &ids {
-            std::fs::create_dir_all(undo.join(id)).expect("record");
-            std::fs::write(undo.join(id).join(journal::FILE), id).expect("journal");
-            for b in 1..files {
-                std::fs::write(undo.join(id).join(format!("b{b}")), id).expect("backup");
-            }
-        }
-        ids
-    }
-
-    #[test]
-    fn making_room_turns_the_oldest_record_into_an_empty_journal_folder() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
-        let undo = state.undo_dir();
-        let ids = records(&undo, UNDO_HISTORY, 4);
-        let journal = tmp.path().join("journal");
-        assert_eq!(make_room(&state, Some(&journal)).expect("room made"), Room::Recycled);
-        assert_eq!(std::fs::read_dir(&journal).expect("made").count(), 0);
-        let mut left = list_dirs(&undo).expect("list");
-        left.sort();
-        assert_eq!(left, ids[1..], "the oldest went, the newest 19 stay");
-        // With room already, nothing goes and no journal folder is made.
-        std::fs::remove_dir(&journal).expect("rm");
-        assert_eq!(make_room(&state, Some(&journal)).expect("nothing to drop"), Room::Made);
-        assert!(!journal.exists());
-        // Without a journal folder to make (or one that cannot be), the record is removed.
-        std::fs::create_dir_all(undo.join("1796149741181686000-7/sub")).expect("odd record");
-        assert_eq!(make_room(&state, Some(&journal)).expect("removed instead"), Room::Made);
-        assert!(!journal.exists());
-        assert!(!undo.join("1796149741181686000-7").exists());
-        std::fs::create_dir_all(undo.join("1796149741181686000-7")).expect("record");
-        assert_eq!(make_room(&state, None).expect("removed"), Room::Made);
-        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
-    }
-
-    #[test]
-    fn a_large_record_or_several_are_left_to_the_pruning_beside_the_staging() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
-        let undo = state.undo_dir();
-        let journal = tmp.path().join("journal");
-        records(&undo, UNDO_HISTORY, INLINE_PRUNE + 1);
-        assert_eq!(make_room(&state, Some(&journal)).expect("large"), Room::Large);
-        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY, "nothing removed");
-        assert!(!journal.exists());
-        prune_undo(&state, UNDO_HISTORY - 1).expect("pruned");
-        assert_eq!(list_dirs(&undo).expect("list").len(), UNDO_HISTORY - 1);
-        // Two records to drop, however small: also left to the pruning.
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
-        records(&state.undo_dir(), UNDO_HISTORY + 1, 1);
-        assert_eq!(make_room(&state, Some(&journal)).expect("several"), Room::Large);
-    }
-
-    #[test]
-    fn last_written_in_place_reads_back_over_any_earlier_record() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
-        state.ensure().expect("state folder");
-        let (a, b) = ("1796149741181686118-22759", "1796149741181686119-7");
-        write_last(&state, Some(a)).expect("renamed in");
-        write_last_with(&state, Some(b), Durability::Atomic).expect("in place");
-        assert_eq!(read_last(&state).expect("read"), Some(b.to_string()));
-        std::fs::write(state.last_path(), format!("{a}\n{}", "x".repeat(100))).expect("long");
-        write_last_with(&state, Some(b), Durability::Atomic).expect("in place");
-        assert_eq!(read_last(&state).expect("read"), Some(b.to_string()));
-        assert_eq!(
-            std::fs::metadata(state.last_path()).expect("stat").len(),
-            LAST_WIDTH as u64
-        );
-        write_last(&state, Some(a)).expect("renamed over the padded one");
-        assert_eq!(read_last(&state).expect("read"), Some(a.to_string()));
-        write_last_with(&state, None, Durability::Atomic).expect("removed");
-        assert_eq!(read_last(&state).expect("read"), None);
-    }
 }

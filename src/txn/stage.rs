@@ -53,7 +53,8 @@ use super::journal::{self, current_state, Entry, Journal, Located, Phase, State}
 use super::lock::Lock;
 use super::{Staleness, TxnError, Worker};
 use super::{
-    recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot, TxnOptions, TxnWarning,
+    cleanup, place, recover, AuditRecord, Change, Committed, Companion, NewState, Snapshot,
+    TxnOptions, TxnWarning,
 };
 use crate::content::ContentHash;
 use crate::state::{StateDir, ROOT_JOURNAL_DIR};
@@ -254,7 +255,7 @@ impl Txn<'_> {
         let id = new_id();
         let mut ctx = Ctx {
             state: self.state,
-            secret: self.state.secret()?,
+            secret: place::secret(self.state)?,
             companion,
             journal_parent: None,
             durability: self.durability,
@@ -274,16 +275,16 @@ impl Txn<'_> {
         let room = self
             .undoes
             .is_none()
-            .then(|| recover::make_room(self.state, recycle.as_deref()));
-        let made = matches!(room, Some(Ok(recover::Room::Recycled)));
+            .then(|| cleanup::make_room(self.state, recycle.as_deref()));
+        let made = matches!(room, Some(Ok(cleanup::Room::Recycled)));
         let (jdir, jpath, parent) = open_journal_dir(self.state, root, (self.durability, made))?;
         ctx.journal_parent = parent;
-        let pruning = matches!(room, Some(Ok(recover::Room::Large)))
+        let pruning = matches!(room, Some(Ok(cleanup::Room::Large)))
             .then(|| {
                 let state = self.state.clone();
                 std::thread::Builder::new()
                     .name("prune".into())
-                    .spawn(move || recover::prune_undo(&state, recover::UNDO_HISTORY - 1))
+                    .spawn(move || cleanup::prune_undo(&state, recover::UNDO_HISTORY - 1))
                     .ok()
             })
             .flatten();
@@ -300,7 +301,7 @@ impl Txn<'_> {
         // holds one open.
         handles.close_all();
         let pruned = match room {
-            Some(Ok(recover::Room::Large)) => pruning.map(|h| {
+            Some(Ok(cleanup::Room::Large)) => pruning.map(|h| {
                 h.join().unwrap_or_else(|_| {
                     Err(TxnError::WorkerPanicked {
                         worker: Worker::Pruning,
@@ -316,7 +317,7 @@ impl Txn<'_> {
                 drop(jdir);
                 let mut warnings = later;
                 let room = matches!(pruned, Some(Ok(())));
-                warnings.extend(recover::finish_with(
+                warnings.extend(cleanup::finish_with(
                     self.state,
                     root,
                     (&journal, &jpath),
@@ -325,7 +326,7 @@ impl Txn<'_> {
                     room,
                 ));
                 if let Some(Err(e)) = pruned {
-                    warnings.push(recover::cleanup_warning(e));
+                    warnings.push(cleanup::cleanup_warning(e));
                 }
                 let written = journal.entries.iter().map(|e| e.path.clone()).collect();
                 Ok(Committed {
@@ -361,7 +362,7 @@ impl Txn<'_> {
         })?;
         let previous = match &self.undoes {
             Some((_, before)) => before.clone(),
-            None => recover::read_last(self.state)?,
+            None => place::read_last(self.state)?,
         };
         let mut created: Vec<String> = Vec::new();
         let mut created_set: HashSet<String> = HashSet::new();
@@ -730,7 +731,8 @@ fn open_journal_dir(
         };
         return Ok((dir, path, base));
     }
-    match root.mkdir(ROOT_JOURNAL_DIR.as_bytes()) {
+    // Made 0700: its backups are the old versions of the user's files.
+    match root.mkdir_private(ROOT_JOURNAL_DIR.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(e)),
         _ => {}
     }
@@ -755,7 +757,7 @@ fn stage_steps(
     // Before anything in the tree changes: should the undo record of this transaction be
     // lost, `undo` then knows that its newest record is not the last transaction.
     if journal.undoes.is_none() {
-        recover::write_last_with(ctx.state, Some(&journal.id), ctx.durability)?;
+        place::write_last_with(ctx.state, Some(&journal.id), ctx.durability)?;
     }
     // The journal folder's own entry (cheap now: the journal's sync committed it).
     if ctx.durability.syncs() {

@@ -11,7 +11,9 @@ use super::durable::Durability;
 use super::failpoint::Failpoints;
 use super::journal::{self, Entry, Journal, State};
 use super::lock::{self, Lock};
-use super::recover::{self, list_dirs};
+use super::cleanup::list_records;
+use super::place;
+use super::recover;
 use super::stage::Txn;
 use super::{AuditRecord, Change, NewState, TxnError, TxnWarning};
 use crate::content::Content;
@@ -67,9 +69,10 @@ fn revert_inner(
     state.ensure()?;
     let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
     let recovered = recover::recover_locked(state)?.warnings();
-    let mut records = list_dirs(&state.undo_dir())?;
+    let undo = state.checked_undo_dir()?;
+    let mut records = list_records(&undo)?;
     records.sort();
-    let last = recover::read_last(state)?;
+    let last = place::read_last(state)?;
     if let Some(id) = expect.filter(|id| last.as_deref() != Some(*id)) {
         return Err(not_the_last(id, last.as_deref()));
     }
@@ -83,19 +86,27 @@ fn revert_inner(
             ..UndoReport::default()
         });
     };
-    let dir = state.undo_dir().join(&id);
+    let dir = undo.join(&id);
     let journal = Journal::read(&dir)?
         .ok_or_else(|| Error::from(TxnError::NoJournal { record: dir.clone() }))?;
     // Only a record of this state place, for this very root, and named as its transaction.
     let root = recover::open_root(state)?;
-    journal.check_trusted(&state.secret()?, &root, &dir)?;
+    journal.check_trusted(&place::secret(state)?, &root, &dir)?;
     if journal.id != id || journal.undoes.is_some() {
         return Err(journal::untrusted(
             &dir,
             "it is not the record of its transaction",
         ));
     }
-    let changes = reverse_changes(state.root(), &journal, &dir)?;
+    // Its backups are read through the record's folder opened without following a symlink,
+    // and let go before the revert, whose end drops the record (Windows cannot move a folder
+    // a handle holds).
+    let changes = {
+        let backups = Dir::open(&undo)
+            .and_then(|u| u.open_child(id.as_bytes()))
+            .map_err(|e| Error::io(&dir.display().to_string(), "cannot open", &e))?;
+        reverse_changes(state.root(), &journal, &backups)?
+    };
     let files = changes.iter().map(|c| c.path.clone()).collect();
     let tx = Txn {
         state,
@@ -134,7 +145,7 @@ fn no_record_of_the_last(last: &str, newest: Option<&str>) -> Error {
 
 /// The changes that put the record's old states back, each checked to still hold the new
 /// state; `stale_file` lists every path changed since.
-fn reverse_changes(root: &Path, journal: &Journal, record: &Path) -> Result<Vec<Change>, Error> {
+fn reverse_changes(root: &Path, journal: &Journal, backups: &Dir) -> Result<Vec<Change>, Error> {
     // One read per path: the snapshot that is checked is the one the revert commits against.
     let mut befores = vec![];
     let mut changed = vec![];
@@ -148,14 +159,12 @@ fn reverse_changes(root: &Path, journal: &Journal, record: &Path) -> Result<Vec<
     if !changed.is_empty() {
         return Err(changed_since(journal, changed));
     }
-    let backups = Dir::open(record)
-        .map_err(|e| Error::io(&record.display().to_string(), "cannot open", &e))?;
     journal
         .entries
         .iter()
         .zip(befores)
         .map(|(entry, before)| {
-            let after = old_content(&backups, entry)?;
+            let after = old_content(backups, entry)?;
             Ok(Change {
                 path: entry.path.clone(),
                 before,

@@ -14,9 +14,14 @@ use apply_patch::txn::{
 };
 use apply_patch::ErrorCode;
 
+mod blocked;
 mod cli;
 mod crash;
 mod first;
+#[cfg(unix)]
+mod hostile;
+#[cfg(unix)]
+mod owner;
 mod prop;
 mod trust;
 

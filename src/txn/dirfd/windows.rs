@@ -133,6 +133,12 @@ impl Dir {
         self.dir.create_dir(name(name_)?)
     }
 
+    /// Creates the directory `name`; Windows has no mode to give it (it inherits the
+    /// folder's access list).
+    pub fn mkdir_private(&self, name_: &[u8]) -> io::Result<()> {
+        self.mkdir(name_)
+    }
+
     /// Creates a symlink `name` pointing at `target` (a folder symlink when the target is a
     /// folder now, as git for Windows does). Windows allows it to administrators and in
     /// developer mode only; elsewhere this is the error Windows gives. A target that is an

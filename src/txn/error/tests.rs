@@ -119,19 +119,26 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
         },
         journal: PathBuf::from("/s/j1"),
         failures: vec![failure],
-        conflicts: vec!["c.txt".into()],
+        conflicts: vec!["c.txt".into(), "n/d.txt".into()],
+        blocked: vec![Blocked {
+            path: "n/d.txt".into(),
+            at: "n".into(),
+            symlink: true,
+        }],
     }
     .into();
     assert_eq!(out.code, ErrorCode::RollbackFailed);
     assert_eq!(
         out.message,
         "cannot rename a.txt — and restoring the old state failed; cannot restore b.txt; \
-         c.txt holds neither its old nor its new content"
+         c.txt holds neither its old nor its new content; n/d.txt cannot be reached: n on its \
+         path is a symbolic link (never followed) now, put there by another program"
     );
     let details = out.details().expect("a failed restore has details");
     assert_eq!(details["journal"], "/s/j1");
     assert_eq!(details["failures"][0]["path"], "b.txt");
     assert_eq!(details["conflicts"][0], "c.txt");
+    assert_eq!(details["blocked"][0]["at"], "n");
     assert_eq!(details["cause"]["path"], "a.txt");
     assert!(out.hint.is_some_and(|h| h.contains("apply-patch recover")));
     let recovering: Error = TxnError::RestoreFailed {
@@ -139,6 +146,7 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
         journal: PathBuf::from("/s/j9"),
         failures: Vec::new(),
         conflicts: Vec::new(),
+        blocked: Vec::new(),
     }
     .into();
     assert_eq!(
@@ -188,6 +196,27 @@ fn a_journal_refusal_names_the_journal_and_the_next_step() {
         "the journal j.json has version 9; this apply-patch reads version 2"
     );
     assert!(version.hint.is_some());
+    // No refusal of a journal leads to restoring some files by hand into a mixed tree.
+    let leftovers: Error = TxnError::Leftovers {
+        place: "/s/j2".into(),
+    }
+    .into();
+    let hints = [&untrusted, &version, &leftovers].map(|e| e.hint.clone().unwrap_or_default());
+    assert!(hints[0].contains("never some only"), "{}", hints[0]);
+    assert!(hints[1].contains("never some only"), "{}", hints[1]);
+    assert_eq!(
+        hints[2],
+        "remove it (`rm -r /s/j2`); do not restore files from it: its backups are old versions \
+         of files the finished transaction replaced"
+    );
+    assert_eq!(leftovers.details(), Some(&serde_json::json!({"journal": "/s/j2"})));
+    assert_eq!(
+        leftovers.message,
+        "refusing /s/j2: it holds files but no journal; apply-patch removes a journal only \
+         once its transaction is over (the tree is then wholly old or wholly new), so these \
+         are the leftovers of an interrupted clean-up (or a copy of the tree carried them); it \
+         was left as it is"
+    );
 }
 
 #[test]
@@ -352,14 +381,6 @@ fn the_commits_own_refusals_keep_their_code_message_and_path() {
 #[test]
 fn the_recoverys_own_refusals_keep_their_code_message_and_path() {
     let cases: Vec<(TxnError, ErrorCode, &str, Option<&str>)> = vec![
-        (
-            TxnError::JournalNotAFolder {
-                journal: "/s/j".into(),
-            },
-            ErrorCode::IoError,
-            "/s/j is not a folder",
-            Some("/s/j"),
-        ),
         (
             TxnError::IndexLockGone {
                 id: "t1".into(),

@@ -23,6 +23,10 @@ fn crash_child() {
         return;
     };
     let root = PathBuf::from(root);
+    if std::env::var_os(UNDO_ENV).is_some() {
+        txn::undo(&root).expect("child undo");
+        return;
+    }
     let opts = TxnOptions {
         durability: if std::env::var_os(ATOMIC_ENV).is_some() {
             txn::Durability::Atomic
@@ -42,6 +46,9 @@ fn crash_child() {
     };
     txn::commit(&opts, changes, &AuditRecord::default()).expect("child commit");
 }
+
+/// The child undoes the last transaction instead of committing.
+const UNDO_ENV: &str = "APPLY_PATCH_TXN_CHILD_UNDO";
 
 /// The child commits without any flush ([`txn::Durability::Atomic`]).
 const ATOMIC_ENV: &str = "APPLY_PATCH_TXN_CHILD_ATOMIC";
@@ -470,6 +477,58 @@ fn a_file_edited_after_its_rename_is_kept_and_the_crashed_commit_finished_around
         assert_eq!(tree(&root), expected, "step {k}: every other file new");
         assert!(!root.join(".git/apply-patch/journal").exists(), "{k}");
     }
+}
+
+/// Issue 23, item 6: an undo killed at any step — its clean-up included (dropping the
+/// record it reverts, naming the last transaction, removing its journal folder file by
+/// file) — is recovered by the next run: the tree is wholly undone or wholly not, no journal
+/// folder is left, and the root is usable (undo again works, or has nothing left to undo).
+/// Before, a kill while the journal folder was being removed left backups without a journal,
+/// which every later run refused.
+#[test]
+fn a_crash_at_every_step_of_an_undo_recovers_and_leaves_the_root_usable() {
+    let old = {
+        let (_tmp, root) = repo();
+        tree(&root)
+    };
+    let new = expected_new();
+    let (mut k, mut cleaned_up) = (1, false);
+    loop {
+        let (_tmp, root) = repo();
+        txn::commit(
+            &opts(&root, None),
+            multi_change(&root),
+            &AuditRecord::default(),
+        )
+        .expect("commit");
+        if !crash_child_at(&root, k, Some(UNDO_ENV)) {
+            assert_eq!(tree(&root), old, "the undo ran to the end at step {k}");
+            break;
+        }
+        let report = txn::recover(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
+        assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
+        cleaned_up |= report.action == Some(txn::RecoverAction::CleanedUp);
+        assert!(!root.join(".git/apply-patch/journal").exists(), "step {k}");
+        if tree(&root) == old {
+            let again = txn::undo(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
+            assert_eq!(again.undone, None, "step {k}: the undone record is gone");
+        } else {
+            assert_eq!(tree(&root), new, "step {k}: mixed tree after recovery");
+            txn::undo(&root).unwrap_or_else(|e| panic!("step {k}: undo after it: {e:?}"));
+            assert_eq!(tree(&root), old, "step {k}");
+        }
+        k += 1;
+        assert!(k < 100, "the child never finished");
+    }
+    assert!(
+        k > 20,
+        "an undo of five paths has more than 20 steps, got {}",
+        k - 1
+    );
+    assert!(
+        cleaned_up,
+        "some crash fell inside the removal of the journal folder"
+    );
 }
 
 // ---- formats: the journal and the audit line, snapshotted with volatile fields redacted ----

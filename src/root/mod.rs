@@ -1,12 +1,17 @@
 //! The root's policies, kept once: the check that a root is a directory ([`check_root`], one
-//! code for every front end and the library) and the discovery of its git repository
+//! code for every front end and the library), the discovery of its git repository
 //! ([`open_repo`], [`git_dir_of`]) that `git::Repo`, the state place and the disk tree's
-//! nested-repository guard share. A leaf: it depends on nothing of ours but the error type,
-//! so that `tree`, `state` and `git` can all use it without a cycle. Without the `git`
-//! feature there is no discovery: every root is in no repository.
+//! nested-repository guard share, and whose repository it may be ([`trust`]: git's ownership
+//! and `safe.directory` rule, and [`is_ours`], the owner test the state place applies to its
+//! own folders too). A leaf: it depends on nothing of ours but the error types, so that
+//! `tree`, `state` and `git` can all use it without a cycle. Without the `git` feature there
+//! is no discovery: every root is in no repository.
 
 use crate::usage::UsageError;
 use std::path::{Path, PathBuf};
+
+#[cfg(feature = "git")]
+mod trust;
 
 use crate::error::Error;
 #[cfg(feature = "git")]
@@ -30,13 +35,30 @@ pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
 /// does, honouring `GIT_DIR` / `GIT_WORK_TREE` / `GIT_INDEX_FILE` (git sets them for hooks);
 /// a `.git` file's `gitdir:` is followed only to a valid git dir (else the search goes on
 /// upwards). `Ok(None)` when there is no repository.
+///
+/// A repository whose work tree holds the root, and so would be used, must be the current
+/// user's as git decides ([`trust::check_repository`]; `GIT_DIR` too, unlike git, which
+/// trusts a git dir named explicitly: the state place would be in it): else `usage`, before
+/// anything of ours in it is read.
 #[cfg(feature = "git")]
 pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Error> {
-    match gix::discover_with_environment_overrides(root_canon) {
-        Ok(repo) => Ok(Some(repo)),
-        Err(err) if is_not_found(&err) => Ok(None),
-        Err(err) => Err(gix_error("cannot open the git repository", &err)),
+    let repo = match gix::discover_with_environment_overrides(root_canon) {
+        Ok(repo) => repo,
+        Err(err) if is_not_found(&err) => return Ok(None),
+        Err(err) => return Err(gix_error("cannot open the git repository", &err)),
+    };
+    if repo_holds(root_canon, &repo) {
+        trust::check_repository(&repo)?;
     }
+    Ok(Some(repo))
+}
+
+/// Does the work tree of `repo` hold the root (so that the repository is used)?
+#[cfg(feature = "git")]
+fn repo_holds(root_canon: &Path, repo: &gix::Repository) -> bool {
+    repo.workdir()
+        .map(canonical_or_same)
+        .is_some_and(|w| root_canon.starts_with(w))
 }
 
 /// The git dir of the repository whose work tree holds `root_canon` (a canonical directory),
@@ -53,11 +75,7 @@ pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
 #[cfg(feature = "git")]
 pub(crate) fn git_dir_in(root_canon: &Path, repo: &gix::Repository) -> Option<PathBuf> {
     let git_dir = canonical_or_same(repo.git_dir());
-    let in_work_tree = repo
-        .workdir()
-        .map(canonical_or_same)
-        .is_some_and(|w| root_canon.starts_with(w));
-    if !in_work_tree || root_canon.starts_with(&git_dir) {
+    if !repo_holds(root_canon, repo) || root_canon.starts_with(&git_dir) {
         return None;
     }
     Some(git_dir)
@@ -68,6 +86,29 @@ pub(crate) fn git_dir_in(root_canon: &Path, repo: &gix::Repository) -> Option<Pa
 #[cfg(not(feature = "git"))]
 pub(crate) fn git_dir_of(_root_canon: &Path) -> Result<Option<PathBuf>, Error> {
     Ok(None)
+}
+
+/// Is `uid` the current user, as git's ownership rule decides: the effective uid, and for
+/// root also the user `sudo` ran for (`SUDO_UID`), as git does since 2.35.2 — only when the
+/// process runs as root, so a `SUDO_UID` in another user's environment grants nothing.
+#[cfg(unix)]
+pub(crate) fn is_ours(uid: u32) -> bool {
+    // SAFETY: geteuid has no failure mode and touches no memory of ours.
+    let euid = unsafe { libc::geteuid() };
+    if uid == euid {
+        return true;
+    }
+    euid == 0
+        && std::env::var("SUDO_UID")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .is_some_and(|sudo| sudo == uid)
+}
+
+/// Windows has no uids: every owner is taken as the current user.
+#[cfg(not(unix))]
+pub(crate) fn is_ours(_uid: u32) -> bool {
+    true
 }
 
 #[cfg(feature = "git")]

@@ -10,8 +10,16 @@
 //! `$XDG_STATE_HOME/apply-patch/<16 hex of sha256(canonical root)>/` (default
 //! `~/.local/state`), and the journal is a hidden folder at the root, `.apply-patch-txn/`, that
 //! exists only while a transaction runs (backups must stay on the root's file system).
+//!
+//! Whose state is it? A git dir is used only when the repository is the user's
+//! (`root::open_repo` refuses another's, as git does), and every folder of the state place
+//! must be the user's and writable by no one else ([`safety`]): the place is checked when it
+//! is found, and each folder when it is made or used. Folders are made 0700.
 
 use std::path::{Path, PathBuf};
+
+pub mod safety;
+use safety::Keeps;
 
 use sha2::{Digest, Sha256};
 
@@ -31,6 +39,15 @@ pub enum StateError {
     /// Neither `XDG_STATE_HOME` nor `HOME` names a place for the state.
     #[error("cannot find a state directory: neither XDG_STATE_HOME nor HOME is set")]
     NoStateDir,
+    /// What stands at `path`, where apply-patch keeps `keeps`, may not be used: see
+    /// [`safety`] (a symlink, another kind of file, another user's, writable by others, too
+    /// large).
+    #[error("{}", safety::message(path, *keeps, found))]
+    Unsafe {
+        path: PathBuf,
+        keeps: Keeps,
+        found: safety::Found,
+    },
 }
 
 impl StateError {
@@ -39,6 +56,12 @@ impl StateError {
         match self {
             StateError::BadFolderName { .. } => ErrorCode::Usage,
             StateError::DamagedSecret { .. } | StateError::NoStateDir => ErrorCode::IoError,
+            // An owner or mode to fix, as git's ownership refusal; else a file that is not
+            // apply-patch's.
+            StateError::Unsafe { found, .. } => match found {
+                safety::Found::Owner { .. } | safety::Found::Writable { .. } => ErrorCode::Usage,
+                _ => ErrorCode::IoError,
+            },
         }
     }
 }
@@ -53,6 +76,13 @@ impl From<StateError> for Error {
                  are then refused)",
             ),
             StateError::NoStateDir => out.with_hint("set XDG_STATE_HOME to a writable directory"),
+            StateError::Unsafe { path, keeps, found } => out
+                .with_path(path.display().to_string())
+                .with_hint(safety::hint(&path, keeps, &found))
+                .with_details(serde_json::json!({
+                    "state": path.display().to_string(),
+                    "found": found.word(),
+                })),
         }
     }
 }
@@ -90,8 +120,15 @@ impl StateDir {
     fn with_git_dir(root: PathBuf, git_dir: Option<PathBuf>) -> Result<StateDir, Error> {
         let base = match &git_dir {
             Some(git) => git.join("apply-patch"),
-            None => user_state_dir()?.join("apply-patch").join(root_key(&root)),
+            None => {
+                // The folder of every root's state: another user's, or one others may write,
+                // could swap a root's folder for theirs.
+                let all = user_state_dir()?.join("apply-patch");
+                safety::check_folder(&all, Keeps::Folder)?;
+                all.join(root_key(&root))
+            }
         };
+        safety::check_folder(&base, Keeps::Folder)?;
         Ok(StateDir {
             root,
             base,
@@ -106,6 +143,7 @@ impl StateDir {
         let root = root
             .canonicalize()
             .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+        safety::check_folder(&base, Keeps::Folder)?;
         Ok(StateDir {
             root,
             base,
@@ -146,6 +184,14 @@ impl StateDir {
         self.base.join("undo")
     }
 
+    /// [`StateDir::undo_dir`], checked to be the user's own folder when it exists
+    /// ([`safety`]) before anything in it is listed or read.
+    pub fn checked_undo_dir(&self) -> Result<PathBuf, Error> {
+        let dir = self.undo_dir();
+        safety::check_folder(&dir, Keeps::Folder)?;
+        Ok(dir)
+    }
+
     /// The audit log, one JSON line per transaction.
     pub fn audit_log(&self) -> PathBuf {
         self.base.join("audit.jsonl")
@@ -157,15 +203,9 @@ impl StateDir {
         self.base.join("last")
     }
 
-    /// The secret of this state place: 32 random bytes in `secret`, created on first use.
-    /// Journals and undo records carry a MAC made with it, so that one found in the tree (or
-    /// copied with it) is not mistaken for this root's own.
-    pub fn secret(&self) -> Result<[u8; SECRET_LEN], Error> {
-        let path = self.base.join("secret");
-        match read_secret(&path)? {
-            Some(secret) => Ok(secret),
-            None => create_secret(&path),
-        }
+    /// The file of this state place's secret (see `txn::place::secret`).
+    pub fn secret_path(&self) -> PathBuf {
+        self.base.join("secret")
     }
 
     /// A folder `name` inside the state place for another feature; created on demand.
@@ -190,89 +230,10 @@ impl StateDir {
 /// Length of a state place's secret.
 pub const SECRET_LEN: usize = 32;
 
-fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
-    let shown = path.display().to_string();
-    match read_small(path) {
-        Ok(bytes) => <[u8; SECRET_LEN]>::try_from(bytes.as_slice())
-            .map(Some)
-            .map_err(|_| {
-                StateError::DamagedSecret {
-                    path: path.to_path_buf(),
-                }
-                .into()
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&shown, "cannot read the state secret", &e)),
-    }
-}
-
-/// The whole of a small file of the state place: `std::fs::read` without asking the file's
-/// size first (one system call less; these files hold a few dozen bytes).
-pub(crate) fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut out = Vec::new();
-    let mut chunk = [0u8; 64];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => return Ok(out),
-            Ok(n) => out.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Writes a new secret beside `path` and links it in place; when another run linked one
-/// first, that one is the secret.
-fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], Error> {
-    use std::io::Write;
-    let shown = path.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot create the state secret", &e);
-    let mut secret = [0u8; SECRET_LEN];
-    random_fill(&mut secret).map_err(io)?;
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    // Readable by its owner only; Windows gives a new file the folder's access list.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&tmp).map_err(io)?;
-    let written = file.write_all(&secret).and_then(|()| file.sync_all());
-    let linked = written.and_then(|()| std::fs::hard_link(&tmp, path));
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(secret),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            read_secret(path)?.ok_or_else(|| io(std::io::Error::from(std::io::ErrorKind::NotFound)))
-        }
-        Err(e) => Err(io(e)),
-    }
-}
-
-/// Fills `buf` with random bytes from the kernel.
-#[cfg(unix)]
-fn random_fill(buf: &mut [u8]) -> std::io::Result<()> {
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf))
-}
-
-/// Fills `buf` with random bytes from the system's generator.
-#[cfg(windows)]
-fn random_fill(buf: &mut [u8]) -> std::io::Result<()> {
-    getrandom::fill(buf).map_err(std::io::Error::other)
-}
-
-/// `create_dir_all` with the error naming the folder.
+/// Creates a folder of the state place and its missing parents, readable by their owner only
+/// (0700), and checks it ([`safety`]); the error names the folder.
 pub fn create_dir_all(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::io(
-            &dir.display().to_string(),
-            "cannot create the state folder",
-            &e,
-        )
-    })
+    safety::create_folder(dir)
 }
 
 /// 16 hex digits of the SHA-256 of the canonical root.
@@ -361,16 +322,6 @@ mod tests {
     }
 
     #[test]
-    fn the_secret_is_made_once_and_kept() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let state = StateDir::outside_git(tmp.path(), tmp.path().join("state")).expect("state");
-        state.ensure().expect("ensure");
-        let first = state.secret().expect("made");
-        assert_eq!(state.secret().expect("read"), first);
-        assert_ne!(first, [0u8; SECRET_LEN]);
-    }
-
-    #[test]
     fn root_key_is_sixteen_hex_digits() {
         let key = root_key(Path::new("/some/root"));
         assert_eq!(key.len(), 16);
@@ -401,6 +352,30 @@ mod tests {
         let e: Error = StateError::BadFolderName { name: "a/b".into() }.into();
         assert_eq!((e.code, e.hint), (ErrorCode::Usage, None));
         assert_eq!(e.message, "invalid state folder name \"a/b\"");
+        let e: Error = StateError::Unsafe {
+            path: PathBuf::from("/r/.apply-patch-txn"),
+            keeps: Keeps::JournalFolder,
+            found: safety::Found::Kind { what: "a FIFO" },
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::IoError);
+        assert_eq!(
+            e.message,
+            "/r/.apply-patch-txn is a FIFO, where apply-patch keeps the journal folder of a \
+             running transaction"
+        );
+        assert_eq!(
+            e.details(),
+            Some(&serde_json::json!({"state": "/r/.apply-patch-txn", "found": "fifo"}))
+        );
+        assert!(e.hint.is_some_and(|h| h.contains("mv /r/.apply-patch-txn")));
+        let e: Error = StateError::Unsafe {
+            path: PathBuf::from("/s"),
+            keeps: Keeps::Folder,
+            found: safety::Found::Owner { uid: 7 },
+        }
+        .into();
+        assert_eq!((e.code, e.path.as_deref()), (ErrorCode::Usage, Some("/s")));
         let e: Error = StateError::NoStateDir.into();
         assert_eq!(
             e.hint.as_deref(),
