@@ -190,7 +190,7 @@ fn read_document<'a>(
     from: PathFrom,
 ) -> Result<Vec<Block<'a>>, ParseError> {
     let given = given.map(|p| (p, from));
-    match document::block_document(doc, given) {
+    match document::block_document(text, doc, given) {
         Ok(raw) => Ok(number_lines(raw, text)),
         Err(nom::Err::Error(f) | nom::Err::Failure(f)) => Err(to_parse_error(text, f)),
         Err(nom::Err::Incomplete(_)) => {

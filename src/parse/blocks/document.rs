@@ -57,13 +57,15 @@ to find, a line `=======`, the new lines, and a line `>>>>>>> REPLACE` (or `++++
 
 /// grammar: block_document
 ///
-/// `doc` is a slice of the text line numbers count in (the whole input, or a tool call's
-/// `diff`); `given` is the path of every block, when it came out of band or with a tool call.
+/// `doc` is a slice of `text`, the text line numbers count in (the whole input, or a JSON
+/// tool call's `diff` string); `given` is the path of every block, when it came out of band
+/// or with a tool call.
 pub(super) fn block_document<'a>(
+    text: In<'a>,
     doc: In<'a>,
     given: Option<(&str, PathFrom)>,
 ) -> Result<Vec<RawBlock<'a>>, nom::Err<Fail>> {
-    let ctx = Doc { text: doc, given };
+    let ctx = Doc { text, given };
     let mut i = doc;
     let mut blocks: Vec<RawBlock<'a>> = Vec::new();
     // The last line outside a block since the previous block that is not a fence: the line

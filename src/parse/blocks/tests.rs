@@ -459,6 +459,10 @@ fn xml_tool_call_refusals() {
         assert!(e.message.contains(needle), "{call}: {}", e.message);
         assert_eq!(e.line, line, "{call}");
     }
+    // Lines inside the call's diff count from the start of the input.
+    let e = err("<apply_diff>\n<path>a</path>\n<diff>\n<<<<<<< SEARCH\nx\n=======\n</diff>\n</apply_diff>", None);
+    assert_eq!(e.line, 6);
+    assert!(e.message.contains("starts on line 4"), "{}", e.message);
     let e = err(&format!("<apply_diff><path>a</path>{diff}</apply_diff>"), Some("b"));
     assert!(e.message.contains("but the path given is `b`"), "{}", e.message);
 }
