@@ -11,7 +11,8 @@
 //! come with the engine's wiring (issue 26).
 //!
 //! Submodules: `lex` (lines, markers, the private error type), `document` (blocks, their
-//! paths and line hints), `wrapper` (the tool-call forms) and `convert` (blocks → hunks).
+//! markers and paths), `part` (SEARCH and REPLACE lines: line numbers, escapes), `wrapper`
+//! (the tool-call forms) and `convert` (blocks → hunks).
 
 use std::borrow::Cow;
 
@@ -21,6 +22,7 @@ use super::ParseError;
 mod convert;
 mod document;
 mod lex;
+mod part;
 mod wrapper;
 
 pub use convert::{block_hunk, into_files, Change, FileBlocks};
@@ -144,7 +146,8 @@ impl Blocks<'_> {
 ///
 /// ```
 /// use apply_patch::parse::blocks::{self, PathFrom};
-/// let reply = b"Here you go:\n\nsrc/a.rs\n```rust\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n";
+/// let reply = b"Here you go:\n\nsrc/a.rs\n```rust\n<<<<<<< SEARCH\nold\n=======\nnew\n\
+///     >>>>>>> REPLACE\n```\n";
 /// let parsed = blocks::parse(reply, None).unwrap();
 /// let block = &parsed.blocks[0];
 /// assert_eq!(block.path, "src/a.rs");

@@ -216,7 +216,10 @@ mod tests {
         });
         b.patch_line = 7;
         let h = block_hunk(b);
-        assert_eq!((h.old_start, h.old_count, h.patch_line), (Some(12), None, 7));
+        assert_eq!(
+            (h.old_start, h.old_count, h.patch_line),
+            (Some(12), None, 7)
+        );
         assert!(!h.end_of_file && !h.new_no_newline && h.anchors.is_empty());
     }
 

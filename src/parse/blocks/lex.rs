@@ -219,11 +219,15 @@ pub(super) fn peek(i: In<'_>) -> &[u8] {
 /// The opening tags of the tool-call forms (SPEC §4b): Cline's and Roo's.
 pub(super) const TOOL_TAGS: [&str; 2] = ["replace_in_file", "apply_diff"];
 
-/// The tool whose opening tag `<NAME>` occurs in `content`, and where.
+/// The tool whose opening tag `<NAME>` starts the line (after blanks), and where. A tag
+/// inside a sentence is prose: it neither opens a call nor counts as a second one.
 pub(super) fn tool_tag(content: &[u8]) -> Option<(usize, &'static str)> {
+    let at = content.len() - content.trim_ascii_start().len();
     TOOL_TAGS.iter().find_map(|name| {
-        let open = format!("<{name}>");
-        memchr::memmem::find(content, open.as_bytes()).map(|at| (at, *name))
+        let rest = content[at..]
+            .strip_prefix(b"<")?
+            .strip_prefix(name.as_bytes())?;
+        rest.starts_with(b">").then_some((at, *name))
     })
 }
 
@@ -301,11 +305,11 @@ mod tests {
         assert!(is_fence(b" ```python"));
         assert!(is_fence(b"~~~"));
         assert!(!is_fence(b"``"));
-        assert_eq!(
-            tool_tag(b"ok: <apply_diff>"),
-            Some((4, "apply_diff"))
-        );
+        assert_eq!(tool_tag(b"  <apply_diff><path>"), Some((2, "apply_diff")));
+        assert_eq!(tool_tag(b"<replace_in_file>"), Some((0, "replace_in_file")));
+        assert_eq!(tool_tag(b"instead of <apply_diff>, blocks:"), None);
         assert_eq!(tool_tag(b"<replace_in_file"), None);
+        assert_eq!(tool_tag(b"<apply_diffs>"), None);
     }
 
     #[test]

@@ -64,7 +64,10 @@ fn aider_path_above_several_fence_lines() {
     // A model that closes and reopens the fence between the path and the block.
     let reply = " ```python\nfoo.txt\n```\n```python\n<<<<<<< SEARCH\none\n=======\ntwo\n>>>>>>> REPLACE\n```\n";
     let blocks = ok(reply, None);
-    assert_eq!(triples(&blocks), vec![triple("foo.txt", &["one"], &["two"])]);
+    assert_eq!(
+        triples(&blocks),
+        vec![triple("foo.txt", &["one"], &["two"])]
+    );
     assert_eq!(blocks.blocks[0].path_from, PathFrom::Line(2));
 }
 
@@ -99,7 +102,10 @@ fn a_prose_line_before_the_opener_is_taken_as_the_path_exactly() {
 
 #[test]
 fn no_path_at_all_is_refused_at_the_opener() {
-    let e = err("Here:\n\n```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n", None);
+    let e = err(
+        "Here:\n\n```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n",
+        None,
+    );
     assert_eq!((e.line, e.column), (4, 1));
     assert!(e.message.contains("names no file"), "{}", e.message);
     assert!(e.hint.as_deref().is_some_and(|h| h.contains("--path")));
@@ -110,11 +116,22 @@ fn the_given_path_applies_to_every_block_and_lines_outside_are_prose() {
     let text = "test.ts\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\nother.txt\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n";
     let blocks = ok(text, Some("./src/FILE.txt"));
     for b in &blocks.blocks {
-        assert_eq!((b.path.as_str(), b.path_from), ("src/FILE.txt", PathFrom::Given));
+        assert_eq!(
+            (b.path.as_str(), b.path_from),
+            ("src/FILE.txt", PathFrom::Given)
+        );
     }
     // Without a path line and with a path given, a lone block is fine.
-    assert_eq!(ok("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE", Some("f")).blocks.len(), 1);
-    let e = err("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", Some("dir/"));
+    assert_eq!(
+        ok("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE", Some("f"))
+            .blocks
+            .len(),
+        1
+    );
+    let e = err(
+        "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+        Some("dir/"),
+    );
     assert_eq!(e.line, 1);
     assert!(e.message.contains("folder"), "{}", e.message);
 }
@@ -157,7 +174,10 @@ fn roo_header_gives_the_line_hint_and_is_not_text() {
     );
     assert_eq!(b[0].end_line, Some(14));
     assert_eq!(b[1].hint.map(|h| h.line), Some(3));
-    assert_eq!((b[2].hint, texts(&b[2].search)), (None, vec!["z".to_string()]));
+    assert_eq!(
+        (b[2].hint, texts(&b[2].search)),
+        (None, vec!["z".to_string()])
+    );
     assert!(b[2].replace.is_empty());
 }
 
@@ -176,7 +196,10 @@ fn malformed_roo_headers_are_refused() {
         (":start_line:", "expected a line number"),
         (":end_line:99999999999999999999999", "too large"),
     ] {
-        let e = err(&format!("<<<<<<< SEARCH\n{header}\na\n=======\nb\n>>>>>>> REPLACE\n"), Some("f"));
+        let e = err(
+            &format!("<<<<<<< SEARCH\n{header}\na\n=======\nb\n>>>>>>> REPLACE\n"),
+            Some("f"),
+        );
         assert_eq!(e.line, 2, "{header}");
         assert!(e.message.contains(needle), "{header}: {}", e.message);
     }
@@ -184,10 +207,16 @@ fn malformed_roo_headers_are_refused() {
 
 #[test]
 fn header_lines_away_from_the_opener_are_refused_unless_escaped() {
-    let e = err("<<<<<<< SEARCH\na\n=======\n  :start_line:5  \nb\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\na\n=======\n  :start_line:5  \nb\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!((e.line, e.column), (4, 3));
     assert!(e.message.contains("`:start_line:` inside"), "{}", e.message);
-    let e = err("<<<<<<< SEARCH\n-------\n:end_line:3\na\n=======\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\n-------\n:end_line:3\na\n=======\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!(e.line, 3);
     let text = "<<<<<<< SEARCH\na\n=======\n\\:start_line:5\n\\:end_line:10\n>>>>>>> REPLACE\n";
     assert_eq!(
@@ -223,44 +252,82 @@ fn git_conflict_markers_other_than_the_separator_are_text() {
     let blocks = ok(text, Some("f"));
     assert_eq!(
         texts(&blocks.blocks[0].search),
-        ["<<<<<<< HEAD", "ours", "=======", "theirs", ">>>>>>> feature"]
+        [
+            "<<<<<<< HEAD",
+            "ours",
+            "=======",
+            "theirs",
+            ">>>>>>> feature"
+        ]
     );
 }
 
 #[test]
 fn a_second_separator_is_refused_pointing_at_the_escape() {
-    let e = err("x\n<<<<<<< SEARCH\na\n=======\nb\n=======\nc\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "x\n<<<<<<< SEARCH\na\n=======\nb\n=======\nc\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!((e.line, e.column), (6, 1));
     assert!(e.message.contains("a second `=======`"), "{}", e.message);
-    assert!(e.message.contains("line 2") && e.message.contains("line 4"), "{}", e.message);
+    assert!(
+        e.message.contains("line 2") && e.message.contains("line 4"),
+        "{}",
+        e.message
+    );
     assert!(e.hint.as_deref().is_some_and(|h| h.contains("`\\=======`")));
 }
 
 #[test]
 fn a_closer_before_the_separator_is_refused() {
-    let e = err("------- SEARCH\nline2\n+++++++ REPLACE\nreplaced", Some("f"));
+    let e = err(
+        "------- SEARCH\nline2\n+++++++ REPLACE\nreplaced",
+        Some("f"),
+    );
     assert_eq!(e.line, 3);
-    assert!(e.message.contains("before the `=======` line"), "{}", e.message);
+    assert!(
+        e.message.contains("before the `=======` line"),
+        "{}",
+        e.message
+    );
     // Cline's `------- =======` is no separator, so its closer comes first too.
-    let e = err("------- SEARCH\nline2\n------- =======\nreplaced\n+++++++ REPLACE", Some("f"));
+    let e = err(
+        "------- SEARCH\nline2\n------- =======\nreplaced\n+++++++ REPLACE",
+        Some("f"),
+    );
     assert_eq!(e.line, 5);
 }
 
 #[test]
 fn an_opener_inside_a_block_is_refused() {
-    let e = err("<<<<<<< SEARCH\na\n=======\nb\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\na\n=======\nb\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!(e.line, 5);
-    assert!(e.message.contains("inside the block that starts on line 1"), "{}", e.message);
+    assert!(
+        e.message.contains("inside the block that starts on line 1"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
 fn a_block_cut_off_is_refused_at_its_last_line() {
     for (text, line, missing) in [
         ("<<<<<<< SEARCH\na\n=======\nb", 4, "without its closer"),
-        ("p\n<<<<<<< SEARCH\na\n=======\nreplaced\n\n\n", 5, "without its closer"),
+        (
+            "p\n<<<<<<< SEARCH\na\n=======\nreplaced\n\n\n",
+            5,
+            "without its closer",
+        ),
         ("<<<<<<< SEARCH\na\nb\n", 3, "without its `=======` line"),
         ("<<<<<<< SEARCH", 1, "without its `=======` line"),
-        ("<<<<<<< SEARCH\n:start_line:4\n", 2, "without its `=======` line"),
+        (
+            "<<<<<<< SEARCH\n:start_line:4\n",
+            2,
+            "without its `=======` line",
+        ),
     ] {
         let e = err(text, Some("f"));
         assert_eq!(e.line, line, "{text:?}");
@@ -277,7 +344,11 @@ fn a_closer_outside_any_block_is_refused() {
         "=======\ncontent\n>>>>>>> REPLACE",
     ] {
         let e = err(text, Some("f"));
-        assert!(e.message.contains("outside any block"), "{text:?}: {}", e.message);
+        assert!(
+            e.message.contains("outside any block"),
+            "{text:?}: {}",
+            e.message
+        );
     }
     // After a good block too: a malformed second opener must not make its block vanish.
     let e = err("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n<<<<<<<SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n", Some("f"));
@@ -287,7 +358,11 @@ fn a_closer_outside_any_block_is_refused() {
 #[test]
 fn input_without_blocks_is_refused() {
     let e = err("test.ts\nInvalid diff format", Some("f"));
-    assert!(e.message.starts_with("no SEARCH/REPLACE block found"), "{}", e.message);
+    assert!(
+        e.message.starts_with("no SEARCH/REPLACE block found"),
+        "{}",
+        e.message
+    );
     let e = err("\n  \n", None);
     assert!(e.message.contains("empty"), "{}", e.message);
     let e = err("", None);
@@ -312,15 +387,36 @@ fn line_number_prefixes_on_every_line_are_stripped_and_give_the_hint() {
 #[test]
 fn numbered_search_with_plain_or_empty_replace() {
     // REPLACE without numbers: SEARCH's are stripped but give no hint (SPEC §4b).
-    let b = &ok("<<<<<<< SEARCH\n1 | a\n2 | b\n=======\nc\n>>>>>>> REPLACE\n", Some("f")).blocks[0];
-    assert_eq!((texts(&b.search), texts(&b.replace)), (vec!["a".into(), "b".into()], vec!["c".into()]));
+    let b = &ok(
+        "<<<<<<< SEARCH\n1 | a\n2 | b\n=======\nc\n>>>>>>> REPLACE\n",
+        Some("f"),
+    )
+    .blocks[0];
+    assert_eq!(
+        (texts(&b.search), texts(&b.replace)),
+        (vec!["a".into(), "b".into()], vec!["c".into()])
+    );
     assert_eq!(b.hint, None);
     // REPLACE empty: the hint holds.
-    let b = &ok("<<<<<<< SEARCH\n2 | gone\n=======\n>>>>>>> REPLACE\n", Some("f")).blocks[0];
-    assert_eq!(b.hint.map(|h| (h.line, h.source)), Some((2, HintSource::LinePrefixes)));
+    let b = &ok(
+        "<<<<<<< SEARCH\n2 | gone\n=======\n>>>>>>> REPLACE\n",
+        Some("f"),
+    )
+    .blocks[0];
+    assert_eq!(
+        b.hint.map(|h| (h.line, h.source)),
+        Some((2, HintSource::LinePrefixes))
+    );
     // `:start_line:` wins over the prefixes.
-    let b = &ok("<<<<<<< SEARCH\n:start_line:7\n-------\n2 | x\n=======\n>>>>>>> REPLACE\n", Some("f")).blocks[0];
-    assert_eq!(b.hint.map(|h| (h.line, h.source)), Some((7, HintSource::StartLine)));
+    let b = &ok(
+        "<<<<<<< SEARCH\n:start_line:7\n-------\n2 | x\n=======\n>>>>>>> REPLACE\n",
+        Some("f"),
+    )
+    .blocks[0];
+    assert_eq!(
+        b.hint.map(|h| (h.line, h.source)),
+        Some((7, HintSource::StartLine))
+    );
 }
 
 #[test]
@@ -334,14 +430,31 @@ fn numbered_replace_under_plain_search_is_text() {
 
 #[test]
 fn line_numbers_on_some_lines_only_are_refused() {
-    let e = err("<<<<<<< SEARCH\n1 | a\n    b\n3 | c\n=======\nx\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\n1 | a\n    b\n3 | c\n=======\nx\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!(e.line, 3);
-    assert!(e.message.contains("some SEARCH lines only"), "{}", e.message);
-    let e = err("<<<<<<< SEARCH\na\n2 | b\n=======\nx\n>>>>>>> REPLACE\n", Some("f"));
+    assert!(
+        e.message.contains("some SEARCH lines only"),
+        "{}",
+        e.message
+    );
+    let e = err(
+        "<<<<<<< SEARCH\na\n2 | b\n=======\nx\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!(e.line, 3);
-    let e = err("<<<<<<< SEARCH\n1 | a\n=======\n1 | x\ny\n>>>>>>> REPLACE\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\n1 | a\n=======\n1 | x\ny\n>>>>>>> REPLACE\n",
+        Some("f"),
+    );
     assert_eq!(e.line, 5);
-    assert!(e.message.contains("some REPLACE lines only"), "{}", e.message);
+    assert!(
+        e.message.contains("some REPLACE lines only"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -353,7 +466,10 @@ fn crlf_input_loses_its_crs_and_keeps_positions() {
     assert_eq!(texts(&b.search), ["x"]);
     assert_eq!(texts(&b.replace), ["======="]);
     assert_eq!(b.hint.map(|h| h.line), Some(2));
-    let e = err("<<<<<<< SEARCH\r\na\r\n=======\r\nb\r\n=======\r\n", Some("f"));
+    let e = err(
+        "<<<<<<< SEARCH\r\na\r\n=======\r\nb\r\n=======\r\n",
+        Some("f"),
+    );
     assert_eq!((e.line, e.line_text.as_str()), (5, "======="));
 }
 
@@ -370,7 +486,8 @@ fn lines_borrow_from_the_input_unless_an_escape_changed_them() {
 
 #[test]
 fn a_bom_is_skipped_and_text_need_not_be_utf8() {
-    let mut input = b"\xEF\xBB\xBFa.txt\n<<<<<<< SEARCH\n\xff\xfe\n=======\n\xfd\n>>>>>>> REPLACE\n".to_vec();
+    let mut input =
+        b"\xEF\xBB\xBFa.txt\n<<<<<<< SEARCH\n\xff\xfe\n=======\n\xfd\n>>>>>>> REPLACE\n".to_vec();
     let blocks = parse(&input, None).expect("parses");
     assert_eq!(blocks.blocks[0].path, "a.txt");
     assert_eq!(blocks.blocks[0].search[0].as_ref(), b"\xff\xfe");
@@ -384,9 +501,18 @@ fn json_tool_call() {
     let call = r#"{"path": "src/a.rs", "diff": "<<<<<<< SEARCH\n:start_line:3\n-------\nold\n=======\nnew\n>>>>>>> REPLACE"}"#;
     let blocks = ok(call, None);
     assert_eq!(blocks.form, Form::JsonCall);
-    assert_eq!(triples(&blocks), vec![triple("src/a.rs", &["old"], &["new"])]);
+    assert_eq!(
+        triples(&blocks),
+        vec![triple("src/a.rs", &["old"], &["new"])]
+    );
     assert_eq!(blocks.blocks[0].path_from, PathFrom::ToolCall);
-    assert_eq!((blocks.blocks[0].patch_line, blocks.blocks[0].hint.map(|h| h.line)), (1, Some(3)));
+    assert_eq!(
+        (
+            blocks.blocks[0].patch_line,
+            blocks.blocks[0].hint.map(|h| h.line)
+        ),
+        (1, Some(3))
+    );
     // Prose before the object, and the same path given out of band.
     let with_prose = format!("Calling the tool:\n{call}\n");
     let blocks = ok(&with_prose, Some("src/a.rs"));
@@ -401,24 +527,48 @@ fn json_tool_call_refusals() {
         (r#"{"path": "a"}"#, "missing field `diff`", 1),
         (r#"{"diff": "x"}"#, "missing field `path`", 1),
         (r#"{"edits": []}"#, "unknown field `edits`", 1),
-        (r#"{"path": "a", "path": "b", "diff": ""}"#, "given twice", 1),
-        (r#"{"path": 3, "diff": ""}"#, "`path` must be a string, found a number", 1),
-        (r#"{"path": "a", "diff": null}"#, "`diff` must be a string, found null", 1),
+        (
+            r#"{"path": "a", "path": "b", "diff": ""}"#,
+            "given twice",
+            1,
+        ),
+        (
+            r#"{"path": 3, "diff": ""}"#,
+            "`path` must be a string, found a number",
+            1,
+        ),
+        (
+            r#"{"path": "a", "diff": null}"#,
+            "`diff` must be a string, found null",
+            1,
+        ),
         (r#"{"path": "", "diff": ""}"#, "the path is empty", 1),
-        ("{\"path\": \"a\", \"diff\": \"\"}\nmore", "unexpected text after", 2),
+        (
+            "{\"path\": \"a\", \"diff\": \"\"}\nmore",
+            "unexpected text after",
+            2,
+        ),
         (
             r#"{"path": "a", "diff": "<<<<<<< SEARCH\nx\n=======\ny\n=======\n>>>>>>> REPLACE"}"#,
             "in the `diff` string: a second `=======`",
             5,
         ),
-        (r#"{"path": "a", "diff": "no blocks"}"#, "in the `diff` string: no SEARCH/REPLACE block", 1),
+        (
+            r#"{"path": "a", "diff": "no blocks"}"#,
+            "in the `diff` string: no SEARCH/REPLACE block",
+            1,
+        ),
     ] {
         let e = err(call, None);
         assert!(e.message.contains(needle), "{call}: {}", e.message);
         assert_eq!(e.line, line, "{call}");
     }
     let e = err(r#"{"path": "a", "diff": "x"}"#, Some("b"));
-    assert!(e.message.contains("names `a` but the path given is `b`"), "{}", e.message);
+    assert!(
+        e.message.contains("names `a` but the path given is `b`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -426,8 +576,14 @@ fn xml_tool_calls_of_cline_and_roo() {
     let cline = "I'll fix it.\n\n<replace_in_file>\n<path>src/a.ts</path>\n<diff>\n------- SEARCH\nold\n=======\nnew\n+++++++ REPLACE\n</diff>\n<task_progress>\n- [x] fix\n</task_progress>\n</replace_in_file>\n";
     let blocks = ok(cline, None);
     assert_eq!(blocks.form, Form::XmlCall("replace_in_file"));
-    assert_eq!(triples(&blocks), vec![triple("src/a.ts", &["old"], &["new"])]);
-    assert_eq!((blocks.blocks[0].path_from, blocks.blocks[0].patch_line), (PathFrom::ToolCall, 6));
+    assert_eq!(
+        triples(&blocks),
+        vec![triple("src/a.ts", &["old"], &["new"])]
+    );
+    assert_eq!(
+        (blocks.blocks[0].path_from, blocks.blocks[0].patch_line),
+        (PathFrom::ToolCall, 6)
+    );
     let roo = "<apply_diff><path> b.py </path><diff><<<<<<< SEARCH\n:start_line:1\n-------\nx\n=======\ny\n>>>>>>> REPLACE</diff></apply_diff>";
     let blocks = ok(roo, None);
     assert_eq!(blocks.form, Form::XmlCall("apply_diff"));
@@ -441,30 +597,95 @@ fn xml_tool_calls_of_cline_and_roo() {
 fn xml_tool_call_refusals() {
     let diff = "<diff>\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n</diff>";
     for (call, needle, line) in [
-        (format!("<replace_in_file>\n{diff}\n</replace_in_file>"), "has no `<path>`", 1),
-        ("<apply_diff>\n<path>a</path>\n</apply_diff>".to_string(), "has no `<diff>`", 1),
-        (format!("<apply_diff>\n<path>a</path>\n{diff}\n"), "ends without `</apply_diff>`", 9),
-        ("<apply_diff>\n<path>a</path>\n<diff>\nx".to_string(), "ends without `</diff>`", 4),
-        ("<apply_diff>\n<path>a".to_string(), "ends without `</path>`", 2),
-        (format!("<apply_diff>\n<path>a</path>\n<start_line>3</start_line>\n{diff}\n</apply_diff>"), "unknown element `<start_line>`", 3),
-        (format!("<apply_diff>\n<path>a</path>\n{diff}\nhello\n</apply_diff>"), "unexpected text `hello`", 10),
-        (format!("<apply_diff>\n<path>a</path>\n{diff}\n</replace_in_file>"), "does not close", 10),
-        (format!("<apply_diff>\n<path>a</path>\n<path>b</path>\n{diff}\n</apply_diff>"), "a second `<path>`", 3),
-        (format!("<apply_diff>\n<path>dir/</path>\n{diff}\n</apply_diff>"), "names a folder", 2),
-        (format!("<apply_diff>\n<path>a</path>\n{diff}\n</apply_diff>\n<apply_diff>"), "after the `<apply_diff>` call", 11),
-        (format!("<apply_diff>\n<path>a</path>\n{diff}\n</apply_diff>\n<<<<<<< SEARCH"), "after the `<apply_diff>` call", 11),
-        ("<apply_diff>\n<path>a</path>\n<diff>\n<<<<<<< SEARCH\nx\n</diff>\n</apply_diff>".to_string(), "cut off", 5),
+        (
+            format!("<replace_in_file>\n{diff}\n</replace_in_file>"),
+            "has no `<path>`",
+            1,
+        ),
+        (
+            "<apply_diff>\n<path>a</path>\n</apply_diff>".to_string(),
+            "has no `<diff>`",
+            1,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n{diff}\n"),
+            "ends without `</apply_diff>`",
+            9,
+        ),
+        (
+            "<apply_diff>\n<path>a</path>\n<diff>\nx".to_string(),
+            "ends without `</diff>`",
+            4,
+        ),
+        (
+            "<apply_diff>\n<path>a".to_string(),
+            "ends without `</path>`",
+            2,
+        ),
+        (
+            format!(
+                "<apply_diff>\n<path>a</path>\n<start_line>3</start_line>\n{diff}\n</apply_diff>"
+            ),
+            "unknown element `<start_line>`",
+            3,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n{diff}\nhello\n</apply_diff>"),
+            "unexpected text `hello`",
+            10,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n{diff}\n</replace_in_file>"),
+            "does not close",
+            10,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n<path>b</path>\n{diff}\n</apply_diff>"),
+            "a second `<path>`",
+            3,
+        ),
+        (
+            format!("<apply_diff>\n<path>dir/</path>\n{diff}\n</apply_diff>"),
+            "names a folder",
+            2,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n{diff}\n</apply_diff>\n<apply_diff>"),
+            "after the `<apply_diff>` call",
+            11,
+        ),
+        (
+            format!("<apply_diff>\n<path>a</path>\n{diff}\n</apply_diff>\n<<<<<<< SEARCH"),
+            "after the `<apply_diff>` call",
+            11,
+        ),
+        (
+            "<apply_diff>\n<path>a</path>\n<diff>\n<<<<<<< SEARCH\nx\n</diff>\n</apply_diff>"
+                .to_string(),
+            "cut off",
+            5,
+        ),
     ] {
         let e = err(&call, None);
         assert!(e.message.contains(needle), "{call}: {}", e.message);
         assert_eq!(e.line, line, "{call}");
     }
     // Lines inside the call's diff count from the start of the input.
-    let e = err("<apply_diff>\n<path>a</path>\n<diff>\n<<<<<<< SEARCH\nx\n=======\n</diff>\n</apply_diff>", None);
+    let e = err(
+        "<apply_diff>\n<path>a</path>\n<diff>\n<<<<<<< SEARCH\nx\n=======\n</diff>\n</apply_diff>",
+        None,
+    );
     assert_eq!(e.line, 6);
     assert!(e.message.contains("starts on line 4"), "{}", e.message);
-    let e = err(&format!("<apply_diff><path>a</path>{diff}</apply_diff>"), Some("b"));
-    assert!(e.message.contains("but the path given is `b`"), "{}", e.message);
+    let e = err(
+        &format!("<apply_diff><path>a</path>{diff}</apply_diff>"),
+        Some("b"),
+    );
+    assert!(
+        e.message.contains("but the path given is `b`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -473,6 +694,16 @@ fn a_tool_call_among_bare_blocks_is_refused() {
     let e = err(text, None);
     assert_eq!(e.line, 7);
     assert!(e.message.contains("tool call among"), "{}", e.message);
+}
+
+#[test]
+fn a_tool_tag_inside_a_sentence_is_prose() {
+    let text = "Instead of <apply_diff>, here are blocks:\n\na.txt\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\nNo <replace_in_file> needed.\n";
+    let blocks = ok(text, None);
+    assert_eq!(
+        (blocks.form, blocks.blocks[0].path.as_str()),
+        (Form::Text, "a.txt")
+    );
 }
 
 #[test]

@@ -18,8 +18,8 @@ use crate::parse::position::shown;
 use crate::parse::ParseError;
 
 /// The form of the input and where it starts: the first line that is a SEARCH opener (bare
-/// blocks), holds a tool call's opening tag (from that tag), or starts with `{` (SPEC §1
-/// detection reads `{` so too). `None`: none of them.
+/// blocks), starts with a tool call's opening tag (from that tag), or starts with `{` (SPEC
+/// §1 detection reads `{` so too). `None`: none of them.
 pub(super) fn form_of(body: In<'_>) -> Option<(In<'_>, Form)> {
     let mut rest = body;
     while let Ok((next, content)) = line(rest) {
@@ -48,8 +48,12 @@ pub(super) fn json_call<'a>(
 ) -> Result<Blocks<'a>, ParseError> {
     let start = offset(input, from);
     let text = std::str::from_utf8(from).map_err(|e| {
-        ParseError::at(input, start + e.valid_up_to(), "the tool call is not valid UTF-8")
-            .with_hint("JSON text must be UTF-8")
+        ParseError::at(
+            input,
+            start + e.valid_up_to(),
+            "the tool call is not valid UTF-8",
+        )
+        .with_hint("JSON text must be UTF-8")
     })?;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
     let root = match stream.next() {
@@ -61,10 +65,12 @@ pub(super) fn json_call<'a>(
     let rest = &text[end..];
     if !rest.trim().is_empty() {
         let at = start + end + (rest.len() - rest.trim_start().len());
-        return Err(
-            ParseError::at(input, at, "unexpected text after the tool call's JSON object")
-                .with_hint("send one JSON object; put nothing after its closing `}`"),
-        );
+        return Err(ParseError::at(
+            input,
+            at,
+            "unexpected text after the tool call's JSON object",
+        )
+        .with_hint("send one JSON object; put nothing after its closing `}`"));
     }
     let (path_raw, diff_raw) = json_members(input, root)?;
     let error_at = |raw: &RawValue, message: String, hint: &str| {
@@ -72,15 +78,27 @@ pub(super) fn json_call<'a>(
     };
     let path: String = serde_json::from_str::<String>(path_raw.get()).map_err(|_| {
         let found = kind_of(path_raw);
-        error_at(path_raw, format!("`path` must be a string, found {found}"), "give the file's path")
+        error_at(
+            path_raw,
+            format!("`path` must be a string, found {found}"),
+            "give the file's path",
+        )
     })?;
     let path = checked_path(path.as_bytes()).map_err(|(m, h)| error_at(path_raw, m, &h))?;
     agree(&path, given).map_err(|(m, h)| error_at(path_raw, m, &h))?;
     let diff: Cow<'_, str> = serde_json::from_str(diff_raw.get()).map_err(|_| {
         let found = kind_of(diff_raw);
-        error_at(diff_raw, format!("`diff` must be a string, found {found}"), "give the blocks as one string")
+        error_at(
+            diff_raw,
+            format!("`diff` must be a string, found {found}"),
+            "give the blocks as one string",
+        )
     })?;
-    let from = if given.is_some() { PathFrom::Given } else { PathFrom::ToolCall };
+    let from = if given.is_some() {
+        PathFrom::Given
+    } else {
+        PathFrom::ToolCall
+    };
     let blocks = read_document(diff.as_bytes(), diff.as_bytes(), Some(&path), from)
         .map_err(in_diff_string)?;
     let blocks = Blocks {
@@ -100,7 +118,10 @@ fn json_members<'a>(
         ParseError::at(
             input,
             at(root),
-            format!("the tool call must be a JSON object, found {}", kind_of(root)),
+            format!(
+                "the tool call must be a JSON object, found {}",
+                kind_of(root)
+            ),
         )
         .with_hint("send {\"path\": \"FILE\", \"diff\": \"<<<<<<< SEARCH\\n…\"}")
     })?;
@@ -119,12 +140,10 @@ fn json_members<'a>(
             }
         };
         if slot.replace(value).is_some() {
-            return Err(ParseError::at(
-                input,
-                at(value),
-                format!("field `{key}` given twice"),
-            )
-            .with_hint("keep one"));
+            return Err(
+                ParseError::at(input, at(value), format!("field `{key}` given twice"))
+                    .with_hint("keep one"),
+            );
         }
     }
     match (path, diff) {
@@ -200,7 +219,11 @@ pub(super) fn xml_call<'a>(
     };
     let path = checked_path(path_raw).map_err(error_at)?;
     agree(&path, given).map_err(error_at)?;
-    let from = if given.is_some() { PathFrom::Given } else { PathFrom::ToolCall };
+    let from = if given.is_some() {
+        PathFrom::Given
+    } else {
+        PathFrom::ToolCall
+    };
     let blocks = read_document(input, diff, Some(&path), from)?;
     Ok(Blocks {
         form: Form::XmlCall(tool),
@@ -228,16 +251,27 @@ fn xml_parts<'a>(from: In<'a>, tool: &str) -> Result<(In<'a>, In<'a>), nom::Err<
             Member::Progress => std::mem::replace(&mut members.progress, true),
         };
         if twice {
-            return fail(i, format!("a second `{}` in `<{tool}>`", shown(peek_tag(i))), "keep one");
+            return fail(
+                i,
+                format!("a second `{}` in `<{tool}>`", shown(peek_tag(i))),
+                "keep one",
+            );
         }
         i = rest;
     }
     let (Some(path), Some(diff)) = (members.path, members.diff) else {
-        let missing = if members.path.is_none() { "<path>" } else { "<diff>" };
+        let missing = if members.path.is_none() {
+            "<path>"
+        } else {
+            "<diff>"
+        };
         return fail(
             from,
             format!("the `<{tool}>` call has no `{missing}`"),
-            format!("write `<{tool}>`, `<path>FILE</path>`, `<diff>` with the blocks `</diff>`, `</{tool}>`"),
+            format!(
+                "write `<{tool}>`, `<path>FILE</path>`, `<diff>` with the blocks `</diff>`, \
+                 `</{tool}>`"
+            ),
         );
     };
     while !i.is_empty() {
@@ -290,7 +324,10 @@ fn xml_member<'a>(i: In<'a>, call: In<'a>, tool: &str) -> Res<'a, Member<'a>> {
         let (_, content) = line(i)?;
         fail(
             i,
-            format!("unexpected text `{}` in `<{tool}>`", shown(trimmed(content))),
+            format!(
+                "unexpected text `{}` in `<{tool}>`",
+                shown(trimmed(content))
+            ),
             format!("`<{tool}>` holds only `<path>…</path>` and `<diff>…</diff>`"),
         )
     }
