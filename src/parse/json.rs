@@ -83,7 +83,12 @@ pub fn parse<'a>(
 
 /// A serde_json syntax error at the position serde_json reports (relative to `text`, which
 /// starts at byte `start` of `input`).
-fn syntax_error(input: &[u8], start: usize, text: &str, e: &serde_json::Error) -> ParseError {
+pub(super) fn syntax_error(
+    input: &[u8],
+    start: usize,
+    text: &str,
+    e: &serde_json::Error,
+) -> ParseError {
     let line_start: usize = text
         .split_inclusive('\n')
         .take(e.line().saturating_sub(1))
@@ -102,7 +107,7 @@ fn syntax_error(input: &[u8], start: usize, text: &str, e: &serde_json::Error) -
 }
 
 /// The fields of one JSON object, in order, with duplicates kept (to refuse them).
-struct Fields<'a>(Vec<(String, &'a RawValue)>);
+pub(super) struct Fields<'a>(pub(super) Vec<(String, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for Fields<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -125,7 +130,7 @@ impl<'de> Deserialize<'de> for Fields<'de> {
 }
 
 /// What a JSON value is, for "found …" in messages.
-fn kind_of(raw: &RawValue) -> &'static str {
+pub(super) fn kind_of(raw: &RawValue) -> &'static str {
     match raw.get().as_bytes().first() {
         Some(b'"') => "a string",
         Some(b'{') => "an object",

@@ -7,12 +7,15 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{copy_dir, snapshot_dir, Entry, TempTree, TreeSnapshot};
 
-/// One `[section]` of tests/expectations/codex.toml: key → string value.
-type Expectations = BTreeMap<String, BTreeMap<String, String>>;
+/// One `[section]` of an expectations file (tests/expectations/): key → string value.
+pub type Expectations = BTreeMap<String, BTreeMap<String, String>>;
 
-/// The expectations file uses a tiny TOML subset (sections and `key = "string"` lines).
 fn expectations() -> Expectations {
-    let text = include_str!("../expectations/codex.toml");
+    tiny_toml(include_str!("../expectations/codex.toml"))
+}
+
+/// The expectations files use a tiny TOML subset (sections and `key = "string"` lines).
+pub fn tiny_toml(text: &str) -> Expectations {
     let mut out = Expectations::new();
     let mut section = None;
     for line in text.lines().map(str::trim) {

@@ -1,0 +1,244 @@
+//! Stage: parse — SEARCH/REPLACE edit blocks, the edit format of Aider, Cline and Roo Code
+//! (SPEC §4b; normative grammar: `grammar/blocks.ebnf`), into a syntax tree ([`Blocks`]) and
+//! from it into the model's hunks ([`into_files`]). Every nom function of this front end
+//! implements one production of the grammar and names it in a `/// grammar:` line. Pure: no
+//! I/O and no placement decisions (where a block goes, and what an empty SEARCH means for an
+//! existing file, are the locator's and the planner's business); nom's error type stays in
+//! this module and leaves it as a [`ParseError`]. Line text borrows from the input where it
+//! can.
+//!
+//! Not yet reachable from [`crate::parse::parse`]: format detection and `--format blocks`
+//! come with the engine's wiring (issue 26).
+//!
+//! Submodules: `lex` (lines, markers, the private error type), `document` (blocks, their
+//! markers and paths), `part` (SEARCH and REPLACE lines: line numbers, escapes), `wrapper`
+//! (the tool-call forms) and `convert` (blocks → hunks).
+
+use std::borrow::Cow;
+
+use super::position::LineCounter;
+use super::ParseError;
+
+mod convert;
+mod document;
+mod lex;
+mod part;
+mod wrapper;
+
+pub use convert::{block_hunk, into_files, Change, FileBlocks};
+
+/// A parsed SEARCH/REPLACE input: its blocks in input order, each with its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocks<'a> {
+    /// How the blocks came: bare, or inside a tool call.
+    pub form: Form,
+    pub blocks: Vec<Block<'a>>,
+}
+
+/// The shape of the input around the blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Blocks in text (an Aider reply, a `diff` parameter given as is).
+    Text,
+    /// `{"path": P, "diff": D}`: the arguments of a `replace_in_file` / `apply_diff` call.
+    JsonCall,
+    /// `<replace_in_file>` (Cline) or `<apply_diff>` (Roo Code) with `<path>` and `<diff>`.
+    XmlCall(&'static str),
+}
+
+/// One block: the whole lines SEARCH names are replaced by REPLACE's lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block<'a> {
+    /// The file, relative to the root (trimmed, a leading `./` dropped); never guessed.
+    pub path: String,
+    /// Where the path came from.
+    pub path_from: PathFrom,
+    /// SEARCH's lines, without line endings, escapes and line-number prefixes.
+    pub search: Vec<Cow<'a, [u8]>>,
+    /// REPLACE's lines, the same way.
+    pub replace: Vec<Cow<'a, [u8]>>,
+    /// Roo's `:start_line:N`, or the `N | ` prefixes of every SEARCH line: a line hint, which
+    /// the engine trusts only with the file's Base (SPEC §4b).
+    pub hint: Option<LineHint>,
+    /// Roo's `:end_line:N`, read and kept; it places nothing (as in Roo).
+    pub end_line: Option<usize>,
+    /// 1-based line of the opener in the text read (for a JSON tool call: in its `diff`
+    /// string).
+    pub patch_line: usize,
+}
+
+/// Where a block's path came from (SPEC §4b "Paths").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathFrom {
+    /// Out of band: the `path` argument of the parse call (`--path`, MCP, library).
+    Given,
+    /// The `path` of the tool call around the blocks.
+    ToolCall,
+    /// Aider's path line, at this 1-based line of the text read.
+    Line(usize),
+    /// No path line of its own: the path of the block before it (1-based block number).
+    Previous(usize),
+}
+
+/// A line-number hint of a block and what wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineHint {
+    /// 1-based line of the file where SEARCH starts, as the model says.
+    pub line: usize,
+    pub source: HintSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HintSource {
+    /// `:start_line:N` right after the opener.
+    StartLine,
+    /// `N | ` before every SEARCH line (and every REPLACE line, or an empty REPLACE).
+    LinePrefixes,
+}
+
+impl Block<'_> {
+    /// True when SEARCH has no line at all: the whole-file case of SPEC §4b (create a missing
+    /// file, already applied, or `file_exists`), which the planner decides.
+    pub fn is_empty_search(&self) -> bool {
+        self.search.is_empty()
+    }
+
+    /// Detach the block from its input.
+    pub fn into_owned(self) -> Block<'static> {
+        let own = |lines: Vec<Cow<'_, [u8]>>| {
+            lines
+                .into_iter()
+                .map(|l| Cow::Owned(l.into_owned()))
+                .collect()
+        };
+        Block {
+            path: self.path,
+            path_from: self.path_from,
+            search: own(self.search),
+            replace: own(self.replace),
+            hint: self.hint,
+            end_line: self.end_line,
+            patch_line: self.patch_line,
+        }
+    }
+}
+
+impl Blocks<'_> {
+    /// Detach the blocks from their input.
+    pub fn into_owned(self) -> Blocks<'static> {
+        Blocks {
+            form: self.form,
+            blocks: self.blocks.into_iter().map(Block::into_owned).collect(),
+        }
+    }
+}
+
+/// Read SEARCH/REPLACE blocks from `input` (SPEC §4b).
+///
+/// `path` is the out-of-band path (`--path`, the `path` argument of the MCP tool and of the
+/// library calls): it applies to every block, and every line outside the blocks is prose.
+/// Without it, a tool call's `path` does; without either, Aider's path lines do (the line
+/// right before the opener, or right before the fence lines above it). The form is chosen
+/// by the first line that is a SEARCH opener, holds a `<replace_in_file>` or `<apply_diff>`
+/// tag, or starts with `{`.
+///
+/// grammar: blocks_input
+///
+/// ```
+/// use apply_patch::parse::blocks::{self, PathFrom};
+/// let reply = b"Here you go:\n\nsrc/a.rs\n```rust\n<<<<<<< SEARCH\nold\n=======\nnew\n\
+///     >>>>>>> REPLACE\n```\n";
+/// let parsed = blocks::parse(reply, None).unwrap();
+/// let block = &parsed.blocks[0];
+/// assert_eq!(block.path, "src/a.rs");
+/// assert_eq!(block.path_from, PathFrom::Line(3));
+/// assert_eq!(block.search[0].as_ref(), b"old");
+/// assert_eq!(block.replace[0].as_ref(), b"new");
+/// ```
+pub fn parse<'a>(input: &'a [u8], path: Option<&str>) -> Result<Blocks<'a>, ParseError> {
+    let body = match lex::bom(input) {
+        Ok((rest, _)) => rest,
+        Err(_) => input,
+    };
+    let given = match path {
+        Some(p) => Some(given_path(input, p)?),
+        None => None,
+    };
+    match wrapper::form_of(body) {
+        Some((at, Form::JsonCall)) => wrapper::json_call(input, at, given.as_deref()),
+        Some((at, Form::XmlCall(tool))) => wrapper::xml_call(input, at, tool, given.as_deref()),
+        _ => {
+            let blocks = read_document(input, body, given.as_deref(), PathFrom::Given)?;
+            Ok(Blocks {
+                form: Form::Text,
+                blocks,
+            })
+        }
+    }
+}
+
+/// The out-of-band path, checked as a path line's is. It is the caller's argument, not part
+/// of the input, so an error about it stands at the input's first line.
+fn given_path(input: &[u8], path: &str) -> Result<String, ParseError> {
+    document::checked_path(path.as_bytes())
+        .map_err(|(message, hint)| ParseError::at(input, 0, message).with_hint(hint))
+}
+
+/// Read the blocks of `doc` (a slice of `text`, the text errors and line numbers refer to).
+/// `given` is the path every block takes, if any, and `from` says where it came from.
+fn read_document<'a>(
+    text: &'a [u8],
+    doc: &'a [u8],
+    given: Option<&str>,
+    from: PathFrom,
+) -> Result<Vec<Block<'a>>, ParseError> {
+    let given = given.map(|p| (p, from));
+    match document::block_document(text, doc, given) {
+        Ok(raw) => Ok(number_lines(raw, text)),
+        Err(nom::Err::Error(f) | nom::Err::Failure(f)) => Err(to_parse_error(text, f)),
+        Err(nom::Err::Incomplete(_)) => {
+            Err(ParseError::at(text, text.len(), "the blocks end too early"))
+        }
+    }
+}
+
+/// A private failure of the productions as the stage's error.
+fn to_parse_error(text: &[u8], f: lex::Fail) -> ParseError {
+    let offset = f
+        .addr
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len());
+    let err = ParseError::at(text, offset, f.message);
+    match f.hint {
+        Some(hint) => err.with_hint(hint),
+        None => err,
+    }
+}
+
+/// While parsing, line fields hold byte offsets of `text` (the productions see only
+/// slices); here they become 1-based line numbers, in one pass.
+fn number_lines<'a>(raw: Vec<document::RawBlock<'a>>, text: &[u8]) -> Vec<Block<'a>> {
+    let base = text.as_ptr() as usize;
+    let mut counter = LineCounter::new(text);
+    let mut line_of = |addr: usize| counter.line_of(addr.saturating_sub(base));
+    raw.into_iter()
+        .map(|b| {
+            let path_from = match b.path_from {
+                document::RawPathFrom::Line(addr) => PathFrom::Line(line_of(addr)),
+                document::RawPathFrom::Other(from) => from,
+            };
+            Block {
+                path: b.path,
+                path_from,
+                search: b.search,
+                replace: b.replace,
+                hint: b.hint,
+                end_line: b.end_line,
+                patch_line: line_of(b.at),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
