@@ -53,8 +53,15 @@ start=$SECONDS
 if [ "$windows" = 1 ]; then
   key=win32-x64
   target=x86_64-pc-windows-gnu
-  command -v wine >/dev/null || { echo "npm-test: --windows needs wine (apt-get install wine64)" >&2; exit 2; }
-  cargo build --locked --release --target "$target" --bin apply-patch
+  if ! command -v wine >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+    echo "npm-test: --windows needs Wine and the MinGW linker" \
+      "(apt-get install wine64 gcc-mingw-w64-x86-64; see scripts/wine-test.sh)" >&2
+    exit 2
+  fi
+  rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+  # shellcheck source=SCRIPTDIR/wine-env.sh
+  . scripts/wine-env.sh
+  [ -n "${APPLY_PATCH_NPM_BINARY:-}" ] || cargo build --locked --release --target "$target" --bin apply-patch
   binary="${APPLY_PATCH_NPM_BINARY:-target/$target/release/apply-patch.exe}"
 else
   key="$(node -p 'process.platform + "-" + process.arch')"
@@ -94,21 +101,29 @@ fi
 project="$(mktemp -d "${TMPDIR:-/tmp}/apply-patch-npm-test.XXXXXX")"
 [ "${NPM_TEST_KEEP:-0}" = 1 ] && echo "npm-test: the project is $project" ||
   trap 'rm -rf "$project"' EXIT
-printf '{"name": "npm-test-project", "version": "1.0.0", "private": true}\n' >"$project/package.json"
+# The platform package is not on the registry before a release: `overrides` points its name at
+# the tarball. Only the main package is installed; npm reaches the platform package as that
+# package's optional dependency and installs it only where its os and cpu (and libc) match,
+# as it will from the registry (the other platforms' packages are not found: skipped).
+printf '{"name": "npm-test-project", "version": "1.0.0", "private": true,
+  "overrides": {"@apply-patch/%s": "file:%s"}}\n' "$key" "$platform_tgz" >"$project/package.json"
 cp npm/test/*.mjs npm/test/consumer.mts npm/test/tsconfig.json "$project/"
 export XDG_STATE_HOME="$project/state" # undo records, snapshots: not the user's
 cd "$project"
 
 install=(npm install --loglevel=error --prefer-offline --fetch-retries=1 --fetch-timeout=60000)
 tools=(@modelcontextprotocol/sdk@1 typescript@5 @types/node)
+installed="node_modules/@apply-patch/$key/bin/$(basename "$(ls "$work/stage/$key/bin/"*)")"
 if [ "$windows" = 1 ]; then
-  # The Windows package, chosen by its os and cpu as npm on Windows would choose it.
-  PATH="$clean_path" "${install[@]}" --os=win32 --cpu=x64 "$main_tgz" "$platform_tgz" "${tools[@]}"
-  installed="node_modules/@apply-patch/$key/bin/apply-patch.exe"
-  [ -f "$installed" ] || { echo "npm-test: $installed was not installed" >&2; exit 1; }
-  # Node runs here on Linux: the API and the commands reach the Windows executable through
+  # On this Linux machine npm must skip the Windows package; told that the machine is a
+  # Windows x64 one (`--os`, `--cpu`), it must install it.
+  PATH="$clean_path" "${install[@]}" "$main_tgz" "${tools[@]}"
+  [ ! -e "node_modules/@apply-patch/$key" ] ||
+    { echo "npm-test: npm installed the $key package on $(uname -s)" >&2; exit 1; }
+  PATH="$clean_path" "${install[@]}" --os=win32 --cpu=x64
+  [ -f "$installed" ] || { echo "npm-test: npm --os=win32 --cpu=x64 did not install $installed" >&2; exit 1; }
+  # Node runs here on Linux: the API and the MCP server reach the Windows executable through
   # APPLY_PATCH_BINARY, a script that runs it under Wine (which has no `sh` for post-checks).
-  export WINEPREFIX="${WINEPREFIX:-$repo/target/wine-prefix}" WINEDEBUG=-all
   printf '#!/bin/sh\nexec wine %s "$@"\n' "$project/$installed" >"$project/wine-apply-patch"
   chmod +x "$project/wine-apply-patch"
   export APPLY_PATCH_BINARY="$project/wine-apply-patch" APPLY_PATCH_NPM_TEST_NO_SH=1
@@ -120,7 +135,8 @@ if [ "$windows" = 1 ]; then
   [ "$(cat dropin/a.txt)" = "$(printf 'one\n2')" ] || { echo "npm-test: apply_patch.exe did not apply" >&2; exit 1; }
   tests=(api.test.mjs mcp.test.mjs)
 else
-  PATH="$clean_path" "${install[@]}" "$main_tgz" "$platform_tgz" "${tools[@]}"
+  PATH="$clean_path" "${install[@]}" "$main_tgz" "${tools[@]}"
+  [ -f "$installed" ] || { echo "npm-test: npm did not install $installed" >&2; exit 1; }
   tests=(api.test.mjs commands.test.mjs mcp.test.mjs)
 fi
 export APPLY_PATCH_NPM_MAIN_TGZ="$main_tgz"

@@ -223,8 +223,7 @@ test('bad arguments reject with a TypeError before anything runs', async () => {
   assert.equal(readText(root, 'app.py'), APP);
 });
 
-test('binaryPath is the executable of the installed platform package', () => {
-  if (process.env.APPLY_PATCH_BINARY) return; // a binary of its own (the Wine run)
+test('binaryPath is the executable of the installed platform package', { skip: Boolean(process.env.APPLY_PATCH_BINARY) && 'APPLY_PATCH_BINARY names the binary' }, () => {
   const bin = binaryPath();
   const key = `${process.platform}-${process.arch}`;
   assert.ok(bin.includes(path.join('node_modules', '@apply-patch', key, 'bin')), bin);
