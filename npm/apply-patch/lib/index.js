@@ -72,16 +72,17 @@ function checkedOptions(options, known, call) {
   return options;
 }
 
-function count(value, name) {
+// `what` names the value in the message: "option `strip`", "read's path".
+function count(value, what) {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`option \`${name}\` must be a whole number >= 0, not ${String(value)}`);
+    throw new TypeError(`${what} must be a whole number >= 0, not ${String(value)}`);
   }
   return String(value);
 }
 
-function text(value, name) {
+function text(value, what) {
   if (typeof value !== 'string') {
-    throw new TypeError(`option \`${name}\` must be a string, not ${typeof value}`);
+    throw new TypeError(`${what} must be a string, not ${typeof value}`);
   }
   return value;
 }
@@ -92,19 +93,18 @@ function applyArgs(options) {
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined || value === null || value === false) continue;
     const [flag, kind] = APPLY_OPTIONS[name];
+    const what = `option \`${name}\``;
     if (kind === 'flag') {
-      if (value !== true) {
-        throw new TypeError(`option \`${name}\` must be true or false, not ${String(value)}`);
-      }
+      if (value !== true) throw new TypeError(`${what} must be true or false, not ${String(value)}`);
       args.push(flag);
     } else if (kind === 'count') {
-      args.push(`${flag}=${count(value, name)}`);
+      args.push(`${flag}=${count(value, what)}`);
     } else if (kind === 'text') {
       // `--flag=VALUE` keeps a value that starts with `-` a value.
-      args.push(`${flag}=${text(value, name)}`);
+      args.push(`${flag}=${text(value, what)}`);
     } else {
       for (const item of Array.isArray(value) ? value : [value]) {
-        args.push(`${flag}=${text(item, name)}`);
+        args.push(`${flag}=${text(item, what)}`);
       }
     }
   }
@@ -165,7 +165,10 @@ function run(args, input) {
   });
 }
 
-/** Promise-returning wrappers that turn a synchronous argument error into a rejection. */
+/**
+ * Run one call: `build` gives the arguments and the input; an argument error it throws
+ * becomes a rejection, as the executable's refusals are.
+ */
 function call(build) {
   try {
     const [args, input] = build();
@@ -195,15 +198,15 @@ function read(root, path, options) {
     if (opts.lines !== undefined && opts.lines !== null) {
       const { lines } = opts;
       const range = Array.isArray(lines)
-        ? `${count(lines[0], 'lines')}:${count(lines[1], 'lines')}`
-        : text(lines, 'lines');
+        ? `${count(lines[0], 'option `lines`')}:${count(lines[1], 'option `lines`')}`
+        : text(lines, 'option `lines`');
       args.push(`--lines=${range}`);
     }
     if (opts.around !== undefined && opts.around !== null) {
-      args.push(`--around=${count(opts.around, 'around')}`);
+      args.push(`--around=${count(opts.around, 'option `around`')}`);
     }
     // `--` keeps a path that starts with `-` a path.
-    args.push('--', text(path, 'path'));
+    args.push('--', text(path, "read's path"));
     return [args, undefined];
   });
 }
@@ -215,7 +218,10 @@ function undo(root) {
 
 /** Write the change that `applyPatch(…, { preview: true })` kept under `id`, exactly once. */
 function confirm(root, id) {
-  return call(() => [['confirm', '--json', rootArg(root, 'confirm'), '--', text(id, 'id')], undefined]);
+  return call(() => {
+    const args = ['confirm', '--json', rootArg(root, 'confirm'), '--', text(id, "confirm's id")];
+    return [args, undefined];
+  });
 }
 
 module.exports = { applyPatch, read, undo, confirm, binaryPath, ApplyPatchError };
