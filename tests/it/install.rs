@@ -1,6 +1,7 @@
 //! Installing the command (issue 15 item 9): the manual pages the main page names exist and
-//! document the formats and error codes, completion covers the `apply_patch` name, and the
-//! pre-commit hook that uses an installed binary runs as the pre-commit framework runs it.
+//! document the formats and error codes, completion covers the `apply_patch` name, the
+//! pre-commit hook that uses an installed binary runs as the pre-commit framework runs it, and
+//! (issue 27) the Linux executable is position-independent.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -215,18 +216,16 @@ fn pre_commit_framework_runs_the_system_hook() {
     }
 }
 
-/// On Linux with glibc the binary is linked at a fixed address (build.rs): a
-/// position-independent one has the loader write ~18,500 relocations at every start (README
-/// "Performance"). `APPLY_PATCH_PIE=1` at build time keeps it position-independent.
+/// The executable is position-independent (issue 27 item 3): its own image is
+/// address-randomised like the stack, the heap and the libraries, as Debian, Fedora and Ubuntu
+/// require. build.rs links it at a fixed address only when asked (`APPLY_PATCH_NO_PIE=1` at
+/// build time, README "Performance"); the debug build the tests run is built like the release
+/// one, so this reads the binary the tests use.
 #[test]
-#[cfg(all(
-    target_os = "linux",
-    target_env = "gnu",
-    not(target_feature = "crt-static")
-))]
-fn the_binary_is_a_fixed_address_executable_on_linux() {
-    if option_env!("APPLY_PATCH_PIE") == Some("1") {
-        eprintln!("skipped: built with APPLY_PATCH_PIE=1");
+#[cfg(target_os = "linux")]
+fn the_binary_is_position_independent_on_linux() {
+    if option_env!("APPLY_PATCH_NO_PIE") == Some("1") {
+        eprintln!("skipped: built with APPLY_PATCH_NO_PIE=1 (the fixed-address opt-in)");
         return;
     }
     let bytes = std::fs::read(env!("CARGO_BIN_EXE_apply-patch")).expect("the binary reads");
@@ -234,7 +233,76 @@ fn the_binary_is_a_fixed_address_executable_on_linux() {
     // e_type, little-endian at offset 16: 2 is ET_EXEC (fixed address), 3 ET_DYN (PIE).
     let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
     assert_eq!(
-        e_type, 2,
-        "the executable is position-independent (ELF type {e_type})"
+        e_type, 3,
+        "the executable is linked at a fixed address (ELF type {e_type}), not as a PIE"
+    );
+}
+
+/// The npm package (npm/apply-patch, issue 27) mirrors the command line: every flag of an
+/// apply has a JavaScript option (lib/index.js maps the option to the flag), every option is
+/// typed in the hand-written lib/index.d.ts, and the package's version is the crate's. A flag
+/// added to the command line without its option fails here, not in a user's agent loop.
+#[test]
+fn the_npm_api_has_an_option_for_every_apply_flag() {
+    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("npm/apply-patch");
+    let read = |name: &str| std::fs::read_to_string(npm.join(name)).expect("the npm file reads");
+    let (index, types) = (read("lib/index.js"), read("lib/index.d.ts"));
+    // Flags the API sets itself (`--root`, `--json`, the patch on standard input) or that only
+    // shape the human output, which the API never shows.
+    const NOT_OPTIONS: [&str; 11] = [
+        "root", "json", "input", "help", "version", "stat", "numstat", "summary", "apply",
+        "verbose", "forward",
+    ];
+    let help = run(&["--help"]);
+    let flags: Vec<&str> = help
+        .lines()
+        .filter_map(|line| {
+            line.trim_start()
+                .split_once("--")
+                .filter(|(pre, _)| pre.is_empty() || pre.ends_with(", "))
+        })
+        .filter_map(|(_, rest)| {
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+        })
+        .filter(|flag| !NOT_OPTIONS.contains(flag))
+        .collect();
+    assert!(
+        flags.contains(&"rebase") && flags.contains(&"3way"),
+        "{flags:?}"
+    );
+    // The table of lib/index.js: `const APPLY_OPTIONS = {`, then `  name: ['--flag', 'kind'],`.
+    let table = index
+        .split_once("const APPLY_OPTIONS = {")
+        .and_then(|(_, rest)| rest.split_once("};"))
+        .expect("lib/index.js has its table of options")
+        .0;
+    let table: Vec<(&str, &str)> = table
+        .lines()
+        .filter_map(|line| line.trim().split_once(": ['"))
+        .filter_map(|(name, rest)| Some((name, rest.split_once('\'')?.0)))
+        .collect();
+    for flag in &flags {
+        assert!(
+            table.iter().any(|(_, f)| *f == format!("--{flag}")),
+            "--{flag} has no option in npm/apply-patch/lib/index.js"
+        );
+    }
+    for (name, flag) in &table {
+        let long = flag.trim_start_matches('-');
+        assert!(
+            flags.contains(&long) || *flag == "-p",
+            "the option {name} maps to {flag}, which `apply-patch --help` does not list"
+        );
+        assert!(
+            types.contains(&format!("  {name}?: ")),
+            "{name} is not typed in lib/index.d.ts"
+        );
+    }
+    let package = read("package.json");
+    let version = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(
+        package.contains(&version),
+        "npm/apply-patch/package.json is not at {version}"
     );
 }
