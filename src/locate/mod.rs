@@ -112,6 +112,11 @@ pub struct LocateOptions {
     pub unidiff_zero: bool,
     /// The file is not UTF-8: match byte for byte at level 1 only.
     pub bytes_only: bool,
+    /// Whether the file's last line ends in a newline (an empty file counts as ending in
+    /// one; [`Text::ends_with_newline`]): a hunk that changes only the final newline is
+    /// already applied when the file already ends as the hunk leaves it (SPEC §5 "Already
+    /// applied"). None (the default): not known, and such a hunk is placed as any other.
+    pub ends_with_newline: Option<bool>,
 }
 
 impl Default for LocateOptions {
@@ -120,6 +125,7 @@ impl Default for LocateOptions {
             window: 20,
             unidiff_zero: false,
             bytes_only: false,
+            ends_with_newline: None,
         }
     }
 }

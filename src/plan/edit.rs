@@ -52,6 +52,10 @@ fn place<'b>(
         Text::parse(bytes)
     };
     let mut drops_bom = false;
+    let opts = &LocateOptions {
+        ends_with_newline: Some(text.ends_with_newline()),
+        ..opts.clone()
+    };
     let placements = match body {
         Body::Hunks(hunks) => {
             let rebased = text.bom.then(|| without_bom(hunks)).flatten();

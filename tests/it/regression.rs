@@ -1091,3 +1091,66 @@ fn git_diff_copying_a_file_it_also_modifies_copies_the_file_as_it_was() {
     assert_eq!(t.read_str("f.txt"), "one\nTWO\nthree\n");
     assert_eq!(t.read_str("g.txt"), "one\ntwo\nthree\nfour\n");
 }
+
+/// An agent patch that inserts at the top of a file and one that appends at its end, sent
+/// twice (as an agent resends after a time-out): the second run is the already-applied no-op,
+/// through the command line and the Codex drop-in (SPEC §5 "Already applied": a match of the
+/// old side inside the new side's one match does not count).
+#[test]
+fn an_agent_insertion_at_either_end_sent_twice_is_applied_once() {
+    use std::ffi::OsStr;
+    let file = "def load(path):\n    return open(path).read()\n";
+    let top =
+        "*** Begin Patch\n*** Update File: m.py\n@@\n+import os\n def load(path):\n*** End Patch\n";
+    let end = "*** Begin Patch\n*** Update File: m.py\n@@\n     return open(path).read()\n+\n+LIMIT = 3\n*** End Patch\n";
+    let want = format!("import os\n{file}\nLIMIT = 3\n");
+    let t = TempTree::with(&[("m.py", file)]);
+    for patch in [top, end] {
+        applies(&t, &["--json"], patch);
+        let again = applies(&t, &["--json"], patch);
+        let json = again.json();
+        let codes: Vec<&serde_json::Value> = json["warnings"]
+            .as_array()
+            .map(|w| w.iter().map(|w| &w["code"]).collect())
+            .unwrap_or_default();
+        assert_eq!(codes, ["already_applied"], "{}", again.stdout);
+    }
+    assert_eq!(t.read_str("m.py"), want);
+    let codex = TempTree::with(&[("m.py", file)]);
+    for patch in [top, top, end, end] {
+        let out = codex.run_as_codex(&[OsStr::new(patch)], "");
+        assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    }
+    assert_eq!(codex.read_str("m.py"), want);
+}
+
+/// A unified diff that adds a line at the start, one that adds a line at the end, and one that
+/// only adds the final newline, each sent twice: `git apply` refuses the second run; we see
+/// every one of them already applied (SPEC §5 "Anchored ends", "Already applied").
+#[test]
+fn a_unified_diff_at_the_ends_of_files_sent_twice_is_applied_once() {
+    let t = TempTree::with(&[("a", "x\ny\nz\n"), ("b", "x\ny\nz\n"), ("c", "p\nq")]);
+    let diff = "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,3 +1,4 @@\n+top\n x\n y\n z\n\
+                diff --git a/b b/b\n--- a/b\n+++ b/b\n@@ -1,3 +1,4 @@\n x\n y\n z\n+end\n\
+                diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1,2 +1,2 @@\n p\n-q\n\\ No newline at end of file\n+q\n";
+    applies(&t, &["--json"], diff);
+    let after = t.snapshot();
+    let again = applies(&t, &["--json"], diff);
+    assert_eq!(again.json()["warnings"][0]["code"], "already_applied");
+    assert_eq!(t.snapshot(), after);
+    assert_eq!(
+        (t.read_str("a"), t.read_str("b"), t.read_str("c")),
+        (
+            "top\nx\ny\nz\n".into(),
+            "x\ny\nz\nend\n".into(),
+            "p\nq\n".into()
+        )
+    );
+    // And back, twice.
+    applies(&t, &["--json", "-R"], diff);
+    let before = t.snapshot();
+    let again = applies(&t, &["--json", "-R"], diff);
+    assert_eq!(again.json()["warnings"][0]["code"], "already_applied");
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.read_str("c"), "p\nq");
+}

@@ -142,8 +142,8 @@ const FIXTURES: &[(&str, &str, &[&str], Format)] = &[
     ),
     (
         "unified, after a hunk found 3 lines down",
-        "0\n1\n2\ntop\nq\nq\nx\nq\nq\nx\nq\n",
-        &["@@ -1,1\n-top\n+TOP", "@@ -5,1\n-x\n+y"],
+        "0\n1\n2\n3\ntop\nq\nq\nx\nq\nq\nx\nq\n",
+        &["@@ -1,3\n 3\n-top\n+TOP\n q", "@@ -6,2\n-x\n+y\n q"],
         Format::Unified,
     ),
 ];
@@ -194,8 +194,9 @@ fn an_anchor_selected_by_its_line_takes_the_hunk_near_it() {
 
 #[test]
 fn the_unified_selector_accounts_for_the_drift() {
-    let file = "0\n1\n2\ntop\nq\nq\nx\nq\nq\nx\nq\n";
-    let hunks: Vec<_> = ["@@ -1,1\n-top\n+TOP", "@@ -5,1\n-x\n+y"]
+    let file = "0\n1\n2\n3\ntop\nq\nq\nx\nq\nq\nx\nq\n";
+    // Context on both sides: without it a unified hunk is pinned to an end of the file.
+    let hunks: Vec<_> = ["@@ -1,3\n 3\n-top\n+TOP\n q", "@@ -6,2\n-x\n+y\n q"]
         .iter()
         .map(|s| hunk(s))
         .collect();
@@ -205,14 +206,14 @@ fn the_unified_selector_accounts_for_the_drift() {
         Format::Unified,
         &LocateOptions::default(),
     )
-    .expect_err("x at lines 7 and 10, both near line 8");
+    .expect_err("x at lines 8 and 11, both near line 9");
     let (_, cands) = candidates(err);
     let selects: Vec<_> = cands.iter().map(|c| c.select.clone()).collect();
     assert_eq!(
         selects,
         [
-            Some("@@ -4,1 +4,1 @@".into()),
-            Some("@@ -7,1 +7,1 @@".into())
+            Some("@@ -5,2 +5,2 @@".into()),
+            Some("@@ -8,2 +8,2 @@".into())
         ]
     );
 }

@@ -51,7 +51,7 @@ fn order_holds_at_loose_levels_too() {
 #[test]
 fn unified_hunks_out_of_order_are_refused_naming_the_place_above() {
     let file = "a\nb\nc\nd\ne\nf\ng\nh\n";
-    let hunks = [hunk("@@ -7,1\n-g\n+G"), hunk("@@ -2,1\n-b\n+B")];
+    let hunks = [hunk("@@ -7,2\n-g\n+G\n h"), hunk("@@ -2,2\n-b\n+B\n c")];
     let err = run(
         file.as_bytes(),
         &hunks,

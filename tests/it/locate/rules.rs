@@ -26,7 +26,7 @@ fn drift_carries_the_first_offset_to_later_hunks() {
 #[test]
 fn far_off_hint_falls_back_to_the_whole_file() {
     let file: String = (1..=200).map(|i| format!("line {i}\n")).collect();
-    let h = hunk("@@ -150,1\n-line 7\n+seven");
+    let h = hunk("@@ -150,2\n-line 7\n+seven\n line 8");
     let (_, placed) = run(file.as_bytes(), &[h], Format::Unified, &opts()).expect("unique");
     assert_eq!((placed[0].start, placed[0].offset), (6, Some(-143)));
 }
@@ -42,8 +42,8 @@ fn agent_hunks_may_carry_line_numbers() {
 fn window_option_is_honoured() {
     let mut file = String::from("t\n");
     file.push_str(&"f\n".repeat(8));
-    file.push_str("t\n");
-    let h = hunk("@@ -3,1\n-t\n+T");
+    file.push_str("t\nf\n");
+    let h = hunk("@@ -3,2\n-t\n+T\n f");
     let narrow = LocateOptions {
         window: 3,
         ..opts()
@@ -76,7 +76,7 @@ fn non_utf8_files_match_exactly_only() {
     };
     let loose = run(file, &[hunk("-b\n+c")], Format::Unified, &bytes_only);
     assert!(matches!(loose, Err(LocateError::ContextNotFound { .. })));
-    let mut exact = hunk("-b \n+c");
+    let mut exact = hunk("-b \n+c\n b ");
     exact.lines[0].text = b"a\xff".to_vec().into();
     let (bytes, _) = run(file, &[exact], Format::Unified, &bytes_only).expect("exact");
     assert_eq!(bytes, b"c\nb \n");
