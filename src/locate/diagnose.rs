@@ -498,7 +498,11 @@ pub(crate) fn candidate_block(candidates: &[Candidate]) -> String {
     let mut out = String::new();
     for (k, c) in candidates.iter().take(LISTED).enumerate() {
         let select = match &c.select {
-            Some(serde_json::Value::String(header)) => format!(", selected by `{header}`"),
+            // A selector of several lines (the `*** Base:` or `index` line, then the `@@`
+            // line) is shown one line after the other.
+            Some(serde_json::Value::String(lines)) => {
+                format!(", selected by `{}`", lines.replace('\n', "` with `"))
+            }
             Some(edit) => format!(", selected by sending instead the edit {edit}"),
             None => String::new(),
         };

@@ -80,6 +80,8 @@ struct Locator<'f, 'o> {
     file_unit: Option<Option<Unit>>,
     /// Refusals carry the nearest text (false when only the refusal's code is wanted).
     diagnose: bool,
+    /// The hunks' line numbers are trusted: one may choose among equal candidates.
+    trusted: bool,
 }
 
 /// The previous hunk of the file as placed (SPEC §5 "Order": the next one begins below it).
@@ -101,6 +103,12 @@ struct Aim {
     anchor: Option<usize>,
     /// The drift-adjusted explicit hint.
     explicit: Option<usize>,
+    /// The line the old side's window is centred on: the explicit hint as written, also
+    /// when it placed an anchor. None without one (SPEC §5: a derived hint opens no window).
+    window_at: Option<usize>,
+    /// Where a hunk without old lines goes when it has no anchor: its explicit hint, else
+    /// the line after the previous hunk (an agent hunk's derived hint). Only an explicit hint
+    /// sets a window for the old side's search (SPEC §5 "Trust in line numbers").
     hint: Option<usize>,
     /// Below the anchor and the previous hunk's first line.
     lo: usize,
@@ -121,18 +129,20 @@ impl<'f, 'o> Locator<'f, 'o> {
             prev: None,
             file_unit: None,
             diagnose,
+            trusted: opts.line_numbers.trusted(format),
         }
     }
 
     fn place(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
-        let explicit = self.explicit_hint(hunk);
+        let written = self.explicit_hint(hunk);
         let has_context = hunk.lines.iter().any(|l| l.kind == LineKind::Context);
         if self.format == Format::Unified && self.opts.unidiff_zero && !has_context {
             return self.place_exactly(index, hunk);
         }
-        let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, explicit)?;
-        // A line-number hint that placed an anchor was the anchor's, not the hunk's.
-        let explicit = explicit.filter(|_| !hint_placed_anchor);
+        let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, written)?;
+        // A line-number hint that placed an anchor was the anchor's, not the hunk's: the
+        // hunk's offset is not measured from it, but it still centres the hunk's window.
+        let explicit = written.filter(|_| !hint_placed_anchor);
         let soft = match self.format {
             Format::Unified => None,
             _ => self.prev_end,
@@ -142,6 +152,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         let aim = Aim {
             anchor,
             explicit,
+            window_at: written,
             // The later of "after the anchor" and "after the previous hunk" (None < Some).
             hint: explicit.or(after_anchor.max(soft)),
             lo: after_anchor.unwrap_or(0).max(floor),
@@ -222,7 +233,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                 window: self.opts.window,
             };
             let what = format!("anchor `{}`", lossy(anchor));
-            let at_hint = explicit.filter(|_| !by_hint).and_then(|h| {
+            let at_hint = explicit.filter(|_| self.trusted && !by_hint).and_then(|h| {
                 search::level_at(&mut self.view, &mut pat, h, lo, self.opts.bytes_only)
                     .map(|level| (h, level))
             });
@@ -300,9 +311,11 @@ impl<'f, 'o> Locator<'f, 'o> {
         aim: &Aim,
     ) -> Result<Placement, LocateError> {
         let mut pat = Pattern::new(hunk.old_lines().collect());
+        // A derived hint ("the line after the previous hunk") grants no window acceptance:
+        // the hunk must be unique below the previous hunk (SPEC §5).
         let scope = Scope {
             lo: aim.lo,
-            hint: aim.hint,
+            hint: aim.window_at,
             ends: aim.ends,
             window: self.opts.window,
         };
@@ -408,7 +421,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         scope: &Scope,
         explicit: Option<usize>,
     ) -> Option<Result<Placement, LocateError>> {
-        let h = explicit.filter(|_| !scope.ends.any())?;
+        let h = explicit.filter(|_| self.trusted && !scope.ends.any())?;
         let level = search::level_at(&mut self.view, pat, h, scope.lo, self.opts.bytes_only)?;
         if level == Level::Exact {
             if let Around::Applied(p) = self.around(index, hunk, pat, scope, (h, explicit)) {
@@ -595,17 +608,21 @@ const LINES_NOT_FOUND: &str = "copy the context and deleted lines exactly as the
 
 /// The ways out of an ambiguous agent hunk.
 const HUNK_WAYS_OUT: &str = "say which one: send the hunk again with the `@@` line its \
-    candidate names, in place of the hunk's @@ lines; or add context lines that tell the places \
-    apart, or an `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function)";
+    candidate names, in place of the hunk's @@ lines, and the `*** Base:` line it names under \
+    the file's `*** Update File:` line (line numbers count only under the file's Base); or add \
+    context lines that tell the places apart, or an `@@ ANCHOR` line naming a line above the \
+    change (e.g. the enclosing function)";
 
 /// The ways out of an ambiguous unified hunk.
 const UNIFIED_WAYS_OUT: &str = "say which one: send the hunk again with the header its \
-    candidate names, or with more context lines that tell the places apart";
+    candidate names (and the `index` line it names, when it names one: line numbers count only \
+    for the file's own version), or with more context lines that tell the places apart";
 
 /// The ways out of an ambiguous anchor.
 const ANCHOR_WAYS_OUT: &str = "say which one: add the `@@ -N @@` line its candidate names to the \
-    hunk's @@ lines (in place of its line-number hint, if it has one), or name a more specific \
-    anchor (e.g. the enclosing class first, then the function)";
+    hunk's @@ lines (in place of its line-number hint, if it has one) and the `*** Base:` line \
+    it names under the file's `*** Update File:` line, or name a more specific anchor (e.g. the \
+    enclosing class first, then the function)";
 
 /// The next step for a hunk that fits only above its predecessor.
 fn order_hint(prev: usize) -> String {

@@ -44,12 +44,22 @@ fn first_agent_hunk_without_hint_needs_file_wide_uniqueness() {
 }
 
 #[test]
-fn second_agent_hunk_prefers_the_window_after_the_first() {
+fn a_second_agent_hunk_without_numbers_must_be_unique_below_the_first() {
+    // "The line after the previous hunk" is a hint nobody wrote: it opens no window (SPEC §5
+    // "Trust in line numbers"), so the `x` right after the first hunk does not win.
     let mut file = String::from("start\nx\n");
     file.push_str(&"filler\n".repeat(30));
     file.push_str("x\n");
     let hunks = [hunk("-start\n+begin"), hunk("-x\n+y")];
-    let got = apply(&file, &hunks, Format::Agent).expect("x at line 2 is in the window");
+    let err = apply(&file, &hunks, Format::Agent).expect_err("x twice below the first hunk");
+    assert!(
+        matches!(err, LocateError::AmbiguousMatch { hunk: 1, .. }),
+        "{err}"
+    );
+    // Written line numbers still open a window around them.
+    let mut numbered = hunk("-x\n+y");
+    numbered.old_start = Some(2);
+    let got = apply(&file, &[hunk("-start\n+begin"), numbered], Format::Agent).expect("near 2");
     assert!(got.starts_with("begin\ny\nfiller\n"), "{got}");
 }
 

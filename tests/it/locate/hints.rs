@@ -11,7 +11,7 @@ use apply_patch::model::Edit;
 use apply_patch::text::Text;
 use apply_patch::{Format, Hunk};
 
-use super::{apply, hunk, run};
+use super::{apply, apply_with, hunk, run, trusted};
 
 /// The candidates of an ambiguous refusal, as the boundary error carries them.
 fn candidates(err: LocateError) -> (bool, Vec<Candidate>) {
@@ -70,7 +70,10 @@ fn resend(specs: &[&str], k: usize, c: &Candidate, anchor: bool) -> Vec<Hunk<'st
     hunks
 }
 
-/// Resend every candidate of the refusal of `specs` on `file`; the failures, described.
+/// Resend every candidate of the refusal of `specs` on `file`; the failures, described. The
+/// planner puts the file's `*** Base:` line above an agent candidate's `@@` line (the
+/// command-line resend in `tests/it/regression.rs` sends both): here the `@@` line is resent
+/// under the trust that Base line grants.
 fn resend_each(name: &str, file: &[u8], specs: &[&str], format: Format) -> Vec<String> {
     let opts = LocateOptions::default();
     let hunks: Vec<Hunk<'_>> = specs.iter().map(|s| hunk(s)).collect();
@@ -83,7 +86,7 @@ fn resend_each(name: &str, file: &[u8], specs: &[&str], format: Format) -> Vec<S
     let mut failures = Vec::new();
     for (i, c) in cands.iter().enumerate() {
         let label = format!("{name}, candidate {} ({:?})", i + 1, c.select);
-        match run(file, &resend(specs, k, c, anchor), format, &opts) {
+        match run(file, &resend(specs, k, c, anchor), format, &trusted()) {
             Err(e) => failures.push(format!("{label}: refused again: {e}")),
             Ok((_, placed)) => {
                 let p = placed.iter().find(|p| p.hunk == k).expect("placed");
@@ -183,7 +186,7 @@ fn an_anchor_selected_by_its_line_takes_the_hunk_near_it() {
                 file.as_bytes(),
                 &resend(specs, 0, c, true),
                 Format::Agent,
-                &LocateOptions::default(),
+                &trusted(),
             )
             .expect("selected");
             placed[0].start + 1
@@ -222,17 +225,21 @@ fn the_unified_selector_accounts_for_the_drift() {
 fn a_hint_on_a_loose_match_settles_it() {
     // Equal once leading whitespace is ignored: the hint on line 4 picks the second block.
     let file = "a:\n\tgo()\nb:\n  go()\n";
-    let got = apply(file, &["@@ -4\n-    go()\n+    stop()"], Format::Agent);
+    let hunk = ["@@ -4\n-    go()\n+    stop()"];
+    let got = apply_with(file, &hunk, Format::Agent, &trusted());
     assert_eq!(
         got.expect("the hint settles it"),
         "a:\n\tgo()\nb:\n  stop()\n"
     );
+    // Without a Base the number only centres the window: both are near it.
+    let guessed = apply(file, &hunk, Format::Agent);
+    assert!(matches!(guessed, Err(LocateError::AmbiguousMatch { .. })));
 }
 
 #[test]
 fn a_hint_on_a_candidates_first_line_settles_exact_candidates() {
     let file = "x = 1\ny\nx = 1\ny\nx = 1\ny\n";
-    let got = apply(file, &["@@ -3\n x = 1\n-y\n+z"], Format::Agent);
+    let got = apply_with(file, &["@@ -3\n x = 1\n-y\n+z"], Format::Agent, &trusted());
     assert_eq!(got.expect("at line 3"), "x = 1\ny\nx = 1\nz\nx = 1\ny\n");
     // A number inside the candidate is not its first line: still ambiguous, and the error
     // names the line that selects each candidate.
@@ -265,7 +272,7 @@ fn an_already_applied_hunk_is_not_applied_again_at_its_hint() {
         file.as_bytes(),
         &[hunk("@@ -1\n-x\n+new")],
         Format::Agent,
-        &LocateOptions::default(),
+        &trusted(),
     )
     .expect("already applied");
     assert!(placed.1[0].already_applied, "{:?}", placed.1);

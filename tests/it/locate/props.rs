@@ -3,7 +3,7 @@
 //! placement and refusal is the one a deliberately simple, brute-force reading of SPEC §5
 //! calls for; (c) applying and then reverse-applying gives the original back.
 
-use apply_patch::locate::{Level, LocateError, LocateOptions};
+use apply_patch::locate::{Level, LineNumbers, LocateError, LocateOptions};
 use apply_patch::{Format, Hunk, Line, LineKind};
 use proptest::prelude::*;
 use similar::{capture_diff_slices, group_diff_ops, Algorithm, DiffTag};
@@ -225,12 +225,13 @@ enum Verdict {
     NotFound,
 }
 
-/// Where the hunk is looked for: its explicit line-number hint, else (an agent hunk after
-/// another) the line after the previous hunk; `floor`: candidates begin at or after it (below
-/// the previous hunk's first line); `start` / `end`: the ends of the file it is pinned to.
+/// Where the hunk is looked for: its explicit line-number hint (which chooses only when
+/// `trusted`; "the line after the previous hunk" opens no window); `floor`: candidates begin
+/// at or after it (below the previous hunk's first line); `start` / `end`: the ends of the
+/// file it is pinned to.
 struct Aim {
     explicit: Option<usize>,
-    soft: Option<usize>,
+    trusted: bool,
     floor: usize,
     window: usize,
     start: bool,
@@ -253,11 +254,12 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
         (true, [s]) => Some(Verdict::Applied(*s)),
         _ => None,
     };
-    // A match exactly at the explicit hint, at the strictest level there, after the
+    // A match exactly at a trusted explicit hint, at the strictest level there, after the
     // already-applied check.
+    let pinned_anywhere = aim.start || aim.end;
     if let Some(h) = aim
         .explicit
-        .filter(|&h| h >= aim.floor && !aim.start && !aim.end)
+        .filter(|&h| aim.trusted && h >= aim.floor && !pinned_anywhere)
     {
         if let Some((level, name)) = (1..=4)
             .zip(Level::ALL)
@@ -271,10 +273,9 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
             return Verdict::Placed(h, name);
         }
     }
-    let hint = aim.explicit.or(aim.soft);
     for (level, name) in (1..=4).zip(Level::ALL) {
         let all = below(level, old);
-        if let Some(h) = hint.filter(|_| !aim.start && !aim.end) {
+        if let Some(h) = aim.explicit.filter(|_| !pinned_anywhere) {
             let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= aim.window).collect();
             if near.len() == 1 {
                 return Verdict::Placed(*near[0], name);
@@ -323,6 +324,11 @@ proptest! {
         prev in prop::option::of(0usize..16),
         unified in any::<bool>(),
         window in 0usize..5,
+        numbers in prop::sample::select(vec![
+            LineNumbers::ByFormat,
+            LineNumbers::Trusted,
+            LineNumbers::Untrusted,
+        ]),
     ) {
         let prev = prev.map(|p| p.min(file.len()));
         if let Some(p) = prev {
@@ -366,7 +372,7 @@ proptest! {
         let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain([inserted.as_str()]).collect();
         let aim = Aim {
             explicit: hint,
-            soft: prev.filter(|_| !unified).map(|p| p + 1),
+            trusted: numbers.trusted(format),
             floor: prev.map_or(0, |p| p + 1),
             window,
             // A unified hunk has no context below its change here; one without context
@@ -376,7 +382,7 @@ proptest! {
         };
         let want = reference(&file, &old, &new, &aim);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let opts = LocateOptions { window, ..LocateOptions::default() };
+        let opts = LocateOptions { window, line_numbers: numbers, ..LocateOptions::default() };
         let index = hunks.len() - 1;
         let got = match run(text.as_bytes(), &hunks, format, &opts) {
             Ok((_, ps)) => {

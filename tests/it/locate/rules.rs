@@ -4,7 +4,7 @@
 use apply_patch::locate::{Level, LocateError, LocateOptions, Piece};
 use apply_patch::Format;
 
-use super::{apply, hunk, run};
+use super::{apply, apply_with, hunk, run, trusted};
 
 fn opts() -> LocateOptions {
     LocateOptions::default()
@@ -33,9 +33,13 @@ fn far_off_hint_falls_back_to_the_whole_file() {
 
 #[test]
 fn agent_hunks_may_carry_line_numbers() {
+    // Under a matching `*** Base:` the number chooses; without one it only centres the
+    // window, and both `x` are in it (SPEC §5 "Trust in line numbers").
     let file = "x\ny\nx\ny\n";
-    let got = apply(file, &["@@ -3\n-x\n+z"], Format::Agent).expect("hint picks line 3");
-    assert_eq!(got, "x\ny\nz\ny\n");
+    let got = apply_with(file, &["@@ -3\n-x\n+z"], Format::Agent, &trusted());
+    assert_eq!(got.expect("hint picks line 3"), "x\ny\nz\ny\n");
+    let guessed = apply(file, &["@@ -3\n-x\n+z"], Format::Agent);
+    assert!(matches!(guessed, Err(LocateError::AmbiguousMatch { .. })));
 }
 
 #[test]

@@ -96,10 +96,17 @@ const CASES: &[Case] = &[
         &["-s\n+S", "-k\n+K"],
         Expect::Err("ambiguous_match"),
     ),
+    // "The line after the previous hunk" opens no window (SPEC §5 "Trust in line numbers").
     case(
-        "second hunk: window after the first",
+        "second hunk: no window after the first",
         "s\nk\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
         &["-s\n+S", "-k\n+K"],
+        Expect::Err("ambiguous_match"),
+    ),
+    case(
+        "second hunk: written numbers open a window",
+        "s\nk\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
+        &["-s\n+S", "@@ -3\n-k\n+K"],
         Expect::Ok(
             "+S\n+K\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
         ),
