@@ -583,7 +583,7 @@ impl<'a> Planner<'a> {
         };
         // A probe: its placement warnings are not this run's.
         let warnings = self.warnings.len();
-        let edited = self.edit(fp, new, &bytes, false).map_err(|_| {
+        let edited = self.edit(fp, new, &bytes, (false, None)).map_err(|_| {
             Error::from(PlanError::MissingSource {
                 path: old.into(),
                 op: fp.op,
@@ -624,27 +624,29 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// `*** Base` (SHA-256 prefix) and git `index` blob ids.
+    /// `*** Base` (SHA-256 prefix) and git `index` blob ids: the file's blob id when the
+    /// diff's `index` id is known to differ from it (a warning, or `stale_file` with
+    /// `--strict-base`), which makes its line numbers untrusted (SPEC §5).
     fn check_bases(
         &mut self,
         fp: &FilePatch<'_>,
         shown: &str,
         current: &Content,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<String>, Error> {
         if let Some(base) = &fp.base {
             guard::check_base(shown, base, &current.sha256())?;
         }
         let bytes = current.as_slice();
         let Some(ids) = &fp.blob_ids else {
-            return Ok(());
+            return Ok(None);
         };
         // git integration: the repository's object format and filters decide the blob id.
         let matched = self.tree.blob_matches(shown, &ids.old, bytes)?;
         let Some((true_match, full)) = matched else {
-            return Ok(());
+            return Ok(None);
         };
         if true_match {
-            return Ok(());
+            return Ok(None);
         }
         let message = format!(
             "the diff was made against blob {}, but the file is blob {full}",
@@ -660,7 +662,7 @@ impl<'a> Planner<'a> {
         }
         self.warnings
             .push(Warning::new(WarningCode::BaseMismatch, message).with_path(shown));
-        Ok(())
+        Ok(Some(full))
     }
 
     /// Add a file's diff to the plan's when it was asked for (a recipe is only joined for
@@ -773,6 +775,7 @@ mod content;
 mod edit;
 mod error;
 mod preimage;
+mod trust;
 
 pub use error::{BinaryWhy, PlanError};
 #[cfg(test)]

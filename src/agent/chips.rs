@@ -15,8 +15,8 @@ use std::time::SystemTime;
 use crate::agent::read::{read_confined, resolve};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::locate::{assess_hunks, locate_edits, LocateOptions};
-use crate::model::{Body, FileOp, FilePatch, PatchSet};
+use crate::locate::{assess_hunks, locate_edits, LineNumbers, LocateOptions};
+use crate::model::{Body, FileOp, FilePatch, Format, PatchSet};
 use crate::text::Text;
 
 /// How many chips are kept (the oldest are pruned first).
@@ -177,6 +177,21 @@ fn assess_file(
 ) {
     let text = Text::parse(bytes);
     let lines = text.contents();
+    // As the planner places them: an agent patch's line numbers count under a Base that
+    // matches the file (SPEC §5 "Trust in line numbers").
+    let based = fp
+        .base
+        .as_deref()
+        .is_some_and(|b| sha256_hex(bytes).starts_with(&b.to_ascii_lowercase()));
+    let opts = &LocateOptions {
+        ends_with_newline: Some(text.ends_with_newline()),
+        line_numbers: if based && patch.format != Format::Unified {
+            LineNumbers::Trusted
+        } else {
+            opts.line_numbers
+        },
+        ..opts.clone()
+    };
     let status = |hunk: usize, result: Result<(), ErrorCode>| HunkStatus {
         path: path.to_string(),
         hunk,

@@ -175,6 +175,7 @@ fn failed_hunks(
     let lines = text.contents();
     let locate = LocateOptions {
         bytes_only: std::str::from_utf8(file).is_err(),
+        ends_with_newline: Some(text.ends_with_newline()),
         ..opts.locate.clone()
     };
     hunks

@@ -8,7 +8,7 @@
 use crate::error::{Candidate, Nearest, NumberedLine};
 
 use super::ladder::{self, fold_char, trim, trim_end, Fold};
-use super::search::FileView;
+use super::search::{Ends, FileView};
 use super::Level;
 
 /// Lines that occur more often than this do not vote for a nearest region (a `}` or a blank
@@ -27,14 +27,26 @@ pub(crate) fn lossy(line: &[u8]) -> String {
 
 /// Where a failed search looked, in words: "in the window of 20 lines around line 41, then
 /// in the whole file after the anchor at line 12".
+/// A hunk pinned to an end of the file (`marker`: by `*** End of File`) was looked for there
+/// only.
 pub(crate) fn where_looked(
     hint: Option<usize>,
     window: usize,
     anchor: Option<usize>,
-    eof: bool,
+    (ends, marker): (Ends, bool),
 ) -> String {
-    if eof {
-        return "at the end of the file (the hunk ends with *** End of File)".to_string();
+    let pinned = match (ends.start, ends.end) {
+        _ if marker => "at the end of the file (the hunk ends with *** End of File)",
+        (true, true) => "as the whole file (the hunk has no context lines and starts at line 1)",
+        (true, false) => {
+            "at the start of the file (the hunk starts at line 1 and has no context lines above \
+             its change)"
+        }
+        (false, true) => "at the end of the file (the hunk has no context lines below its change)",
+        (false, false) => "",
+    };
+    if !pinned.is_empty() {
+        return pinned.to_string();
     }
     let whole = match anchor {
         Some(a) => format!("in the whole file after the anchor at line {}", a + 1),
@@ -486,7 +498,11 @@ pub(crate) fn candidate_block(candidates: &[Candidate]) -> String {
     let mut out = String::new();
     for (k, c) in candidates.iter().take(LISTED).enumerate() {
         let select = match &c.select {
-            Some(serde_json::Value::String(header)) => format!(", selected by `{header}`"),
+            // A selector of several lines (the `*** Base:` or `index` line, then the `@@`
+            // line) is shown one line after the other.
+            Some(serde_json::Value::String(lines)) => {
+                format!(", selected by `{}`", lines.replace('\n', "` with `"))
+            }
             Some(edit) => format!(", selected by sending instead the edit {edit}"),
             None => String::new(),
         };

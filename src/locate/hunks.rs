@@ -11,8 +11,12 @@ use crate::model::{Format, Hunk, LineKind};
 use super::diagnose::{self, lossy};
 use super::ladder;
 use super::reindent::{self, Rebase, TooShallow, Unit};
-use super::search::{self, FileView, Found, Outcome, Pattern, Scope};
+use super::search::{self, Ends, FileView, Found, Outcome, Pattern, Scope};
 use super::{Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
+use applied::{applied, changes_only_final_newline, Around};
+
+mod applied;
+mod insert;
 
 /// Place every hunk of one file. See [`super::locate_hunks`].
 pub(crate) fn locate_hunks(
@@ -76,6 +80,8 @@ struct Locator<'f, 'o> {
     file_unit: Option<Option<Unit>>,
     /// Refusals carry the nearest text (false when only the refusal's code is wanted).
     diagnose: bool,
+    /// The hunks' line numbers are trusted: one may choose among equal candidates.
+    trusted: bool,
 }
 
 /// The previous hunk of the file as placed (SPEC §5 "Order": the next one begins below it).
@@ -97,9 +103,17 @@ struct Aim {
     anchor: Option<usize>,
     /// The drift-adjusted explicit hint.
     explicit: Option<usize>,
+    /// The line the old side's window is centred on: the explicit hint as written, also
+    /// when it placed an anchor. None without one (SPEC §5: a derived hint opens no window).
+    window_at: Option<usize>,
+    /// Where a hunk without old lines goes when it has no anchor: its explicit hint, else
+    /// the line after the previous hunk (an agent hunk's derived hint). Only an explicit hint
+    /// sets a window for the old side's search (SPEC §5 "Trust in line numbers").
     hint: Option<usize>,
     /// Below the anchor and the previous hunk's first line.
     lo: usize,
+    /// The ends of the file the hunk is pinned to.
+    ends: Ends,
 }
 
 impl<'f, 'o> Locator<'f, 'o> {
@@ -115,18 +129,20 @@ impl<'f, 'o> Locator<'f, 'o> {
             prev: None,
             file_unit: None,
             diagnose,
+            trusted: opts.line_numbers.trusted(format),
         }
     }
 
     fn place(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
-        let explicit = self.explicit_hint(hunk);
+        let written = self.explicit_hint(hunk);
         let has_context = hunk.lines.iter().any(|l| l.kind == LineKind::Context);
         if self.format == Format::Unified && self.opts.unidiff_zero && !has_context {
             return self.place_exactly(index, hunk);
         }
-        let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, explicit)?;
-        // A line-number hint that placed an anchor was the anchor's, not the hunk's.
-        let explicit = explicit.filter(|_| !hint_placed_anchor);
+        let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, written)?;
+        // A line-number hint that placed an anchor was the anchor's, not the hunk's: the
+        // hunk's offset is not measured from it, but it still centres the hunk's window.
+        let explicit = written.filter(|_| !hint_placed_anchor);
         let soft = match self.format {
             Format::Unified => None,
             _ => self.prev_end,
@@ -136,9 +152,11 @@ impl<'f, 'o> Locator<'f, 'o> {
         let aim = Aim {
             anchor,
             explicit,
+            window_at: written,
             // The later of "after the anchor" and "after the previous hunk" (None < Some).
             hint: explicit.or(after_anchor.max(soft)),
             lo: after_anchor.unwrap_or(0).max(floor),
+            ends: self.ends(hunk),
         };
         let placement = if hunk.old_lines().next().is_none() {
             self.place_insertion(index, hunk, &aim)?
@@ -159,6 +177,25 @@ impl<'f, 'o> Locator<'f, 'o> {
             self.drift += offset;
         }
         Ok(placement)
+    }
+
+    /// The ends of the file a hunk is pinned to (SPEC §5 "Anchored ends"): a unified hunk
+    /// without leading context whose old side starts at line 0 or 1 matches only at the
+    /// start, one without trailing context (unless `--unidiff-zero`) only at the end, as `git
+    /// apply` places them; `*** End of File` pins an agent hunk to the end.
+    fn ends(&self, hunk: &Hunk<'_>) -> Ends {
+        let context =
+            |l: Option<&crate::model::Line<'_>>| l.is_some_and(|l| l.kind == LineKind::Context);
+        match self.format {
+            Format::Unified => Ends {
+                start: !context(hunk.lines.first()) && matches!(hunk.old_start, Some(0 | 1)),
+                end: hunk.end_of_file || (!context(hunk.lines.last()) && !self.opts.unidiff_zero),
+            },
+            _ => Ends {
+                start: false,
+                end: hunk.end_of_file,
+            },
+        }
     }
 
     /// `@@ -N`: the 0-based line the old side starts at (for `-N,0`, the line after N),
@@ -192,11 +229,11 @@ impl<'f, 'o> Locator<'f, 'o> {
             let scope = Scope {
                 lo,
                 hint,
-                eof: false,
+                ends: Ends::default(),
                 window: self.opts.window,
             };
             let what = format!("anchor `{}`", lossy(anchor));
-            let at_hint = explicit.filter(|_| !by_hint).and_then(|h| {
+            let at_hint = explicit.filter(|_| self.trusted && !by_hint).and_then(|h| {
                 search::level_at(&mut self.view, &mut pat, h, lo, self.opts.bytes_only)
                     .map(|level| (h, level))
             });
@@ -227,7 +264,12 @@ impl<'f, 'o> Locator<'f, 'o> {
                     ));
                 }
                 Outcome::NotFound => {
-                    let looked = diagnose::where_looked(scope.hint, scope.window, found, false);
+                    let looked = diagnose::where_looked(
+                        scope.hint,
+                        scope.window,
+                        found,
+                        (Ends::default(), false),
+                    );
                     return Err(self.not_found(
                         index,
                         Missing::anchor(&what),
@@ -261,7 +303,7 @@ impl<'f, 'o> Locator<'f, 'o> {
         serde_json::Value::String(header)
     }
 
-    /// A hunk with old lines: the ladder, with the already-applied check before level 2.
+    /// A hunk with old lines: the ladder, with the already-applied check at level 1.
     fn place_old_side(
         &mut self,
         index: usize,
@@ -269,17 +311,26 @@ impl<'f, 'o> Locator<'f, 'o> {
         aim: &Aim,
     ) -> Result<Placement, LocateError> {
         let mut pat = Pattern::new(hunk.old_lines().collect());
+        // A derived hint ("the line after the previous hunk") grants no window acceptance:
+        // the hunk must be unique below the previous hunk (SPEC §5).
         let scope = Scope {
             lo: aim.lo,
-            hint: aim.hint,
-            eof: hunk.end_of_file,
+            hint: aim.window_at,
+            ends: aim.ends,
             window: self.opts.window,
         };
         if let Some(placed) = self.at_hint(index, hunk, &mut pat, &scope, aim.explicit) {
             return placed;
         }
         for &level in ladder::levels(self.opts.bytes_only) {
-            match search::search_level(&mut self.view, &mut pat, level, &scope) {
+            let mut found = search::search_level(&mut self.view, &mut pat, level, &scope);
+            if level == Level::Exact {
+                match self.applied_or(index, hunk, &mut pat, &scope, (found, aim.explicit)) {
+                    Ok(p) => return Ok(p),
+                    Err(f) => found = f,
+                }
+            }
+            match found {
                 Found::One(s) => return self.build(index, hunk, s, level, aim.explicit),
                 Found::Many(all) => {
                     let ways_out = match self.format {
@@ -298,18 +349,18 @@ impl<'f, 'o> Locator<'f, 'o> {
                         ways_out,
                     ));
                 }
-                Found::None if level == Level::Exact => {
-                    if let Some(p) = self.already_applied(index, hunk, &scope, aim.explicit) {
-                        return Ok(p);
-                    }
-                }
                 Found::None => {}
             }
         }
         if let Some(err) = self.above_previous(index, &mut pat, aim) {
             return Err(err);
         }
-        let looked = diagnose::where_looked(scope.hint, scope.window, aim.anchor, scope.eof);
+        let looked = diagnose::where_looked(
+            scope.hint,
+            scope.window,
+            aim.anchor,
+            (scope.ends, hunk.end_of_file),
+        );
         // A hunk that starts with its own anchor line cannot be found after that line.
         let repeats = match (hunk.anchors.last(), pat.lines.first()) {
             (Some(anchor), Some(first)) => ladder::line_eq(anchor, first, Level::Unicode),
@@ -330,8 +381,38 @@ impl<'f, 'o> Locator<'f, 'o> {
         Err(self.not_found(index, missing, &pat.lines, &scope, looked))
     }
 
+    /// What level 1 found, with the already-applied check of SPEC §5 made: the hunk's
+    /// already-applied placement, or what the ladder goes on with — `found` itself, or,
+    /// when the one match found lies inside the new side's one match (the hunk's own earlier
+    /// application) while the old side stands elsewhere too, every place: a hint must not
+    /// choose the place that would apply the hunk a second time.
+    fn applied_or(
+        &mut self,
+        index: usize,
+        hunk: &Hunk<'_>,
+        pat: &mut Pattern<'_>,
+        scope: &Scope,
+        (found, explicit): (Found, Option<usize>),
+    ) -> Result<Placement, Found> {
+        let first = match &found {
+            Found::None => {
+                return self
+                    .already_applied(index, hunk, scope, explicit)
+                    .ok_or(Found::None)
+            }
+            Found::One(s) => *s,
+            Found::Many(all) => all[0],
+        };
+        match self.around(index, hunk, pat, scope, (first, explicit)) {
+            Around::No => Err(found),
+            Around::Applied(p) => Ok(p),
+            Around::Elsewhere(all) => Err(Found::Many(all)),
+        }
+    }
+
     /// A match starting exactly at the explicit hint, at the strictest level that has one
-    /// there; the already-applied check comes first (a level-1 match there rules it out).
+    /// there; the already-applied check comes first (a level-1 match there rules it out,
+    /// unless it lies inside the new side's one match and no other level-1 match exists).
     fn at_hint(
         &mut self,
         index: usize,
@@ -340,13 +421,16 @@ impl<'f, 'o> Locator<'f, 'o> {
         scope: &Scope,
         explicit: Option<usize>,
     ) -> Option<Result<Placement, LocateError>> {
-        let h = explicit.filter(|_| !scope.eof)?;
+        let h = explicit.filter(|_| self.trusted && !scope.ends.any())?;
         let level = search::level_at(&mut self.view, pat, h, scope.lo, self.opts.bytes_only)?;
-        if level > Level::Exact
-            && self
-                .view
-                .all_matches(pat, Level::Exact, scope.lo)
-                .is_empty()
+        if level == Level::Exact {
+            if let Around::Applied(p) = self.around(index, hunk, pat, scope, (h, explicit)) {
+                return Some(Ok(p));
+            }
+        } else if self
+            .view
+            .all_matches(pat, Level::Exact, scope.lo)
+            .is_empty()
         {
             if let Some(p) = self.already_applied(index, hunk, scope, explicit) {
                 return Some(Ok(p));
@@ -395,154 +479,6 @@ impl<'f, 'o> Locator<'f, 'o> {
         })
     }
 
-    /// The old side is nowhere at level 1; the new side (with an inserted line, or the
-    /// context lines joined around a deletion) stands in exactly one place: the hunk is
-    /// already applied there.
-    fn already_applied(
-        &mut self,
-        index: usize,
-        hunk: &Hunk<'_>,
-        scope: &Scope,
-        explicit: Option<usize>,
-    ) -> Option<Placement> {
-        if !hunk.lines.iter().any(|l| l.kind == LineKind::Insert) && !deletes_inside(hunk) {
-            return None;
-        }
-        let mut new = Pattern::new(hunk.new_lines().collect());
-        let n = self.view.len();
-        let starts = if scope.eof {
-            n.checked_sub(new.len())
-                .filter(|&s| s >= scope.lo && self.view.matches_at(&mut new, Level::Exact, s))
-                .into_iter()
-                .collect()
-        } else {
-            self.view.all_matches(&mut new, Level::Exact, scope.lo)
-        };
-        let [s] = starts[..] else { return None };
-        Some(applied(index, s, new.len(), explicit))
-    }
-
-    /// A hunk without old lines: after its anchor, else at its hint, else at the end; never
-    /// above the previous hunk.
-    fn place_insertion(
-        &mut self,
-        index: usize,
-        hunk: &Hunk<'_>,
-        aim: &Aim,
-    ) -> Result<Placement, LocateError> {
-        let n = self.view.len();
-        let pos = if hunk.end_of_file {
-            n
-        } else {
-            aim.anchor.map(|a| a + 1).or(aim.hint).unwrap_or(n)
-        };
-        match self.prev {
-            Some(prev) if pos < prev.floor => {
-                let place = match aim.anchor {
-                    Some(a) => format!("after its anchor at line {}", a + 1),
-                    None => "at its line number".to_string(),
-                };
-                Err(LocateError::ContextNotFound {
-                    unit: PatchPart::Hunk,
-                    hunk: index,
-                    message: format!(
-                        "the hunk inserts before line {} ({place}), above hunk {}, whose match \
-                         starts at line {}",
-                        pos + 1,
-                        prev.hunk + 1,
-                        prev.start + 1
-                    ),
-                    below: None,
-                    expected: Vec::new(),
-                    nearest: None,
-                    hint: order_hint(prev.hunk),
-                })
-            }
-            _ => Ok(self.insertion_at(index, hunk, pos, aim.explicit)),
-        }
-    }
-
-    fn insertion_at(
-        &mut self,
-        index: usize,
-        hunk: &Hunk<'_>,
-        pos: usize,
-        explicit: Option<usize>,
-    ) -> Placement {
-        let n = self.view.len();
-        let new: Vec<&[u8]> = hunk.new_lines().collect();
-        let k = new.len();
-        // Already there? Right at the insertion point, or (inserting at the end) just before it.
-        let at = if pos == n {
-            n.checked_sub(k)
-        } else {
-            Some(pos)
-        };
-        if let Some(s) = at.filter(|&s| k > 0 && self.view.lines.get(s..s + k) == Some(&new[..])) {
-            return applied(index, s, k, explicit);
-        }
-        Placement {
-            hunk: index,
-            start: pos,
-            old_len: 0,
-            level: Level::Exact,
-            offset: explicit.map(|h| pos as isize - h as isize),
-            already_applied: false,
-            pieces: new
-                .iter()
-                .map(|t| Piece::Insert {
-                    text: t.to_vec(),
-                    replaces: None,
-                })
-                .collect(),
-            final_newline: final_newline(hunk, pos == n),
-        }
-    }
-
-    /// `--unidiff-zero`: a hunk without context goes exactly at its line numbers.
-    fn place_exactly(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
-        let n = self.view.len();
-        let start = hunk.old_start.unwrap_or(0);
-        let mut pat = Pattern::new(hunk.old_lines().collect());
-        if pat.len() == 0 {
-            let pos = if hunk.old_count == Some(0) {
-                start
-            } else {
-                start.saturating_sub(1)
-            };
-            if pos > n {
-                let what = format!("the hunk inserts after line {pos}");
-                return Err(past_the_end(index, &what, n, Vec::new()));
-            }
-            return Ok(self.insertion_at(index, hunk, pos, Some(pos)));
-        }
-        let s = start.saturating_sub(1);
-        if s + pat.len() > n {
-            let what = format!("the hunk deletes lines {}-{}", s + 1, s + pat.len());
-            let expected = pat.lines.iter().map(|l| lossy(l)).collect();
-            return Err(past_the_end(index, &what, n, expected));
-        }
-        for &level in ladder::levels(self.opts.bytes_only) {
-            if self.view.matches_at(&mut pat, level, s) {
-                return self.build(index, hunk, s, level, Some(s));
-            }
-        }
-        let scope = Scope {
-            lo: 0,
-            hint: Some(s),
-            eof: false,
-            window: 0,
-        };
-        let looked = format!("exactly at line {} (--unidiff-zero)", s + 1);
-        Err(self.not_found(
-            index,
-            Missing::lines("deleted lines"),
-            &pat.lines,
-            &scope,
-            looked,
-        ))
-    }
-
     /// The placement of a hunk whose old side matched at `s` at `level`; refused when an
     /// inserted line cannot be re-based (it would need negative indentation).
     fn build(
@@ -557,6 +493,15 @@ impl<'f, 'o> Locator<'f, 'o> {
         // refusal): an exact match, the common case, needs its length alone.
         let old = || hunk.old_lines().collect::<Vec<&[u8]>>();
         let m = hunk.old_lines().count();
+        let touches_end = s + m == self.view.len();
+        // Only the final newline changes, and the file already ends as the hunk leaves it.
+        if touches_end
+            && level == Level::Exact
+            && self.opts.ends_with_newline == Some(!hunk.new_no_newline)
+            && changes_only_final_newline(hunk)
+        {
+            return Ok(applied(index, s, m, explicit));
+        }
         let rebase = if level >= Level::Whitespace {
             let lines = self.view.lines;
             let file_unit = *self
@@ -577,7 +522,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             offset: explicit.map(|h| s as isize - h as isize),
             already_applied: false,
             pieces,
-            final_newline: final_newline(hunk, s + m == self.view.len()),
+            final_newline: final_newline(hunk, touches_end),
         })
     }
 
@@ -590,10 +535,13 @@ impl<'f, 'o> Locator<'f, 'o> {
         looked: String,
     ) -> LocateError {
         // A hunk that may only go to one place is compared with that place.
-        let nearest = match (scope.eof, scope.window, scope.hint) {
+        let nearest = match (scope.ends.any(), scope.window, scope.hint) {
             _ if !self.diagnose => None,
             (true, ..) => {
-                let s = self.view.len().saturating_sub(expected.len());
+                let s = match scope.ends.start {
+                    true => 0,
+                    false => self.view.len().saturating_sub(expected.len()),
+                };
                 diagnose::at(self.view.lines, expected, s)
             }
             (false, 0, Some(s)) => diagnose::at(self.view.lines, expected, s),
@@ -660,17 +608,21 @@ const LINES_NOT_FOUND: &str = "copy the context and deleted lines exactly as the
 
 /// The ways out of an ambiguous agent hunk.
 const HUNK_WAYS_OUT: &str = "say which one: send the hunk again with the `@@` line its \
-    candidate names, in place of the hunk's @@ lines; or add context lines that tell the places \
-    apart, or an `@@ ANCHOR` line naming a line above the change (e.g. the enclosing function)";
+    candidate names, in place of the hunk's @@ lines, and the `*** Base:` line it names under \
+    the file's `*** Update File:` line (line numbers count only under the file's Base); or add \
+    context lines that tell the places apart, or an `@@ ANCHOR` line naming a line above the \
+    change (e.g. the enclosing function)";
 
 /// The ways out of an ambiguous unified hunk.
 const UNIFIED_WAYS_OUT: &str = "say which one: send the hunk again with the header its \
-    candidate names, or with more context lines that tell the places apart";
+    candidate names (and the `index` line it names, when it names one: line numbers count only \
+    for the file's own version), or with more context lines that tell the places apart";
 
 /// The ways out of an ambiguous anchor.
 const ANCHOR_WAYS_OUT: &str = "say which one: add the `@@ -N @@` line its candidate names to the \
-    hunk's @@ lines (in place of its line-number hint, if it has one), or name a more specific \
-    anchor (e.g. the enclosing class first, then the function)";
+    hunk's @@ lines (in place of its line-number hint, if it has one) and the `*** Base:` line \
+    it names under the file's `*** Update File:` line, or name a more specific anchor (e.g. the \
+    enclosing class first, then the function)";
 
 /// The next step for a hunk that fits only above its predecessor.
 fn order_hint(prev: usize) -> String {
@@ -716,35 +668,6 @@ pub(crate) fn ambiguous_error(
     }
 }
 
-/// A hunk that only deletes, with a context line above its first deleted line and one below
-/// its last: its context lines joined can prove the deletion was made (SPEC §5).
-fn deletes_inside(hunk: &Hunk<'_>) -> bool {
-    let kinds: Vec<LineKind> = hunk.lines.iter().map(|l| l.kind).collect();
-    let (Some(first), Some(last)) = (
-        kinds.iter().position(|&k| k == LineKind::Delete),
-        kinds.iter().rposition(|&k| k == LineKind::Delete),
-    ) else {
-        return false;
-    };
-    !kinds.contains(&LineKind::Insert)
-        && kinds[..first].contains(&LineKind::Context)
-        && kinds[last..].contains(&LineKind::Context)
-}
-
-/// An already-applied placement: the new side stands at `s..s + len`.
-fn applied(index: usize, s: usize, len: usize, explicit: Option<usize>) -> Placement {
-    Placement {
-        hunk: index,
-        start: s,
-        old_len: len,
-        level: Level::Exact,
-        offset: explicit.map(|h| s as isize - h as isize),
-        already_applied: true,
-        pieces: (s..s + len).map(Piece::Keep).collect(),
-        final_newline: None,
-    }
-}
-
 /// `\ No newline at end of file` decides the final newline when the hunk reaches the end.
 fn final_newline(hunk: &Hunk<'_>, touches_end: bool) -> Option<bool> {
     (touches_end && (hunk.old_no_newline || hunk.new_no_newline)).then_some(!hunk.new_no_newline)
@@ -782,24 +705,6 @@ fn pieces(hunk: &Hunk<'_>, s: usize, rebase: Option<&Rebase>) -> Result<Vec<Piec
         at = end;
     }
     Ok(out)
-}
-
-/// A `--unidiff-zero` hunk whose line numbers lie past the end of an `n`-line file: refused
-/// rather than put at the end (where `git apply` would put it), since the patch was made
-/// against another version of the file.
-fn past_the_end(index: usize, what: &str, n: usize, expected: Vec<String>) -> LocateError {
-    let lines = if n == 1 { "line" } else { "lines" };
-    LocateError::ContextNotFound {
-        unit: PatchPart::Hunk,
-        hunk: index,
-        message: format!("{what} (--unidiff-zero), but the file has only {n} {lines}"),
-        below: None,
-        expected,
-        nearest: None,
-        hint: "the patch was made against a longer version of the file: re-read the file and \
-               make the diff again"
-            .to_string(),
-    }
 }
 
 #[cfg(test)]

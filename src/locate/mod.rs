@@ -112,6 +112,41 @@ pub struct LocateOptions {
     pub unidiff_zero: bool,
     /// The file is not UTF-8: match byte for byte at level 1 only.
     pub bytes_only: bool,
+    /// Whether the file's last line ends in a newline (an empty file counts as ending in
+    /// one; [`Text::ends_with_newline`]): a hunk that changes only the final newline is
+    /// already applied when the file already ends as the hunk leaves it (SPEC §5 "Already
+    /// applied"). None (the default): not known, and such a hunk is placed as any other.
+    pub ends_with_newline: Option<bool>,
+    /// Whether the hunks' line numbers belong to the file as it is (SPEC §5 "Trust in line
+    /// numbers"): only trusted numbers choose among equal candidates.
+    pub line_numbers: LineNumbers,
+}
+
+/// Whether a file's hunk line numbers are evidence of where the hunks go (SPEC §5 "Trust in
+/// line numbers"). A trusted number may choose among equal candidates (a match starting
+/// exactly at it is taken at once); an untrusted one still centres the window, but never
+/// chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineNumbers {
+    /// As the format says: a unified diff's numbers are trusted, an agent hunk's are not
+    /// (models guess line numbers).
+    #[default]
+    ByFormat,
+    /// Trusted: an agent patch under a `*** Base:` that matches the file.
+    Trusted,
+    /// Not trusted: a unified diff whose `index` blob id is known to differ from the file.
+    Untrusted,
+}
+
+impl LineNumbers {
+    /// Whether numbers of `format` are trusted.
+    pub fn trusted(self, format: Format) -> bool {
+        match self {
+            LineNumbers::ByFormat => format == Format::Unified,
+            LineNumbers::Trusted => true,
+            LineNumbers::Untrusted => false,
+        }
+    }
 }
 
 impl Default for LocateOptions {
@@ -120,6 +155,8 @@ impl Default for LocateOptions {
             window: 20,
             unidiff_zero: false,
             bytes_only: false,
+            ends_with_newline: None,
+            line_numbers: LineNumbers::ByFormat,
         }
     }
 }

@@ -239,10 +239,38 @@ pub(crate) struct Scope {
     pub lo: usize,
     /// 0-based line the search starts from, if any.
     pub hint: Option<usize>,
-    /// `*** End of File`: the match must end at the file's last line.
-    pub eof: bool,
+    /// The ends of the file a match is pinned to (SPEC §5 "Anchored ends").
+    pub ends: Ends,
     /// `--window N`.
     pub window: usize,
+}
+
+/// The ends of the file a hunk is pinned to (SPEC §5 "Anchored ends"): a unified hunk
+/// without leading context from line 0 or 1 matches only at the start, one without trailing
+/// context only at the end (as `git apply`), and `*** End of File` pins to the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Ends {
+    pub start: bool,
+    pub end: bool,
+}
+
+impl Ends {
+    /// Pinned to either end: the one place a match may start is [`Self::only_start`].
+    pub fn any(self) -> bool {
+        self.start || self.end
+    }
+
+    /// The one start an `m`-line match may have in an `n`-line file when pinned: 0 at the
+    /// start, `n - m` at the end (both: the match is the whole file); None when no start can
+    /// satisfy the pins (or nothing is pinned).
+    pub fn only_start(self, n: usize, m: usize) -> Option<usize> {
+        match (self.start, self.end) {
+            (true, true) => (n == m).then_some(0),
+            (true, false) => (m <= n).then_some(0),
+            (false, true) => n.checked_sub(m),
+            (false, false) => None,
+        }
+    }
 }
 
 /// What one level of the ladder found.
@@ -262,9 +290,8 @@ pub(crate) fn search_level(
     level: Level,
     scope: &Scope,
 ) -> Found {
-    let m = pat.len();
-    if scope.eof {
-        return match view.len().checked_sub(m) {
+    if scope.ends.any() {
+        return match scope.ends.only_start(view.len(), pat.len()) {
             Some(s) if s >= scope.lo && view.matches_at(pat, level, s) => Found::One(s),
             _ => Found::None,
         };
@@ -334,7 +361,7 @@ mod tests {
         Scope {
             lo: 0,
             hint,
-            eof: false,
+            ends: Ends::default(),
             window: 2,
         }
     }

@@ -368,7 +368,7 @@ impl Options {
         LocateOptions {
             window: self.window,
             unidiff_zero: self.unidiff_zero,
-            bytes_only: false,
+            ..LocateOptions::default()
         }
     }
 

@@ -11,6 +11,7 @@ use crate::report::{HunkReport, Warning, WarningCode};
 use crate::text::Text;
 
 use super::content::{level_words, snippet, without_bom};
+use super::trust;
 use super::{balance, Edited, Planner};
 use super::{BinaryWhy, PlanError};
 
@@ -52,6 +53,10 @@ fn place<'b>(
         Text::parse(bytes)
     };
     let mut drops_bom = false;
+    let opts = &LocateOptions {
+        ends_with_newline: Some(text.ends_with_newline()),
+        ..opts.clone()
+    };
     let placements = match body {
         Body::Hunks(hunks) => {
             let rebased = text.bom.then(|| without_bom(hunks)).flatten();
@@ -115,13 +120,14 @@ fn joined<T>(result: std::thread::Result<T>) -> T {
 }
 
 impl Planner<'_> {
-    /// Apply the body of a file patch to `current`.
+    /// Apply the body of a file patch to `current`; `stale`: the file's blob id when the
+    /// diff's `index` id is known to differ from it (its line numbers are not trusted).
     pub(super) fn edit(
         &mut self,
         fp: &FilePatch<'_>,
         shown: &str,
         current: &Content,
-        link: bool,
+        (link, stale): (bool, Option<&str>),
     ) -> Result<Edited, Error> {
         let bytes = current.as_slice();
         match &fp.body {
@@ -149,9 +155,10 @@ impl Planner<'_> {
             Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(current.clone())),
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(current.clone())),
             body => {
-                let opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
-                let placed =
-                    place(body, self.format, bytes, &opts).map_err(|e| locate_error(shown, e))?;
+                let mut opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
+                opts.line_numbers = trust::line_numbers(self.format, fp, stale);
+                let placed = place(body, self.format, bytes, &opts)
+                    .map_err(|e| self.locate_error(fp, (shown, current), stale, e))?;
                 Ok(self.spliced(shown, placed, current))
             }
         }
@@ -171,28 +178,54 @@ impl Planner<'_> {
     ) -> Result<Edited, Error> {
         let bytes = current.as_slice();
         if !fp.body.edits_text() || bytes.len() < PARALLEL_BYTES {
-            self.check_bases(fp, shown, current)?;
-            return self.edit(fp, shown, current, link);
+            let stale = self.check_bases(fp, shown, current)?;
+            return self.edit(fp, shown, current, (link, stale.as_deref()));
         }
-        // The other thread places the hunks as in a UTF-8 file, the common case; this one
-        // checks whether it is one. A file that is not is placed again, byte for byte.
+        // The other thread places the hunks as in a UTF-8 file whose base matches, the
+        // common case; this one checks whether it is one. A file that is not is placed
+        // again, byte for byte or with its line numbers untrusted.
         let format = self.format;
-        let assumed = self.opts.locate.clone();
+        let assumed = LocateOptions {
+            line_numbers: trust::line_numbers(format, fp, None),
+            ..self.opts.locate.clone()
+        };
         let (bases, checks, placed) = std::thread::scope(|scope| {
             let placing = crate::pool::beside(scope, || place(&fp.body, format, bytes, &assumed));
             let bases = self.check_bases(fp, shown, current);
             let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
             (bases, checks, joined(placing.join()))
         });
-        bases?;
-        let opts = checks?;
+        let stale = bases?;
+        let mut opts = checks?;
+        opts.line_numbers = trust::line_numbers(format, fp, stale.as_deref());
         let placed = if opts == assumed {
             placed
         } else {
             place(&fp.body, format, bytes, &opts)
         }
-        .map_err(|e| locate_error(shown, e))?;
+        .map_err(|e| self.locate_error(fp, (shown, current), stale.as_deref(), e))?;
         Ok(self.spliced(shown, placed, current))
+    }
+
+    /// A refusal of the locator for the file `shown`: the selectors of an ambiguity carry
+    /// the line that makes the file's line numbers trusted (SPEC §5 "Uniqueness").
+    fn locate_error(
+        &self,
+        fp: &FilePatch<'_>,
+        (shown, current): (&str, &Content),
+        stale: Option<&str>,
+        error: locate::LocateError,
+    ) -> PlanError {
+        let line = match &error {
+            locate::LocateError::AmbiguousMatch { .. } => {
+                trust::trust_line(self.format, fp, current, stale)
+            }
+            _ => None,
+        };
+        PlanError::Locate {
+            path: shown.into(),
+            error: Box::new(trust::with_trust(error, line.as_deref())),
+        }
     }
 
     /// The new content of hunks placed in `base`, with its reports. The new content of a
@@ -275,13 +308,5 @@ impl Planner<'_> {
         e.snippet = snippet(&bytes, placements);
         e.bytes = bytes;
         e
-    }
-}
-
-/// A refusal of the locator, for the file `shown`.
-fn locate_error(shown: &str, error: crate::locate::LocateError) -> PlanError {
-    PlanError::Locate {
-        path: shown.into(),
-        error: Box::new(error),
     }
 }

@@ -422,10 +422,12 @@ fn same_file_updated_twice_sees_the_first_update() {
 fn edit_then(format: Format, op: FileOp) -> Result<Plan, Box<Refusal>> {
     let mut tree = MemTree::new();
     tree.insert("a", b"one\ntwo\n".to_vec());
+    // A line of context below: a unified hunk without it is pinned to the end of the file.
     let edit = Hunk {
         lines: vec![
             Line::new(LineKind::Delete, b"one"),
             Line::new(LineKind::Insert, b"ONE"),
+            Line::new(LineKind::Context, b"two"),
         ],
         ..Hunk::default()
     };

@@ -738,7 +738,7 @@ fn absolute_paths_inside_the_root_are_accepted() {
 #[test]
 fn overlapping_hunks_are_refused() {
     let tree = TempTree::with(&[("a.txt", "one\ntwo\nthree\n")]);
-    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n@@ -2,2 +2,2 @@\n-two\n+TWO\n three\n";
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n@@ -2,2 +2,2 @@\n-two\n+TWO\n three\n";
     let out = refused(&tree, &[], diff, "overlapping_hunks");
     assert_cli_snapshot!("err_overlapping_hunks", out);
 }

@@ -816,5 +816,6 @@ mod copies;
 mod crlf;
 mod folders;
 mod hooks_env;
+mod resend;
 mod subdirs;
 mod threeway;

@@ -841,3 +841,18 @@ async fn the_session_knows_the_files_it_wrote() {
     assert_eq!(error_code(&client, "edit", edit).await, "stale_file");
     client.cancel().await.expect("the session closes");
 }
+
+#[tokio::test]
+async fn a_patch_sent_twice_over_mcp_is_applied_once() {
+    let t = TempTree::with(&[("app.py", APP)]);
+    let client = start(&t, &[]).await;
+    call(&client, "read", json!({"path": "app.py"})).await;
+    let p = "*** Begin Patch\n*** Update File: app.py\n@@\n+import os\n def load(path):\n*** End Patch\n";
+    let (first, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{first}");
+    let (again, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{again}");
+    assert_eq!(again["warnings"][0]["code"], "already_applied", "{again}");
+    assert_eq!(t.read_str("app.py"), format!("import os\n{APP}"));
+    client.cancel().await.expect("the session closes");
+}

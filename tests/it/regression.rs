@@ -248,32 +248,147 @@ fn second_hunk_with_one_line_of_context_lands_below_the_first_not_above() {
     assert_eq!(t.read_str("m.rs"), want);
 }
 
+/// The selectors of an ambiguity's candidates (`error.candidates[].select`), each split into
+/// its lines: the line that makes the file's numbers trusted (`*** Base:` or `index`), if any,
+/// then the `@@` line. Also checks that the refusal is `ambiguous_match`.
+fn selectors(out: &crate::util::Output) -> Vec<(Option<String>, String)> {
+    let json = out.json();
+    assert_eq!(json["error"]["code"], "ambiguous_match", "{}", out.stdout);
+    json["error"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| {
+            let select = c["select"].as_str().expect("a selector");
+            match select.rsplit_once('\n') {
+                Some((trust, at)) => (Some(trust.to_string()), at.to_string()),
+                None => (None, select.to_string()),
+            }
+        })
+        .collect()
+}
+
+/// Send `patch(trust line, @@ line)` with each candidate's selector of the refusal of
+/// `patch(None, first)` on `file`: each must land on its candidate, giving `want[k]`.
+fn every_candidate_lands(
+    file: &str,
+    first: &str,
+    patch: impl Fn(Option<&str>, &str) -> String,
+    want: &[&str],
+) {
+    let t = TempTree::with(&[("p.txt", file)]);
+    let out = run_checked(&t, &["--json"], &patch(None, first));
+    let selects = selectors(&out);
+    assert_eq!(selects.len(), want.len(), "{}", out.stdout);
+    for ((trust, at), want) in selects.iter().zip(want) {
+        let t = TempTree::with(&[("p.txt", file)]);
+        let sent = patch(trust.as_deref(), at);
+        applies(&t, &["--json"], &sent);
+        assert_eq!(t.read_str("p.txt"), *want, "{sent}");
+    }
+}
+
 #[test]
 fn an_ambiguous_hunk_resent_with_a_candidates_selector_lands_there() {
-    // Equal once whitespace is ignored: a level-3 ambiguity, which a line hint used to leave
-    // ambiguous.
-    let file = "a:\n\tgo()\nb:\n  go()\n";
-    let t = TempTree::with(&[("p.txt", file)]);
-    let patch = |header: &str| {
-        format!("*** Begin Patch\n*** Update File: p.txt\n{header}\n-    go()\n+    stop()\n*** End Patch\n")
+    // Agent hunks: the selector is the file's `*** Base:` line (numbers count only under it,
+    // SPEC §5 "Trust in line numbers") and an `@@ -N @@` line in place of the hunk's @@ lines.
+    let agent = |body: &'static str| {
+        move |trust: Option<&str>, at: &str| {
+            let base = trust.map(|b| format!("{b}\n")).unwrap_or_default();
+            format!("*** Begin Patch\n*** Update File: p.txt\n{base}{at}\n{body}*** End Patch\n")
+        }
     };
-    let out = run_checked(&t, &["--json"], &patch("@@"));
+    // Equal once whitespace is ignored: a level-3 ambiguity.
+    every_candidate_lands(
+        "a:\n\tgo()\nb:\n  go()\n",
+        "@@",
+        agent("-    go()\n+    stop()\n"),
+        &["a:\n\tstop()\nb:\n  go()\n", "a:\n\tgo()\nb:\n  stop()\n"],
+    );
+    // Exact copies; a guessed number between them chooses nothing.
+    every_candidate_lands(
+        "x = 1\ny\nx = 1\nz\n",
+        "@@ -2 @@",
+        agent("-x = 1\n+x = 2\n"),
+        &["x = 2\ny\nx = 1\nz\n", "x = 1\ny\nx = 2\nz\n"],
+    );
+    // An anchor in two places: its selector goes above the anchor line.
+    let far = "//\n".repeat(25);
+    let file = format!("impl A {{\n    x();\n}}\n{far}impl A {{\n    x();\n}}\n");
+    let first = file.replacen("    x();", "    y();", 1);
+    let second = {
+        let cut = file.rfind("    x();").expect("the second x");
+        format!("{}    y();{}", &file[..cut], &file[cut + 8..])
+    };
+    every_candidate_lands(
+        &file,
+        "@@",
+        |trust, at| agent("@@ impl A {\n-    x();\n+    y();\n")(trust, at),
+        &[&first, &second],
+    );
+    // A unified diff whose `index` id says the file changed since: its numbers do not
+    // choose; the selector gives the `index` line with the file's blob id.
+    let unified = |trust: Option<&str>, at: &str| {
+        let index = trust.unwrap_or("index 1234567..89abcde");
+        format!(
+            "diff --git a/p.txt b/p.txt\n{index} 100644\n--- a/p.txt\n+++ b/p.txt\n{at}\n \n+// added\n /**\n"
+        )
+    };
+    let file = format!("fn a() {{}}\n\n/**\n */\n{}\n/**\n */\n", "x\n".repeat(12));
+    let near = file.replacen("\n\n/**", "\n\n// added\n/**", 1);
+    let far = {
+        let cut = file.rfind("\n\n/**").expect("the second place");
+        format!("{}\n\n// added\n{}", &file[..cut], &file[cut + 2..])
+    };
+    every_candidate_lands(&file, "@@ -17,2 +17,3 @@", unified, &[&near, &far]);
+}
+
+/// Issue 24, wrong case (a): a two-line generic context (a blank line and `/**`) matched
+/// exactly at the diff's line number in a file whose `index` blob id said it had changed
+/// since, and also 15 lines above: the line number chose, and chose wrong. An untrusted
+/// number no longer chooses; a trusted one (no `index` line, or a matching one) still does.
+#[test]
+fn a_line_number_of_a_diff_whose_index_says_the_file_changed_chooses_nothing() {
+    let file = format!("fn a() {{}}\n\n/**\n */\n{}\n/**\n */\n", "x\n".repeat(12));
+    let diff = |index: &str| {
+        format!(
+            "diff --git a/p.txt b/p.txt\n{index}--- a/p.txt\n+++ b/p.txt\n@@ -17,2 +17,3 @@\n \n+// added\n /**\n"
+        )
+    };
+    let t = TempTree::with(&[("p.txt", &file)]);
+    let out = run_checked(&t, &["--json"], &diff("index 1234567..89abcde 100644\n"));
     assert_eq!(
         out.json()["error"]["code"],
         "ambiguous_match",
         "{}",
         out.stdout
     );
-    let cands = out.json()["error"]["candidates"].clone();
-    let selects: Vec<String> = cands
-        .as_array()
-        .expect("candidates")
-        .iter()
-        .map(|c| c["select"].as_str().expect("an @@ line").to_string())
-        .collect();
-    assert_eq!(selects, ["@@ -2 @@", "@@ -4 @@"]);
-    applies(&t, &["--json"], &patch(&selects[1]));
-    assert_eq!(t.read_str("p.txt"), "a:\n\tgo()\nb:\n  stop()\n");
+    // The same diff without the stale id: its number is evidence, and chooses line 17.
+    applies(&t, &["--json"], &diff(""));
+    let cut = file.rfind("\n\n/**").expect("the second place");
+    let want = format!("{}\n\n// added\n{}", &file[..cut], &file[cut + 2..]);
+    assert_eq!(t.read_str("p.txt"), want);
+}
+
+/// Issue 24, wrong case (b): an agent hunk without numbers whose only context was `}` was
+/// taken as unique in the window around "the line after the previous hunk", a hint nobody
+/// wrote. It must be unique below the previous hunk: two `}` there is `ambiguous_match`.
+#[test]
+fn a_derived_hint_opens_no_window() {
+    let mut file = String::from("fn a() {\n    one();\n}\n");
+    for i in 0..25 {
+        file.push_str(&format!("// {i}\n"));
+    }
+    file.push_str("fn b() {\n}\n");
+    let t = TempTree::with(&[("m.rs", &file)]);
+    let patch = "*** Begin Patch\n*** Update File: m.rs\n@@\n fn a() {\n-    one();\n+    uno();\n@@\n }\n+// after a\n*** End Patch\n";
+    let out = run_checked(&t, &["--json"], patch);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    let error = &out.json()["error"];
+    assert_eq!(
+        (&error["code"], &error["hunk"]),
+        (&"ambiguous_match".into(), &2.into())
+    );
 }
 
 #[test]
@@ -1090,4 +1205,67 @@ fn git_diff_copying_a_file_it_also_modifies_copies_the_file_as_it_was() {
     assert!(!out.stdout.contains("base_mismatch"), "{}", out.stdout);
     assert_eq!(t.read_str("f.txt"), "one\nTWO\nthree\n");
     assert_eq!(t.read_str("g.txt"), "one\ntwo\nthree\nfour\n");
+}
+
+/// An agent patch that inserts at the top of a file and one that appends at its end, sent
+/// twice (as an agent resends after a time-out): the second run is the already-applied no-op,
+/// through the command line and the Codex drop-in (SPEC §5 "Already applied": a match of the
+/// old side inside the new side's one match does not count).
+#[test]
+fn an_agent_insertion_at_either_end_sent_twice_is_applied_once() {
+    use std::ffi::OsStr;
+    let file = "def load(path):\n    return open(path).read()\n";
+    let top =
+        "*** Begin Patch\n*** Update File: m.py\n@@\n+import os\n def load(path):\n*** End Patch\n";
+    let end = "*** Begin Patch\n*** Update File: m.py\n@@\n     return open(path).read()\n+\n+LIMIT = 3\n*** End Patch\n";
+    let want = format!("import os\n{file}\nLIMIT = 3\n");
+    let t = TempTree::with(&[("m.py", file)]);
+    for patch in [top, end] {
+        applies(&t, &["--json"], patch);
+        let again = applies(&t, &["--json"], patch);
+        let json = again.json();
+        let codes: Vec<&serde_json::Value> = json["warnings"]
+            .as_array()
+            .map(|w| w.iter().map(|w| &w["code"]).collect())
+            .unwrap_or_default();
+        assert_eq!(codes, ["already_applied"], "{}", again.stdout);
+    }
+    assert_eq!(t.read_str("m.py"), want);
+    let codex = TempTree::with(&[("m.py", file)]);
+    for patch in [top, top, end, end] {
+        let out = codex.run_as_codex(&[OsStr::new(patch)], "");
+        assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    }
+    assert_eq!(codex.read_str("m.py"), want);
+}
+
+/// A unified diff that adds a line at the start, one that adds a line at the end, and one that
+/// only adds the final newline, each sent twice: `git apply` refuses the second run; we see
+/// every one of them already applied (SPEC §5 "Anchored ends", "Already applied").
+#[test]
+fn a_unified_diff_at_the_ends_of_files_sent_twice_is_applied_once() {
+    let t = TempTree::with(&[("a", "x\ny\nz\n"), ("b", "x\ny\nz\n"), ("c", "p\nq")]);
+    let diff = "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,3 +1,4 @@\n+top\n x\n y\n z\n\
+                diff --git a/b b/b\n--- a/b\n+++ b/b\n@@ -1,3 +1,4 @@\n x\n y\n z\n+end\n\
+                diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1,2 +1,2 @@\n p\n-q\n\\ No newline at end of file\n+q\n";
+    applies(&t, &["--json"], diff);
+    let after = t.snapshot();
+    let again = applies(&t, &["--json"], diff);
+    assert_eq!(again.json()["warnings"][0]["code"], "already_applied");
+    assert_eq!(t.snapshot(), after);
+    assert_eq!(
+        (t.read_str("a"), t.read_str("b"), t.read_str("c")),
+        (
+            "top\nx\ny\nz\n".into(),
+            "x\ny\nz\nend\n".into(),
+            "p\nq\n".into()
+        )
+    );
+    // And back, twice.
+    applies(&t, &["--json", "-R"], diff);
+    let before = t.snapshot();
+    let again = applies(&t, &["--json", "-R"], diff);
+    assert_eq!(again.json()["warnings"][0]["code"], "already_applied");
+    assert_eq!(t.snapshot(), before);
+    assert_eq!(t.read_str("c"), "p\nq");
 }

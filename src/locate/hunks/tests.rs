@@ -44,12 +44,22 @@ fn first_agent_hunk_without_hint_needs_file_wide_uniqueness() {
 }
 
 #[test]
-fn second_agent_hunk_prefers_the_window_after_the_first() {
+fn a_second_agent_hunk_without_numbers_must_be_unique_below_the_first() {
+    // "The line after the previous hunk" is a hint nobody wrote: it opens no window (SPEC §5
+    // "Trust in line numbers"), so the `x` right after the first hunk does not win.
     let mut file = String::from("start\nx\n");
     file.push_str(&"filler\n".repeat(30));
     file.push_str("x\n");
     let hunks = [hunk("-start\n+begin"), hunk("-x\n+y")];
-    let got = apply(&file, &hunks, Format::Agent).expect("x at line 2 is in the window");
+    let err = apply(&file, &hunks, Format::Agent).expect_err("x twice below the first hunk");
+    assert!(
+        matches!(err, LocateError::AmbiguousMatch { hunk: 1, .. }),
+        "{err}"
+    );
+    // Written line numbers still open a window around them.
+    let mut numbered = hunk("-x\n+y");
+    numbered.old_start = Some(2);
+    let got = apply(&file, &[hunk("-start\n+begin"), numbered], Format::Agent).expect("near 2");
     assert!(got.starts_with("begin\ny\nfiller\n"), "{got}");
 }
 
@@ -57,9 +67,10 @@ fn second_agent_hunk_prefers_the_window_after_the_first() {
 fn explicit_hint_and_drift() {
     let file: String = (1..=100).map(|i| format!("l{}\n", i % 10)).collect();
     // Line 25 is "l5", as are 5, 15, 35…: the hint picks line 25, even 2 lines off.
-    let mut h = hunk("-l5\n+five");
+    // A line of context below: without one, a unified hunk is pinned to the end of the file.
+    let mut h = hunk("-l5\n+five\n l6");
     h.old_start = Some(27);
-    h.old_count = Some(1);
+    h.old_count = Some(2);
     let text = Text::parse(file.as_bytes());
     let lines = text.contents();
     let opts = LocateOptions {
@@ -123,9 +134,17 @@ fn pure_insertions_go_after_anchor_hint_or_end() {
     hinted.old_start = Some(0);
     hinted.old_count = Some(0);
     assert_eq!(
-        apply(file, &[hinted], Format::Unified).expect("top"),
+        apply(file, &[hinted.clone()], Format::Agent).expect("top"),
         "c\na\nb\n"
     );
+    // A unified hunk without context is the diff of an empty file (SPEC §5 "Anchored
+    // ends"): it fills an empty file, and nothing else.
+    let refused = apply(file, &[hinted.clone()], Format::Unified).expect_err("not empty");
+    assert!(
+        refused.to_string().contains("fills an empty file"),
+        "{refused}"
+    );
+    assert_eq!(apply("", &[hinted], Format::Unified).expect("empty"), "c\n");
 }
 
 #[test]
@@ -230,4 +249,115 @@ fn replaced_lines_are_recorded() {
         })
         .collect();
     assert_eq!(replaces, [Some(1), Some(2), None]);
+}
+
+/// `hunk` with a unified line-number hint (`@@ -start,count`).
+fn at(spec: &str, start: usize) -> Hunk<'static> {
+    let mut h = hunk(spec);
+    h.old_start = Some(start);
+    h.old_count = Some(h.old_lines().count());
+    h
+}
+
+#[test]
+fn a_unified_hunk_without_leading_context_from_line_1_is_pinned_to_the_start() {
+    let file = "a\nb\nx\ny\n";
+    let err = apply(file, &[at("+top\n x\n y", 1)], Format::Unified).expect_err("not at 1");
+    assert!(
+        err.to_string().contains("at the start of the file"),
+        "{err}"
+    );
+    // From another line, or with leading context, or as an agent hunk: not pinned.
+    assert_eq!(
+        apply(file, &[at("+top\n x\n y", 3)], Format::Unified).expect("found"),
+        "a\nb\ntop\nx\ny\n"
+    );
+    assert_eq!(
+        apply(file, &[at("+top\n x\n y", 1)], Format::Agent).expect("found"),
+        "a\nb\ntop\nx\ny\n"
+    );
+}
+
+#[test]
+fn a_unified_hunk_without_trailing_context_is_pinned_to_the_end() {
+    let file = "a\nb\na\nb\nc\n";
+    // `a b` twice, but only the end can take it; at the end it is not there.
+    let err = apply(file, &[at(" a\n b\n+end", 1)], Format::Unified).expect_err("not at the end");
+    assert!(err.to_string().contains("at the end of the file"), "{err}");
+    let file = "a\nb\nc\na\nb\n";
+    assert_eq!(
+        apply(file, &[at(" a\n b\n+end", 1)], Format::Unified).expect("the end"),
+        "a\nb\nc\na\nb\nend\n"
+    );
+    // With --unidiff-zero it is not pinned (and the window around its hint decides).
+    let opts = LocateOptions {
+        unidiff_zero: true,
+        ..LocateOptions::default()
+    };
+    let text = Text::parse(file.as_bytes());
+    let placed = locate_hunks(
+        text.contents(),
+        &[at(" a\n b\n+end", 1)],
+        Format::Unified,
+        &opts,
+    )
+    .expect("at its hint");
+    assert_eq!(placed[0].start, 0);
+}
+
+#[test]
+fn an_insertion_sent_again_whose_context_also_stands_elsewhere_is_refused() {
+    // The old side (`a`) stands inside the inserted block's own earlier result and once more
+    // far below: the window must not pick the place that applies the hunk a second time.
+    let mut file = String::from("import os\na\n");
+    file.push_str(&"filler\n".repeat(40));
+    file.push_str("a\n");
+    let resent = at("+import os\n a", 1);
+    let err = apply(&file, std::slice::from_ref(&resent), Format::Agent).expect_err("two places");
+    assert!(matches!(err, LocateError::AmbiguousMatch { .. }), "{err}");
+    // Without the copy below, it is already applied.
+    let once = "import os\na\nb\n";
+    assert_eq!(
+        apply(once, &[resent], Format::Agent).expect("applied"),
+        once
+    );
+}
+
+#[test]
+fn a_hunk_changing_only_the_final_newline_is_applied_when_the_file_ends_so() {
+    let mut add = at(" p\n-q\n+q", 1);
+    add.old_no_newline = true;
+    for (file, ends, applied) in [
+        ("p\nq\n", Some(true), true),
+        ("p\nq", Some(false), false),
+        // Not known: placed as any hunk.
+        ("p\nq\n", None, false),
+    ] {
+        let text = Text::parse(file.as_bytes());
+        let opts = LocateOptions {
+            ends_with_newline: ends,
+            ..LocateOptions::default()
+        };
+        let placed =
+            locate_hunks(text.contents(), &[add.clone()], Format::Unified, &opts).expect("placed");
+        assert_eq!(placed[0].already_applied, applied, "{file:?}");
+        let out = crate::splice::splice(&text, &placed);
+        assert_eq!(out, b"p\nq\n", "{file:?}");
+    }
+}
+
+#[test]
+fn a_deletion_pinned_to_an_end_is_already_applied_when_its_context_stands_there() {
+    // The reverse of an insertion at the top (or the end), sent twice.
+    for h in [at("-top\n x\n y", 1), at(" x\n y\n-end", 1)] {
+        let text = Text::parse(b"x\ny\n");
+        let placed = locate_hunks(
+            text.contents(),
+            &[h],
+            Format::Unified,
+            &LocateOptions::default(),
+        )
+        .expect("already applied");
+        assert!(placed[0].already_applied);
+    }
 }

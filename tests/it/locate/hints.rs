@@ -11,7 +11,7 @@ use apply_patch::model::Edit;
 use apply_patch::text::Text;
 use apply_patch::{Format, Hunk};
 
-use super::{apply, hunk, run};
+use super::{apply, apply_with, hunk, run, trusted};
 
 /// The candidates of an ambiguous refusal, as the boundary error carries them.
 fn candidates(err: LocateError) -> (bool, Vec<Candidate>) {
@@ -70,7 +70,10 @@ fn resend(specs: &[&str], k: usize, c: &Candidate, anchor: bool) -> Vec<Hunk<'st
     hunks
 }
 
-/// Resend every candidate of the refusal of `specs` on `file`; the failures, described.
+/// Resend every candidate of the refusal of `specs` on `file`; the failures, described. The
+/// planner puts the file's `*** Base:` line above an agent candidate's `@@` line (the
+/// command-line resend in `tests/it/regression.rs` sends both): here the `@@` line is resent
+/// under the trust that Base line grants.
 fn resend_each(name: &str, file: &[u8], specs: &[&str], format: Format) -> Vec<String> {
     let opts = LocateOptions::default();
     let hunks: Vec<Hunk<'_>> = specs.iter().map(|s| hunk(s)).collect();
@@ -83,7 +86,7 @@ fn resend_each(name: &str, file: &[u8], specs: &[&str], format: Format) -> Vec<S
     let mut failures = Vec::new();
     for (i, c) in cands.iter().enumerate() {
         let label = format!("{name}, candidate {} ({:?})", i + 1, c.select);
-        match run(file, &resend(specs, k, c, anchor), format, &opts) {
+        match run(file, &resend(specs, k, c, anchor), format, &trusted()) {
             Err(e) => failures.push(format!("{label}: refused again: {e}")),
             Ok((_, placed)) => {
                 let p = placed.iter().find(|p| p.hunk == k).expect("placed");
@@ -142,8 +145,8 @@ const FIXTURES: &[(&str, &str, &[&str], Format)] = &[
     ),
     (
         "unified, after a hunk found 3 lines down",
-        "0\n1\n2\ntop\nq\nq\nx\nq\nq\nx\nq\n",
-        &["@@ -1,1\n-top\n+TOP", "@@ -5,1\n-x\n+y"],
+        "0\n1\n2\n3\ntop\nq\nq\nx\nq\nq\nx\nq\n",
+        &["@@ -1,3\n 3\n-top\n+TOP\n q", "@@ -6,2\n-x\n+y\n q"],
         Format::Unified,
     ),
 ];
@@ -183,7 +186,7 @@ fn an_anchor_selected_by_its_line_takes_the_hunk_near_it() {
                 file.as_bytes(),
                 &resend(specs, 0, c, true),
                 Format::Agent,
-                &LocateOptions::default(),
+                &trusted(),
             )
             .expect("selected");
             placed[0].start + 1
@@ -194,8 +197,9 @@ fn an_anchor_selected_by_its_line_takes_the_hunk_near_it() {
 
 #[test]
 fn the_unified_selector_accounts_for_the_drift() {
-    let file = "0\n1\n2\ntop\nq\nq\nx\nq\nq\nx\nq\n";
-    let hunks: Vec<_> = ["@@ -1,1\n-top\n+TOP", "@@ -5,1\n-x\n+y"]
+    let file = "0\n1\n2\n3\ntop\nq\nq\nx\nq\nq\nx\nq\n";
+    // Context on both sides: without it a unified hunk is pinned to an end of the file.
+    let hunks: Vec<_> = ["@@ -1,3\n 3\n-top\n+TOP\n q", "@@ -6,2\n-x\n+y\n q"]
         .iter()
         .map(|s| hunk(s))
         .collect();
@@ -205,14 +209,14 @@ fn the_unified_selector_accounts_for_the_drift() {
         Format::Unified,
         &LocateOptions::default(),
     )
-    .expect_err("x at lines 7 and 10, both near line 8");
+    .expect_err("x at lines 8 and 11, both near line 9");
     let (_, cands) = candidates(err);
     let selects: Vec<_> = cands.iter().map(|c| c.select.clone()).collect();
     assert_eq!(
         selects,
         [
-            Some("@@ -4,1 +4,1 @@".into()),
-            Some("@@ -7,1 +7,1 @@".into())
+            Some("@@ -5,2 +5,2 @@".into()),
+            Some("@@ -8,2 +8,2 @@".into())
         ]
     );
 }
@@ -221,17 +225,21 @@ fn the_unified_selector_accounts_for_the_drift() {
 fn a_hint_on_a_loose_match_settles_it() {
     // Equal once leading whitespace is ignored: the hint on line 4 picks the second block.
     let file = "a:\n\tgo()\nb:\n  go()\n";
-    let got = apply(file, &["@@ -4\n-    go()\n+    stop()"], Format::Agent);
+    let hunk = ["@@ -4\n-    go()\n+    stop()"];
+    let got = apply_with(file, &hunk, Format::Agent, &trusted());
     assert_eq!(
         got.expect("the hint settles it"),
         "a:\n\tgo()\nb:\n  stop()\n"
     );
+    // Without a Base the number only centres the window: both are near it.
+    let guessed = apply(file, &hunk, Format::Agent);
+    assert!(matches!(guessed, Err(LocateError::AmbiguousMatch { .. })));
 }
 
 #[test]
 fn a_hint_on_a_candidates_first_line_settles_exact_candidates() {
     let file = "x = 1\ny\nx = 1\ny\nx = 1\ny\n";
-    let got = apply(file, &["@@ -3\n x = 1\n-y\n+z"], Format::Agent);
+    let got = apply_with(file, &["@@ -3\n x = 1\n-y\n+z"], Format::Agent, &trusted());
     assert_eq!(got.expect("at line 3"), "x = 1\ny\nx = 1\nz\nx = 1\ny\n");
     // A number inside the candidate is not its first line: still ambiguous, and the error
     // names the line that selects each candidate.
@@ -264,7 +272,7 @@ fn an_already_applied_hunk_is_not_applied_again_at_its_hint() {
         file.as_bytes(),
         &[hunk("@@ -1\n-x\n+new")],
         Format::Agent,
-        &LocateOptions::default(),
+        &trusted(),
     )
     .expect("already applied");
     assert!(placed.1[0].already_applied, "{:?}", placed.1);

@@ -14,7 +14,7 @@ mod reindent;
 mod rules;
 mod table;
 
-use apply_patch::locate::{locate_hunks, LocateError, LocateOptions, Placement};
+use apply_patch::locate::{locate_hunks, LineNumbers, LocateError, LocateOptions, Placement};
 use apply_patch::splice::splice;
 use apply_patch::text::Text;
 use apply_patch::{Format, Hunk, Line, LineKind};
@@ -68,7 +68,26 @@ pub fn run(
 
 /// Locate and splice with default options; the result as a string.
 pub fn apply(file: &str, specs: &[&str], format: Format) -> Result<String, LocateError> {
+    apply_with(file, specs, format, &LocateOptions::default())
+}
+
+/// [`apply`] with `opts`.
+pub fn apply_with(
+    file: &str,
+    specs: &[&str],
+    format: Format,
+    opts: &LocateOptions,
+) -> Result<String, LocateError> {
     let hunks: Vec<Hunk<'_>> = specs.iter().map(|s| hunk(s)).collect();
-    let (bytes, _) = run(file.as_bytes(), &hunks, format, &LocateOptions::default())?;
+    let (bytes, _) = run(file.as_bytes(), &hunks, format, opts)?;
     Ok(String::from_utf8(bytes).expect("utf-8 in, utf-8 out"))
+}
+
+/// Options under which line numbers are trusted, as an agent patch's are under a matching
+/// `*** Base:` (SPEC §5 "Trust in line numbers").
+pub fn trusted() -> LocateOptions {
+    LocateOptions {
+        line_numbers: LineNumbers::Trusted,
+        ..LocateOptions::default()
+    }
 }

@@ -51,7 +51,7 @@ fn order_holds_at_loose_levels_too() {
 #[test]
 fn unified_hunks_out_of_order_are_refused_naming_the_place_above() {
     let file = "a\nb\nc\nd\ne\nf\ng\nh\n";
-    let hunks = [hunk("@@ -7,1\n-g\n+G"), hunk("@@ -2,1\n-b\n+B")];
+    let hunks = [hunk("@@ -7,2\n-g\n+G\n h"), hunk("@@ -2,2\n-b\n+B\n c")];
     let err = run(
         file.as_bytes(),
         &hunks,
@@ -85,20 +85,25 @@ fn two_hunks_may_repeat_one_anchor() {
     for i in 0..25 {
         file.push_str(&format!("# {i}\n"));
     }
-    file.push_str("class B:\n    def run(self):\n        c = 3\n");
-    let got = apply(
-        &file,
-        &[
-            "@@ class A:\n@@     def run(self):\n-        a = 1\n+        a = 10",
-            "@@     def run(self):\n-        c = 3\n+        c = 30",
-        ],
-        Format::Agent,
-    )
-    .expect("both hunks in A.run");
+    file.push_str("class B:\n    def run(self):\n        d = 4\n");
+    let hunks = [
+        "@@ class A:\n@@     def run(self):\n-        a = 1\n+        a = 10",
+        "@@     def run(self):\n-        c = 3\n+        c = 30",
+    ];
+    let got = apply(&file, &hunks, Format::Agent).expect("both hunks in A.run");
     let want = file
         .replacen("a = 1\n", "a = 10\n", 1)
         .replacen("c = 3\n", "c = 30\n", 1);
     assert_eq!(got, want);
+    // The anchor narrows from above only: a second `c = 3` below it (in B.run) makes the
+    // hunk ambiguous, however near A.run the first one is (SPEC §5: a hunk without line
+    // numbers must be unique below the previous hunk and its anchor).
+    let both = file.replace("d = 4", "c = 3");
+    let err = apply(&both, &hunks, Format::Agent).expect_err("c = 3 twice below");
+    assert!(
+        matches!(err, LocateError::AmbiguousMatch { hunk: 1, .. }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! placement and refusal is the one a deliberately simple, brute-force reading of SPEC §5
 //! calls for; (c) applying and then reverse-applying gives the original back.
 
-use apply_patch::locate::{Level, LocateError, LocateOptions};
+use apply_patch::locate::{Level, LineNumbers, LocateError, LocateOptions};
 use apply_patch::{Format, Hunk, Line, LineKind};
 use proptest::prelude::*;
 use similar::{capture_diff_slices, group_diff_ops, Algorithm, DiffTag};
@@ -154,8 +154,18 @@ proptest! {
             !old.is_empty() && file.windows(old.len()).filter(|w| *w == &old[..]).count() == 1
         });
         prop_assume!(unique && !hunks.is_empty());
-        let got = apply(&bytes(&a2, a_nl), &hunks).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(got, bytes(&b2, b2_nl));
+        // A hunk without leading context from line 1 is pinned to the start of the file
+        // (SPEC §5 "Anchored ends"): lines added above it leave it nowhere to go.
+        let pinned_to_start = hunks.iter().any(|h| {
+            h.old_start.is_some_and(|s| s <= 1) && h.lines.first().is_some_and(|l| l.kind != LineKind::Context)
+        });
+        let got = apply(&bytes(&a2, a_nl), &hunks);
+        if pinned_to_start {
+            prop_assert!(matches!(got, Err(LocateError::ContextNotFound { .. })), "{:?}", got);
+        } else {
+            let got = got.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(got, bytes(&b2, b2_nl));
+        }
     }
 }
 
@@ -215,22 +225,28 @@ enum Verdict {
     NotFound,
 }
 
-/// Where the hunk is looked for: its explicit line-number hint, else (an agent hunk after
-/// another) the line after the previous hunk; `floor`: candidates begin at or after it (below
-/// the previous hunk's first line).
+/// Where the hunk is looked for: its explicit line-number hint (which chooses only when
+/// `trusted`; "the line after the previous hunk" opens no window); `floor`: candidates begin
+/// at or after it (below the previous hunk's first line); `start` / `end`: the ends of the
+/// file it is pinned to.
 struct Aim {
     explicit: Option<usize>,
-    soft: Option<usize>,
+    trusted: bool,
     floor: usize,
     window: usize,
+    start: bool,
+    end: bool,
 }
 
 /// SPEC §5 for one hunk, read as plainly as possible.
 fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
+    // A pinned pattern may start only where it touches its ends of the file.
+    let pinned =
+        |s: usize, len: usize| (!aim.start || s == 0) && (!aim.end || s + len == file.len());
     let below = |level: usize, pat: &[&str]| -> Vec<usize> {
         starts(level, file, pat)
             .into_iter()
-            .filter(|&s| s >= aim.floor)
+            .filter(|&s| s >= aim.floor && pinned(s, pat.len()))
             .collect()
     };
     // Already applied: no level-1 match of the old side, exactly one of the new side.
@@ -238,9 +254,13 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
         (true, [s]) => Some(Verdict::Applied(*s)),
         _ => None,
     };
-    // A match exactly at the explicit hint, at the strictest level there, after the
+    // A match exactly at a trusted explicit hint, at the strictest level there, after the
     // already-applied check.
-    if let Some(h) = aim.explicit.filter(|&h| h >= aim.floor) {
+    let pinned_anywhere = aim.start || aim.end;
+    if let Some(h) = aim
+        .explicit
+        .filter(|&h| aim.trusted && h >= aim.floor && !pinned_anywhere)
+    {
         if let Some((level, name)) = (1..=4)
             .zip(Level::ALL)
             .find(|&(level, _)| matches_at(level, file, old, h))
@@ -253,10 +273,9 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
             return Verdict::Placed(h, name);
         }
     }
-    let hint = aim.explicit.or(aim.soft);
     for (level, name) in (1..=4).zip(Level::ALL) {
         let all = below(level, old);
-        if let Some(h) = hint {
+        if let Some(h) = aim.explicit.filter(|_| !pinned_anywhere) {
             let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= aim.window).collect();
             if near.len() == 1 {
                 return Verdict::Placed(*near[0], name);
@@ -305,6 +324,11 @@ proptest! {
         prev in prop::option::of(0usize..16),
         unified in any::<bool>(),
         window in 0usize..5,
+        numbers in prop::sample::select(vec![
+            LineNumbers::ByFormat,
+            LineNumbers::Trusted,
+            LineNumbers::Untrusted,
+        ]),
     ) {
         let prev = prev.map(|p| p.min(file.len()));
         if let Some(p) = prev {
@@ -334,8 +358,13 @@ proptest! {
             first.lines.push(Line::new(LineKind::Delete, b"P".to_vec()));
             first.lines.push(Line::new(LineKind::Insert, b"Q".to_vec()));
             if unified {
+                // A line of context below when there is one: a unified hunk without it is
+                // pinned to the end of the file.
+                if let Some(next) = file.get(p + 1) {
+                    first.lines.push(Line::new(LineKind::Context, next.as_bytes().to_vec()));
+                }
                 first.old_start = Some(p + 1);
-                first.old_count = Some(1);
+                first.old_count = Some(first.old_lines().count());
             }
             hunks.push(first);
         }
@@ -343,13 +372,17 @@ proptest! {
         let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain([inserted.as_str()]).collect();
         let aim = Aim {
             explicit: hint,
-            soft: prev.filter(|_| !unified).map(|p| p + 1),
+            trusted: numbers.trusted(format),
             floor: prev.map_or(0, |p| p + 1),
             window,
+            // A unified hunk has no context below its change here; one without context
+            // above (a lone deleted line) from line 1 is pinned to the start too.
+            start: unified && old.len() == 1 && hint == Some(0),
+            end: unified,
         };
         let want = reference(&file, &old, &new, &aim);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let opts = LocateOptions { window, ..LocateOptions::default() };
+        let opts = LocateOptions { window, line_numbers: numbers, ..LocateOptions::default() };
         let index = hunks.len() - 1;
         let got = match run(text.as_bytes(), &hunks, format, &opts) {
             Ok((_, ps)) => {

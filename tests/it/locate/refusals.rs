@@ -48,7 +48,7 @@ fn context_not_found_names_tab_vs_spaces_in_exact_mode() {
         bytes_only: true,
         ..LocateOptions::default()
     };
-    let specs = [" fn main() {\n-    let x = compute(1);\n+    let x = 2;"];
+    let specs = [" fn main() {\n-    let x = compute(1);\n+    let x = 2;\n \tprintln!(\"{x}\");"];
     snapshot(
         "context_not_found_bytes_only",
         refuse(CODE, &specs, Format::Unified, &opts),

@@ -4,7 +4,7 @@
 use apply_patch::locate::{Level, LocateError, LocateOptions, Piece};
 use apply_patch::Format;
 
-use super::{apply, hunk, run};
+use super::{apply, apply_with, hunk, run, trusted};
 
 fn opts() -> LocateOptions {
     LocateOptions::default()
@@ -26,24 +26,28 @@ fn drift_carries_the_first_offset_to_later_hunks() {
 #[test]
 fn far_off_hint_falls_back_to_the_whole_file() {
     let file: String = (1..=200).map(|i| format!("line {i}\n")).collect();
-    let h = hunk("@@ -150,1\n-line 7\n+seven");
+    let h = hunk("@@ -150,2\n-line 7\n+seven\n line 8");
     let (_, placed) = run(file.as_bytes(), &[h], Format::Unified, &opts()).expect("unique");
     assert_eq!((placed[0].start, placed[0].offset), (6, Some(-143)));
 }
 
 #[test]
 fn agent_hunks_may_carry_line_numbers() {
+    // Under a matching `*** Base:` the number chooses; without one it only centres the
+    // window, and both `x` are in it (SPEC §5 "Trust in line numbers").
     let file = "x\ny\nx\ny\n";
-    let got = apply(file, &["@@ -3\n-x\n+z"], Format::Agent).expect("hint picks line 3");
-    assert_eq!(got, "x\ny\nz\ny\n");
+    let got = apply_with(file, &["@@ -3\n-x\n+z"], Format::Agent, &trusted());
+    assert_eq!(got.expect("hint picks line 3"), "x\ny\nz\ny\n");
+    let guessed = apply(file, &["@@ -3\n-x\n+z"], Format::Agent);
+    assert!(matches!(guessed, Err(LocateError::AmbiguousMatch { .. })));
 }
 
 #[test]
 fn window_option_is_honoured() {
     let mut file = String::from("t\n");
     file.push_str(&"f\n".repeat(8));
-    file.push_str("t\n");
-    let h = hunk("@@ -3,1\n-t\n+T");
+    file.push_str("t\nf\n");
+    let h = hunk("@@ -3,2\n-t\n+T\n f");
     let narrow = LocateOptions {
         window: 3,
         ..opts()
@@ -76,7 +80,7 @@ fn non_utf8_files_match_exactly_only() {
     };
     let loose = run(file, &[hunk("-b\n+c")], Format::Unified, &bytes_only);
     assert!(matches!(loose, Err(LocateError::ContextNotFound { .. })));
-    let mut exact = hunk("-b \n+c");
+    let mut exact = hunk("-b \n+c\n b ");
     exact.lines[0].text = b"a\xff".to_vec().into();
     let (bytes, _) = run(file, &[exact], Format::Unified, &bytes_only).expect("exact");
     assert_eq!(bytes, b"c\nb \n");

@@ -96,10 +96,17 @@ const CASES: &[Case] = &[
         &["-s\n+S", "-k\n+K"],
         Expect::Err("ambiguous_match"),
     ),
+    // "The line after the previous hunk" opens no window (SPEC §5 "Trust in line numbers").
     case(
-        "second hunk: window after the first",
+        "second hunk: no window after the first",
         "s\nk\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
         &["-s\n+S", "-k\n+K"],
+        Expect::Err("ambiguous_match"),
+    ),
+    case(
+        "second hunk: written numbers open a window",
+        "s\nk\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
+        &["-s\n+S", "@@ -3\n-k\n+K"],
         Expect::Ok(
             "+S\n+K\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nf\nk",
         ),
@@ -158,22 +165,23 @@ const CASES: &[Case] = &[
         &[" a\n-b", "-b\n c"],
         Expect::Err("overlapping_hunks"),
     ),
-    unified(case(
+    // (Agent hunks: a unified hunk without context is the diff of an empty file.)
+    case(
         "insertions at one point keep order",
         "a\nb",
         &["@@ -1,0\n+1", "@@ -1,0\n+2"],
         Expect::Ok("a\n*1\n*2\nb"),
-    )),
+    ),
     exact_only(unified(case(
         "unified hint and drift",
         "p\nq\nx\nr\np\nq\nx\nr\np\nq\nx\nr",
-        &["@@ -6,2\n q\n-x\n+X", "@@ -10,2\n q\n-x\n+Y"],
+        &["@@ -6,3\n q\n-x\n+X\n r", "@@ -10,3\n q\n-x\n+Y\n r"],
         Expect::Ok("p\nq\nx\nr\np\nq\n+X\nr\np\nq\n+Y\nr"),
     ))),
     exact_only(unified(case(
         "exact hint accepted at once",
         "x\nx\nx",
-        &["@@ -2,1\n-x\n+y"],
+        &["@@ -2,2\n-x\n+y\n x"],
         Expect::Ok("x\n+y\nx"),
     ))),
     exact_only(case(
