@@ -694,6 +694,10 @@ impl<'a> Planner<'a> {
             if !matches!(slot.current, Node::File { .. } | Node::Symlink { .. }) {
                 continue;
             }
+            // A path that held nothing may lie under a file the patch does not name (a file
+            // that stood where its folder would go): the write would fail at commit time.
+            // Once a folder is seen standing, every folder above it does too.
+            let mut created = matches!(slot.original, Node::Missing);
             let mut parent = path.as_str();
             while let Some((up, _)) = parent.rsplit_once('/') {
                 if holds_file(up) {
@@ -702,6 +706,19 @@ impl<'a> Planner<'a> {
                         parent: up.to_string(),
                     }
                     .into());
+                }
+                if created && !self.slots.contains_key(up) {
+                    match self.tree.kind(up)? {
+                        crate::tree::Kind::File => {
+                            return Err(PlanError::UnderExistingFile {
+                                path: path.clone(),
+                                parent: up.to_string(),
+                            }
+                            .into())
+                        }
+                        crate::tree::Kind::Directory => created = false,
+                        crate::tree::Kind::Missing | crate::tree::Kind::Symlink(_) => {}
+                    }
                 }
                 parent = up;
             }

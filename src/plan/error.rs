@@ -34,6 +34,9 @@ pub enum PlanError {
     /// A path the patch makes a file lies under another the patch also makes a file.
     #[error("cannot write {path}: the patch also makes {parent} a file, so it cannot be a folder")]
     FileUnderFile { path: String, parent: String },
+    /// A path the patch creates lies under a file that stands in the tree.
+    #[error("cannot write {path}: {parent} is a file, so it cannot be a folder")]
+    UnderExistingFile { path: String, parent: String },
     /// Some of the patch is in the files already and some is not.
     #[error(
         "the patch is partly {} already: {} {} there",
@@ -135,6 +138,7 @@ impl PlanError {
             PlanError::NoPath { .. } => ErrorCode::ParseError,
             PlanError::AddExists { .. }
             | PlanError::FileUnderFile { .. }
+            | PlanError::UnderExistingFile { .. }
             | PlanError::DestinationExists { .. } => ErrorCode::FileExists,
             PlanError::DeleteDiffers { .. } => ErrorCode::ContextNotFound,
             PlanError::SymlinkEdited { .. } | PlanError::Gitlink { .. } => {
@@ -167,6 +171,9 @@ impl PlanError {
             }
             PlanError::FileUnderFile { .. } => {
                 "a path cannot be both a file and a folder; rename one of them"
+            }
+            PlanError::UnderExistingFile { .. } => {
+                "delete or rename the file in the same patch, or write the new file elsewhere"
             }
             PlanError::PartlyApplied { reversed: true, .. } => {
                 "some of the patch's changes are already gone: drop those files or hunks from \
@@ -212,6 +219,7 @@ impl PlanError {
             | PlanError::DeleteDiffers { path }
             | PlanError::SymlinkEdited { path }
             | PlanError::FileUnderFile { path, .. }
+            | PlanError::UnderExistingFile { path, .. }
             | PlanError::Binary { path, .. }
             | PlanError::IsDirectory { path }
             | PlanError::MissingToDelete { path }

@@ -121,6 +121,24 @@ impl Handles {
     /// missing. `path` names the target in errors; a symlink or non-folder on the way is
     /// refused as [`journal::locate`] refuses it.
     pub fn folder(&mut self, root: &Dir, dir: &str, path: &str) -> Result<Option<Arc<Dir>>, Error> {
+        self.walk(root, dir, path, false)
+    }
+
+    /// [`Handles::parent`] for a read: a regular file where a folder of the way should be
+    /// makes `path` missing, as a missing folder does (a patch may name `a/b` where the
+    /// file `a` stands: that is a file that does not exist, not a failure to read). A
+    /// symlink on the way is still refused.
+    pub fn parent_to_read(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, Error> {
+        self.walk(root, folder_of(path), path, true)
+    }
+
+    fn walk(
+        &mut self,
+        root: &Dir,
+        dir: &str,
+        path: &str,
+        file_is_missing: bool,
+    ) -> Result<Option<Arc<Dir>>, Error> {
         if let Some(d) = self.open.get(dir) {
             return Ok(Some(Arc::clone(d)));
         }
@@ -150,6 +168,16 @@ impl Handles {
                         format!("{so_far}/{comp}")
                     };
                     self.missing.insert(gone);
+                    return Ok(None);
+                }
+                Err(e)
+                    if file_is_missing
+                        && dirfd::is_not_a_real_dir(&e)
+                        && matches!(
+                            current.stat(comp.as_bytes()),
+                            Ok(Some(dirfd::Stat { kind: dirfd::Kind::File, .. }))
+                        ) =>
+                {
                     return Ok(None);
                 }
                 Err(e) if dirfd::is_not_a_real_dir(&e) => {

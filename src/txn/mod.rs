@@ -259,7 +259,7 @@ impl SnapshotReader {
         let name = *comps
             .last()
             .expect("split('/') yields at least one component because it always does");
-        let Some(parent) = self.handles.parent(&self.root, path)? else {
+        let Some(parent) = self.handles.parent_to_read(&self.root, path)? else {
             return Ok((Snapshot::Missing, Found::Missing));
         };
         read_at(&parent, name, path)

@@ -1269,3 +1269,29 @@ fn a_unified_diff_at_the_ends_of_files_sent_twice_is_applied_once() {
     assert_eq!(t.snapshot(), before);
     assert_eq!(t.read_str("c"), "p\nq");
 }
+
+/// Replay benchmark, ripgrep:bc9d12c4c82d: a diff of `benchsuite/benchsuite` onto a tree
+/// where `benchsuite` is still the file was `io_error` ("benchsuite ... is not a folder").
+/// A file under a file does not exist: a change to it is `file_not_found`, a deletion too,
+/// and an addition `file_exists` naming the file in the way.
+#[test]
+fn a_path_under_a_file_is_a_missing_file_not_an_io_error() {
+    let t = TempTree::with(&[("tool", "#!/bin/sh\necho one\n")]);
+    let code = |patch: &str| {
+        let out = run_checked(&t, &["--json"], patch);
+        assert_ne!(out.status, 0, "{}", out.stdout);
+        let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("json report");
+        json["error"]["code"].as_str().expect("a code").to_string()
+    };
+    let unified =
+        "--- a/tool/tool\n+++ b/tool/tool\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo one\n+echo two\n";
+    assert_eq!(code(unified), "file_not_found");
+    let agent =
+        "*** Begin Patch\n*** Update File: tool/tool\n@@\n-echo one\n+echo two\n*** End Patch\n";
+    assert_eq!(code(agent), "file_not_found");
+    let delete = "*** Begin Patch\n*** Delete File: tool/tool\n*** End Patch\n";
+    assert_eq!(code(delete), "file_not_found");
+    let add = "*** Begin Patch\n*** Add File: tool/x\n+x\n*** End Patch\n";
+    assert_eq!(code(add), "file_exists");
+    assert_eq!(t.read_str("tool"), "#!/bin/sh\necho one\n");
+}
