@@ -132,18 +132,9 @@ impl GitMode {
     }
 }
 
-/// Which front end runs the pipeline, so that a refusal's hint names what that caller can do
-/// (the command line's `--rebase`, or the MCP tools' `rebase: true` and `read` tool). It
-/// changes words only, never what is planned or written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum FrontEnd {
-    /// The `apply-patch` command (and a library caller, who reads the same words).
-    #[default]
-    CommandLine,
-    /// An MCP tool (`apply_patch`, `edit`, `preview`).
-    McpTool,
-}
+/// Which front end runs the pipeline, so that a refusal's hint names what that caller can
+/// do (the table is [`crate::spelling`]).
+pub use crate::spelling::FrontEnd;
 
 /// `--post-check CMD`: a command run in the root after the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
