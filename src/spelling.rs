@@ -182,9 +182,13 @@ impl Opt {
     fn mcp(self) -> Option<&'static str> {
         Some(match self {
             Opt::Check => "dry_run",
-            Opt::Kind | Opt::MaxRisk | Opt::Rebase | Opt::StrictBalance | Opt::Window => {
-                self.snake()
-            }
+            Opt::Kind
+            | Opt::MaxRisk
+            | Opt::PostCheck
+            | Opt::Rebase
+            | Opt::RollbackOnFail
+            | Opt::StrictBalance
+            | Opt::Window => self.snake(),
             Opt::Read => "the read tool",
             Opt::Preview => "the preview tool",
             Opt::Help => "the tool's input schema",
@@ -200,14 +204,18 @@ impl Opt {
         Some(match front {
             FrontEnd::CommandLine => match (self, value) {
                 (Opt::Help, _) => format!("`{}`", self.flag()),
-                (Opt::Strip, Value::Number(n)) if n.len() == 1 => format!("-p{n}"),
+                (Opt::Strip, Value::Number(n)) if n.bytes().all(|b| b.is_ascii_digit()) => {
+                    format!("-p{n}")
+                }
                 (_, Value::On | Value::Name) => self.flag().to_string(),
                 (_, Value::Off) => format!("without {}", self.flag()),
                 (_, Value::Number(v) | Value::Text(v)) => format!("{} {v}", self.flag()),
             },
             FrontEnd::Python => match (self, value) {
+                (Opt::Kind, _) => return None,
                 (Opt::Read, _) => "`apply_patch.read()`".into(),
                 (Opt::Help, _) => "`help(apply_patch.apply)`".into(),
+                (Opt::Root, Value::Text(v)) => format!("root={v:?}"),
                 (Opt::Root, _) => "the `root` argument".into(),
                 (_, Value::On) => format!("{}=True", self.snake()),
                 (_, Value::Off) => format!("with {}=False", self.snake()),
@@ -218,6 +226,7 @@ impl Opt {
             FrontEnd::JavaScript => match (self, value) {
                 (Opt::Read, _) => "`read()`".into(),
                 (Opt::Help, _) => "the `ApplyOptions` type".into(),
+                (Opt::Root, Value::Text(v)) => format!("the `root` argument {v:?}"),
                 (Opt::Root, _) => "the `root` argument".into(),
                 (Opt::Kind, _) => return None,
                 (_, Value::On) => format!("{}: true", self.camel()),
@@ -229,7 +238,7 @@ impl Opt {
             FrontEnd::McpTool => {
                 let name = self.mcp()?;
                 match value {
-                    _ if command => name.to_string(),
+                    _ if command || self == Opt::Preview => name.to_string(),
                     Value::On => format!("{name}: true"),
                     Value::Off => format!("with {name}: false"),
                     Value::Number(v) => format!("{name}: {v}"),

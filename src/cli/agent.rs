@@ -171,9 +171,9 @@ pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) ->
             ))
         }
     };
-    let env = std::env::var(super::DURABILITY_ENV).ok();
-    let durability = match super::durability_of(None, env.as_deref()) {
-        Ok(d) => d,
+    // The operator's APPLY_PATCH_DURABILITY, read where every front end reads it.
+    let durability = match pipeline::RawOptions::default().resolve() {
+        Ok((options, _)) => options.durability,
         Err(e) => return plain(e),
     };
     let state = AgentState::for_root(&root).ok();

@@ -41,6 +41,10 @@ pub struct RawArgs {
     /// Print exactly one JSON object on standard output (also on failure).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Whose words the hints use (the npm package's API passes `javascript`); not for people.
+    #[arg(long, value_name = "NAME", global = true, hide = true,
+          value_parser = apply_patch::spelling::FrontEnd::NAMES)]
+    pub front_end: Option<String>,
     /// Everything that only applying a patch uses: a usage error with a subcommand.
     #[command(flatten)]
     pub apply: ApplyArgs,
@@ -231,14 +235,6 @@ fn apply_arg_names(convert: bool) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `--format` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    Agent,
-    Unified,
-    Json,
-}
-
 /// How `convert` reads its patch: the parse options of an apply.
 #[derive(Debug, Default, clap::Args)]
 pub struct ReadArgs {
@@ -246,8 +242,8 @@ pub struct ReadArgs {
     #[arg(short = 'p', value_name = "N")]
     pub strip: Option<usize>,
     /// Force the patch format instead of detecting it.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", value_parser = Format::NAMES)]
+    pub format: Option<String>,
     /// Ignore hunk line counts of unified diffs.
     #[arg(long)]
     pub recount: bool,
@@ -341,8 +337,8 @@ pub enum Command {
         line: usize,
         /// What to find (default: the element for HTML/XML/Vue, the block for YAML/CSS/JSON,
         /// else the function, falling back to the block).
-        #[arg(long, value_enum)]
-        kind: Option<KindArg>,
+        #[arg(long, value_name = "KIND", value_parser = structure::Kind::NAMES)]
+        kind: Option<String>,
         /// The file's language (default: from its extension).
         #[arg(long, value_name = "LANG")]
         lang: Option<String>,
@@ -359,10 +355,3 @@ pub enum Command {
     },
 }
 
-/// `range --kind` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
-    Function,
-    Block,
-    Tag,
-}

@@ -4,6 +4,7 @@
 //! refusal becomes the boundary [`Error`]. Failures of gix itself stay `gix_error`, as
 //! I/O failures stay `Error::io`.
 
+use crate::spelling::{Hint, Opt, Value};
 use std::path::PathBuf;
 
 use crate::error::{Error, ErrorCode};
@@ -177,31 +178,64 @@ impl GitError {
     }
 
     /// The next step to take, when the refusal names one.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<Hint> {
         let hint = match self {
-            GitError::RootInGitDir { .. } => "run apply-patch from the work tree (--root DIR)",
+            GitError::RootInGitDir { .. } => {
+                return Some(
+                    Hint::new()
+                        .text("run apply-patch from the work tree")
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text("DIR".into()))
+                                .text(")"),
+                        ),
+                )
+            }
             GitError::InsideGitDir { .. } => "patch files of the work tree only",
             GitError::OtherRepository { dir, .. } => {
-                return Some(format!(
-                    "apply the part of the patch for {dir} from inside it (--root {dir})"
-                ))
+                return Some(
+                    Hint::new()
+                        .text(format!("apply the part of the patch for {dir} from inside it"))
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text(dir.clone().into()))
+                                .text(")"),
+                        ),
+                )
             }
             GitError::IndexLocked { index, .. } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "another git process is running; if none is, a crashed one left the lock: \
                      remove {}.lock",
                     index.display()
-                ))
+                )))
             }
             GitError::NotInWorkTree { .. } => {
-                "run it inside the repository the patches belong to (--root DIR)"
+                return Some(
+                    Hint::new()
+                        .text("run it inside the repository the patches belong to")
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text("DIR".into()))
+                                .text(")"),
+                        ),
+                )
             }
             GitError::MergeConflict {
                 fate: MergeFate::Refused,
                 ..
             } => {
-                "resolve by hand, or pass --conflict-markers to write git-style conflict \
-                 markers into the file"
+                return Some(
+                    Hint::new().text("resolve by hand").clause(
+                        Hint::new()
+                            .text(", or pass ")
+                            .on(Opt::ConflictMarkers)
+                            .text(" to write git-style conflict markers into the file"),
+                    ),
+                )
             }
             GitError::MergeConflict { .. } => MARKERS_HINT,
             GitError::AmbiguousBase { .. } => {
@@ -209,11 +243,23 @@ impl GitError {
             }
             GitError::ConflictedEntry { .. } => "resolve the conflict and stage the file first",
             GitError::IndexDisagrees { .. } => {
-                "stage the files first (git add), or apply without --index"
+                return Some(
+                    Hint::new()
+                        .text("stage the files first (git add), or apply ")
+                        .opt(Opt::Index, Value::Off),
+                )
             }
             GitError::StaleBase { .. } => {
-                "regenerate the patch against the current file, or drop --strict-base to apply \
-                 it anyway"
+                return Some(
+                    Hint::new()
+                        .text("regenerate the patch against the current file")
+                        .clause(
+                            Hint::new()
+                                .text(", or drop ")
+                                .name(Opt::StrictBase)
+                                .text(" to apply it anyway"),
+                        ),
+                )
             }
             GitError::LeavesWorkTree { .. }
             | GitError::PathNotUtf8 { .. }
@@ -224,7 +270,7 @@ impl GitError {
             | GitError::SmudgeDelayed { .. }
             | GitError::SeriesMissing { .. } => return None,
         };
-        Some(hint.to_string())
+        Some(Hint::from(hint))
     }
 
     /// The path the refusal is about (every message names its own).

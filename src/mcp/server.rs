@@ -30,7 +30,7 @@ use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::{read_file, LineRange};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
-use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, PostCheck};
+use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, RawOptions};
 use crate::error::Error;
 use crate::model::Format;
 use crate::report::Warning;
@@ -430,7 +430,7 @@ impl Session {
         // Only an operator's command can come out of this; anything else is refused here.
         let post_check = match self
             .checks
-            .resolve(options.post_check.as_ref(), options.rollback_on_fail)
+            .resolve(options.post_check.as_ref())
         {
             Ok(c) => c,
             Err(e) => return error_result(&e),
@@ -438,40 +438,37 @@ impl Session {
         if preview && self.state.is_none() {
             return error_result(&no_state("preview"));
         }
-        let mode = match (preview, options.dry_run) {
-            (true, _) => Mode::Preview,
-            (false, true) => Mode::Check,
-            (false, false) => Mode::Write,
+        // The arguments as the library's raw options; every rule is decided there, once.
+        let raw = RawOptions {
+            check: options.dry_run,
+            preview,
+            diff: preview,
+            strict_balance: options.strict_balance,
+            rebase: options.rebase,
+            window: options.window,
+            format: format.map(|f| f.as_str().to_string()),
+            post_check,
+            rollback_on_fail: options.rollback_on_fail,
+            max_risk: options.max_risk,
+            // The tools always report the risk.
+            report_risk: Some(true),
+            front_end: FrontEnd::McpTool,
+            ..RawOptions::default()
         };
-        let mut builder = pipeline::Options::builder()
-            .diff(preview)
-            .strict_balance(options.strict_balance)
-            .rebase(options.rebase)
-            .report_risk(true)
-            // Every MCP write keeps a refused patch as a chip.
-            .keep_chips(true)
-            .front_end(FrontEnd::McpTool)
-            .durability(self.durability);
-        if let Some(format) = format {
-            builder = builder.format(format);
-        }
-        if let Some(window) = options.window {
-            builder = builder.window(window);
-        }
-        if let Some(command) = post_check {
-            builder = builder.post_check(PostCheck {
-                command,
-                timeout: None,
-                rollback_on_fail: options.rollback_on_fail,
-            });
-        }
-        if let Some(max) = options.max_risk {
-            builder = builder.max_risk(max);
-        }
-        if let Some(s) = &self.state {
-            builder = builder.state(s.state.clone());
-        }
-        let opts = builder.build();
+        let mut opts = match raw.resolve() {
+            Ok((opts, _)) => opts,
+            Err(e) => return error_result(&e),
+        };
+        let mode = if preview {
+            Mode::Preview
+        } else if options.dry_run {
+            Mode::Check
+        } else {
+            Mode::Write
+        };
+        // The operator's durability (resolved once, when the server started).
+        opts.durability = self.durability;
+        opts.state = self.state.as_ref().map(|s| s.state.clone());
         // The pipeline recovers first, then runs the permission check (which reads the
         // files the patch names) on the patch it parsed, before it plans; after a commit,
         // the gate reads back what was written. Both read through the run's own tree.
@@ -699,6 +696,7 @@ fn report_result(value: serde_json::Value, is_error: bool) -> CallToolResult {
 /// A refusal as the tool result a model sees: `isError`, the error object as structured
 /// content and as text (so clients that show only text still see code, message and hint).
 pub fn error_result(e: &Error) -> CallToolResult {
+    let e = e.clone().for_front_end(FrontEnd::McpTool);
     CallToolResult::structured_error(serde_json::json!({"ok": false, "error": e}))
 }
 

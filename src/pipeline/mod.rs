@@ -54,7 +54,9 @@ use crate::txn::TxnOptions;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
-pub use options::{FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+pub use options::{
+    FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, RawOptions, Stage, DURABILITY_ENV,
+};
 #[cfg(feature = "git")]
 pub use view::{AgentReport, ConfirmReport};
 

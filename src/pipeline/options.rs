@@ -147,6 +147,153 @@ pub struct PostCheck {
     pub rollback_on_fail: bool,
 }
 
+/// The variable hooks and agent sandboxes set instead of passing a durability: read here,
+/// once, by [`RawOptions::resolve`], for every front end.
+pub const DURABILITY_ENV: &str = "APPLY_PATCH_DURABILITY";
+
+/// The options as a front end receives them — names as text, numbers unchecked, switches
+/// that default by a rule left unset — in the Python API's names (its JSON is this struct).
+/// [`RawOptions::resolve`] decides every rule once, for the command line, the MCP tools, the
+/// Python module and (through the command line) the npm package: the front ends only map
+/// their arguments here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RawOptions {
+    /// Plan only; nothing is written.
+    pub check: bool,
+    /// Keep the plan under an event id for `confirm`; nothing is written.
+    pub preview: bool,
+    pub index: bool,
+    pub cached: bool,
+    pub three_way: bool,
+    pub conflict_markers: bool,
+    pub diff: bool,
+    pub reverse: bool,
+    pub strip: Option<usize>,
+    pub directory: Option<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub recount: bool,
+    pub unidiff_zero: bool,
+    /// None: the default (20).
+    pub window: Option<usize>,
+    /// One of [`Format::NAMES`]; None: detected.
+    pub format: Option<String>,
+    pub strict_base: bool,
+    pub protect: Vec<String>,
+    pub allow_notebooks: bool,
+    pub strict_balance: bool,
+    pub rebase: bool,
+    pub max_risk: Option<u32>,
+    /// A command run with `sh -c` in the root after the commit.
+    pub post_check: Option<String>,
+    pub rollback_on_fail: bool,
+    /// None: the rule — a refused patch is kept as a chip, except by a plain check (one
+    /// without `rebase` or `max_risk`), which keeps nothing.
+    pub keep_chips: Option<bool>,
+    /// None: with `max_risk` and in a preview.
+    pub report_risk: Option<bool>,
+    /// One of [`Durability::NAMES`]; None: [`DURABILITY_ENV`], else full.
+    pub durability: Option<String>,
+    /// Whose words a refusal's hint uses (not part of the JSON: each front end sets its own).
+    #[serde(skip)]
+    pub front_end: FrontEnd,
+}
+
+impl RawOptions {
+    /// Every option rule, decided once: the mode from `check` and `preview`, the git mode,
+    /// the names (format, durability, with [`DURABILITY_ENV`] read here), the window's range,
+    /// whether chips are kept, and the combinations [`Options::check`] refuses. A refusal is
+    /// `usage`, its message the same for every front end, its hint in the caller's words.
+    pub fn resolve(self) -> Result<(Options, Mode), Error> {
+        let env = std::env::var(DURABILITY_ENV).ok();
+        self.resolve_with_env(env.as_deref())
+    }
+
+    /// [`RawOptions::resolve`] with the variable's value given (`env`).
+    pub fn resolve_with_env(self, env: Option<&str>) -> Result<(Options, Mode), Error> {
+        let front = self.front_end;
+        self.resolve_inner(env).map_err(|e| e.for_front_end(front))
+    }
+
+    fn resolve_inner(self, env: Option<&str>) -> Result<(Options, Mode), Error> {
+        let mode = match (self.check, self.preview) {
+            (true, true) => return Err(UsageError::PreviewWithCheck.into()),
+            (true, false) => Mode::Check,
+            (false, true) => Mode::Preview,
+            (false, false) => Mode::Write,
+        };
+        let git = GitMode::from_flags(self.index, self.cached, self.three_way, self.conflict_markers)?;
+        let format = match self.format.as_deref() {
+            None => None,
+            Some(name) => Some(Format::from_name(name).ok_or_else(|| UsageError::UnknownFormat {
+                name: name.to_string(),
+                known: &Format::NAMES,
+            })?),
+        };
+        let durability = durability_of(self.durability.as_deref(), env)?;
+        if self.rollback_on_fail && self.post_check.is_none() {
+            return Err(UsageError::RollbackWithoutPostCheck.into());
+        }
+        let post_check = self.post_check.map(|command| PostCheck {
+            command,
+            timeout: None,
+            rollback_on_fail: self.rollback_on_fail,
+        });
+        let options = Options {
+            format,
+            strip: self.strip,
+            recount: self.recount,
+            unidiff_zero: self.unidiff_zero,
+            reverse: self.reverse,
+            directory: self.directory,
+            include: self.include,
+            exclude: self.exclude,
+            window: self.window.unwrap_or(LocateOptions::default().window),
+            strict_base: self.strict_base,
+            protect: self.protect,
+            allow_notebooks: self.allow_notebooks,
+            strict_balance: self.strict_balance,
+            diff: self.diff,
+            git,
+            rebase: self.rebase,
+            max_risk: self.max_risk,
+            keep_chips: self
+                .keep_chips
+                .unwrap_or(mode != Mode::Check || self.rebase || self.max_risk.is_some()),
+            report_risk: self
+                .report_risk
+                .unwrap_or(self.max_risk.is_some() || mode == Mode::Preview),
+            post_check,
+            state: None,
+            front_end: self.front_end,
+            durability,
+        };
+        options.check(mode)?;
+        Ok((options, mode))
+    }
+}
+
+/// The durability named by the option, else by the variable (`env`, its value), else full.
+/// A name that is not a mode is a usage error (a typo must not silently keep, or drop, the
+/// flushes).
+fn durability_of(option: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
+    let (name, from_env) = match (option, env) {
+        (Some(name), _) => (name, false),
+        (None, Some(name)) if !name.is_empty() => (name, true),
+        (None, _) => return Ok(Durability::Full),
+    };
+    Durability::from_name(name).ok_or_else(|| {
+        UsageError::UnknownDurability {
+            from_env,
+            name: name.to_string(),
+            known: &Durability::NAMES,
+        }
+        .into()
+    })
+}
+
 /// The options of one run (everything but the [`Mode`]). Build with [`Options::builder`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -319,12 +466,11 @@ impl Options {
             return Err(UsageError::PreviewMarkers.into());
         }
         if self.post_check.is_some() && mode != Mode::Write {
-            let flag = if mode == Mode::Check {
-                "--check"
-            } else {
-                "--preview"
-            };
-            return Err(UsageError::PostCheckWithoutWrite { flag }.into());
+            let check = mode == Mode::Check;
+            return Err(UsageError::PostCheckWithoutWrite { check }.into());
+        }
+        if self.window == 0 {
+            return Err(UsageError::ZeroWindow.into());
         }
         Ok(())
     }

@@ -11,6 +11,7 @@
 //! comments above it. It ends on the line of its `}` (or, by indentation, its last line that
 //! is not blank or a comment at the header's indentation or less).
 
+use crate::spelling::{Hint, Opt, Value};
 use super::balance::{match_all, Block};
 use super::lang::{Family, Lang};
 use super::scan::{is_ident, line_starts, Scan};
@@ -30,6 +31,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The names `range --kind` and the MCP `range` tool's `kind` take.
+    pub const NAMES: [&'static str; 3] = ["function", "block", "tag"];
+
     /// `function`, `block` or `tag`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -107,8 +111,18 @@ impl From<RangeError> for crate::Error {
             RangeError::NotFound {
                 kind: Kind::Function,
                 ..
-            } => Some("try --kind block, or a line inside a function"),
-            RangeError::Unsupported { .. } => Some("try --kind block (or tag for markup)"),
+            } => Some(
+                Hint::new()
+                    .text("try ")
+                    .opt(Opt::Kind, Value::Text("block".into()))
+                    .text(", or a line inside a function"),
+            ),
+            RangeError::Unsupported { .. } => Some(
+                Hint::new()
+                    .text("try ")
+                    .opt(Opt::Kind, Value::Text("block".into()))
+                    .text(" (or tag for markup)"),
+            ),
             _ => None,
         };
         let out = crate::Error::new(code, err.to_string());
