@@ -395,15 +395,30 @@ mod tests {
         let s = |t: &str| Some(t.to_string());
         assert_eq!(
             spelled(Opt::Rebase, Value::On),
-            [s("--rebase"), s("rebase: true"), s("rebase=True"), s("rebase: true")]
+            [
+                s("--rebase"),
+                s("rebase: true"),
+                s("rebase=True"),
+                s("rebase: true")
+            ]
         );
         assert_eq!(
             spelled(Opt::MaxRisk, Value::Number("N".into())),
-            [s("--max-risk N"), s("max_risk: N"), s("max_risk=N"), s("maxRisk: N")]
+            [
+                s("--max-risk N"),
+                s("max_risk: N"),
+                s("max_risk=N"),
+                s("maxRisk: N")
+            ]
         );
         assert_eq!(
             spelled(Opt::Format, Value::Text("json".into())),
-            [s("--format json"), None, s("format=\"json\""), s("format: \"json\"")]
+            [
+                s("--format json"),
+                None,
+                s("format=\"json\""),
+                s("format: \"json\"")
+            ]
         );
         assert_eq!(
             spelled(Opt::Strip, Value::Number("0".into())),
@@ -411,7 +426,12 @@ mod tests {
         );
         assert_eq!(
             spelled(Opt::Check, Value::On),
-            [s("--check"), s("dry_run: true"), s("check=True"), s("check: true")]
+            [
+                s("--check"),
+                s("dry_run: true"),
+                s("check=True"),
+                s("check: true")
+            ]
         );
         assert_eq!(
             spelled(Opt::UnidiffZero, Value::On)[3],
@@ -420,21 +440,22 @@ mod tests {
         assert_eq!(spelled(Opt::Read, Value::Name)[1], s("the read tool"));
         for f in FrontEnd::NAMES {
             let front = FrontEnd::from_name(f).expect("named");
-            assert_eq!(FrontEnd::NAMES[FRONTS.iter().position(|x| *x == front).unwrap_or(9)], f);
+            assert_eq!(
+                FrontEnd::NAMES[FRONTS.iter().position(|x| *x == front).unwrap_or(9)],
+                f
+            );
         }
         assert_eq!(FrontEnd::from_name("perl"), None);
     }
 
     #[test]
     fn a_clause_naming_an_option_the_front_end_lacks_is_left_out() {
-        let hint = Hint::new()
-            .text("fix the counts in the '@@' line")
-            .clause(
-                Hint::new()
-                    .text(", or pass ")
-                    .on(Opt::Recount)
-                    .text(" to count the hunk's lines instead"),
-            );
+        let hint = Hint::new().text("fix the counts in the '@@' line").clause(
+            Hint::new()
+                .text(", or pass ")
+                .on(Opt::Recount)
+                .text(" to count the hunk's lines instead"),
+        );
         assert_eq!(
             hint.render(FrontEnd::CommandLine),
             "fix the counts in the '@@' line, or pass --recount to count the hunk's lines instead"

@@ -149,13 +149,8 @@ impl UsageError {
 
     /// The next step to take: for an option rule, the options in the caller's words.
     fn hint(&self) -> Option<Hint> {
-        let leave_out = |a: Opt, b: Opt| {
-            Hint::new()
-                .text("leave out ")
-                .name(a)
-                .text(" or ")
-                .name(b)
-        };
+        let leave_out =
+            |a: Opt, b: Opt| Hint::new().text("leave out ").name(a).text(" or ").name(b);
         Some(match self {
             UsageError::MarkersWithout3Way => Hint::new()
                 .text("add ")
@@ -252,10 +247,7 @@ mod tests {
             e.message,
             "a post-check runs after a write, and a check writes nothing"
         );
-        assert_eq!(
-            e.hint.as_deref(),
-            Some("leave out --post-check or --check")
-        );
+        assert_eq!(e.hint.as_deref(), Some("leave out --post-check or --check"));
         let python = e.clone().for_front_end(crate::spelling::FrontEnd::Python);
         assert_eq!(python.message, e.message);
         assert_eq!(

@@ -5,9 +5,9 @@
 //! that wraps another stage's error (a chip kept for a refused patch, a read that failed)
 //! keeps that error as a field.
 
-use crate::spelling::{Hint, Opt};
 use crate::agent::chips::{HunkStatus, MAX_CHIPS};
 use crate::error::{Error, ErrorCode};
+use crate::spelling::{Hint, Opt};
 
 /// Why an agent tool refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -354,4 +354,3 @@ pub enum Command {
         lang: Option<String>,
     },
 }
-

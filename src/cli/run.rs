@@ -114,12 +114,9 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         },
         Action::Read {
             path,
-            around: Some(line),
-            ..
-        } => agent::read_around(&opts.root, path, *line, json, style),
-        Action::Read { path, lines, .. } => {
-            agent::read(&opts.root, path, lines.as_deref(), json, style)
-        }
+            lines,
+            around,
+        } => agent::read(&opts, path, lines.as_deref(), *around),
         Action::Confirm(id) => agent::confirm(&opts.root, id, json, style),
         Action::Chip(id) => agent::chip(&opts.root, id, json, style),
         Action::Mcp {

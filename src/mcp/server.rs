@@ -28,7 +28,8 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler,
 
 use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
-use crate::agent::read::{read_file, LineRange};
+use crate::agent::read::LineRange;
+use crate::pipeline::read::{ReadSetup, ReadWhat};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
 use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, RawOptions};
 use crate::error::Error;
@@ -186,7 +187,7 @@ pub struct RangeArgs {
     pub line: usize,
     /// `function`, `block` or `tag`; default: the innermost function, else block.
     #[serde(default)]
-    #[schemars(extend("enum" = ["function", "block", "tag"]))]
+    #[schemars(extend("enum" = crate::structure::Kind::NAMES))]
     pub kind: Option<String>,
 }
 
@@ -258,7 +259,7 @@ impl McpServer {
     #[tool(name = "read", description = tools::READ)]
     async fn read_tool(&self, Parameters(args): Parameters<ReadArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.reading(|s| s.read(args))).await
+        blocking(move || session.read(args)).await
     }
 
     #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
@@ -358,29 +359,39 @@ impl Session {
         result
     }
 
+    /// `read`: the library's one read (which recovers a crashed transaction first, or, on a
+    /// read-only server, refuses naming `apply-patch recover`); what a recovery did is added
+    /// to the result as a text block per warning.
     fn read(&self, args: ReadArgs) -> CallToolResult {
         if let Err(e) = check_read_args(&args) {
             return error_result(&e);
         }
-        if let Some(line) = args.around {
-            return self.read_around(&args, line);
-        }
-        // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
-        // (the header and a note say how many more there are).
-        let end = args.end_line.or_else(|| {
-            Some(
-                args.start_line
-                    .unwrap_or(1)
-                    .saturating_add(MAX_READ_LINES - 1),
-            )
-        });
-        let range = LineRange {
-            start: args.start_line,
-            end,
+        let what = match args.around {
+            Some(_) if args.start_line.is_some() || args.end_line.is_some() => {
+                return error_result(&AgentError::BadArguments(BadArguments::AroundAndRange).into())
+            }
+            Some(line) => ReadWhat::Around(line),
+            // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
+            // (the header and a note say how many more there are).
+            None => ReadWhat::Lines(LineRange {
+                start: args.start_line,
+                end: args.end_line.or_else(|| {
+                    Some(
+                        args.start_line
+                            .unwrap_or(1)
+                            .saturating_add(MAX_READ_LINES - 1),
+                    )
+                }),
+            }),
         };
-        let store = self.state.as_ref().map(|s| &s.snapshots);
-        match read_file(&self.root, &args.path, range, store) {
-            Ok(out) => {
+        let setup = ReadSetup {
+            state: self.state.as_ref(),
+            read_only: !self.writes,
+            front_end: FrontEnd::McpTool,
+        };
+        match pipeline::read::read(&self.root, &args.path, what, &setup) {
+            Ok(done) => {
+                let out = done.served.lines();
                 self.reads().insert(
                     out.path.clone(),
                     ReadRecord {
@@ -388,31 +399,13 @@ impl Session {
                         total_lines: out.total_lines,
                     },
                 );
-                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
-                result.structured_content = serde_json::to_value(&out).ok();
-                result
-            }
-            Err(e) => error_result(&e),
-        }
-    }
-
-    /// `read` with `around`: the enclosing range instead of a line range.
-    fn read_around(&self, args: &ReadArgs, line: usize) -> CallToolResult {
-        if args.start_line.is_some() || args.end_line.is_some() {
-            return error_result(&AgentError::BadArguments(BadArguments::AroundAndRange).into());
-        }
-        let store = self.state.as_ref().map(|s| &s.snapshots);
-        match crate::agent::around::read_around(&self.root, &args.path, line, store) {
-            Ok(out) => {
-                self.reads().insert(
-                    out.read.path.clone(),
-                    ReadRecord {
-                        sha256: out.read.sha256.clone(),
-                        total_lines: out.read.total_lines,
-                    },
-                );
-                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
-                result.structured_content = serde_json::to_value(&out).ok();
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(done.served.render())]);
+                result.structured_content = serde_json::to_value(&done.served).ok();
+                for w in &done.warnings {
+                    let text = format!("warning: {}: {}", w.code.as_str(), w.message);
+                    result.content.push(ContentBlock::text(text));
+                }
                 result
             }
             Err(e) => error_result(&e),
@@ -537,9 +530,7 @@ impl Session {
         }
         let kind = match args.kind.as_deref() {
             None => None,
-            Some("function") => Some(Kind::Function),
-            Some("block") => Some(Kind::Block),
-            Some("tag") => Some(Kind::Tag),
+            Some(name) if Kind::from_name(name).is_some() => Kind::from_name(name),
             Some(other) => {
                 return error_result(
                     &AgentError::BadArguments(BadArguments::UnknownKind {

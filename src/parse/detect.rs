@@ -71,16 +71,14 @@ pub(crate) fn detect_as(input: &[u8], format: Format) -> Result<Detected, ParseE
                 other.format.as_str()
             ));
         }
-        ParseError::about_input(message)
-            .with_hint(
+        ParseError::about_input(message).with_hint(
+            crate::spelling::Hint::new().clause(
                 crate::spelling::Hint::new()
-                    .clause(
-                        crate::spelling::Hint::new()
-                            .text("`")
-                            .name(crate::spelling::Opt::Format)
-                            .text("` forces the format; without it the format is detected"),
-                    ),
-            )
+                    .text("`")
+                    .name(crate::spelling::Opt::Format)
+                    .text("` forces the format; without it the format is detected"),
+            ),
+        )
     })
 }
 

@@ -33,6 +33,8 @@ mod check;
 pub mod confirm;
 pub mod hooks;
 pub mod options;
+#[cfg(feature = "mcp")]
+pub mod read;
 #[cfg(feature = "git")]
 mod rebase;
 pub mod sink;
@@ -211,8 +213,7 @@ pub fn apply_bytes(
     opts: &Options,
     mode: Mode,
 ) -> Result<Applied, Box<Refused>> {
-    let patch = parse(input, opts)
-        .map_err(|e| Refused::before(e.for_front_end(opts.front_end)))?;
+    let patch = parse(input, opts).map_err(|e| Refused::before(e.for_front_end(opts.front_end)))?;
     let request = Request {
         input: Some(input),
         patch: &patch,

@@ -224,13 +224,22 @@ impl RawOptions {
             (false, true) => Mode::Preview,
             (false, false) => Mode::Write,
         };
-        let git = GitMode::from_flags(self.index, self.cached, self.three_way, self.conflict_markers)?;
+        let git = GitMode::from_flags(
+            self.index,
+            self.cached,
+            self.three_way,
+            self.conflict_markers,
+        )?;
         let format = match self.format.as_deref() {
             None => None,
-            Some(name) => Some(Format::from_name(name).ok_or_else(|| UsageError::UnknownFormat {
-                name: name.to_string(),
-                known: &Format::NAMES,
-            })?),
+            Some(name) => {
+                Some(
+                    Format::from_name(name).ok_or_else(|| UsageError::UnknownFormat {
+                        name: name.to_string(),
+                        known: &Format::NAMES,
+                    })?,
+                )
+            }
         };
         let durability = durability_of(self.durability.as_deref(), env)?;
         if self.rollback_on_fail && self.post_check.is_none() {
@@ -528,6 +537,118 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    fn durability(option: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
+        let raw = RawOptions {
+            durability: option.map(str::to_string),
+            ..RawOptions::default()
+        };
+        raw.resolve_with_env(env).map(|(o, _)| o.durability)
+    }
+
+    #[test]
+    fn durability_comes_from_the_option_then_the_variable_and_a_typo_is_a_usage_error() {
+        assert_eq!(durability(None, None).ok(), Some(Durability::Full));
+        assert_eq!(durability(None, Some("")).ok(), Some(Durability::Full));
+        assert_eq!(
+            durability(None, Some("atomic")).ok(),
+            Some(Durability::Atomic)
+        );
+        assert_eq!(
+            durability(Some("full"), Some("atomic")).ok(),
+            Some(Durability::Full)
+        );
+        assert_eq!(
+            durability(Some("fsync"), None).ok(),
+            Some(Durability::FullFsync)
+        );
+        let e = durability(None, Some("relaxed")).expect_err("typo");
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert_eq!(
+            e.message,
+            "APPLY_PATCH_DURABILITY=\"relaxed\" is not a durability mode; known: full, fsync, atomic"
+        );
+        let e = durability(Some("relaxed"), None).expect_err("typo");
+        assert_eq!(
+            e.message,
+            "\"relaxed\" is not a durability mode; known: full, fsync, atomic"
+        );
+    }
+
+    /// Every rule in one place: the same raw option is refused with the same code and
+    /// message whichever front end sends it; only the hint's spelling differs.
+    #[test]
+    fn the_rules_are_decided_once_and_hints_follow_the_front_end() {
+        let fronts = [
+            (FrontEnd::CommandLine, "--window N", "--format"),
+            (FrontEnd::McpTool, "window: N", "format"),
+            (FrontEnd::Python, "window=N", "format"),
+            (FrontEnd::JavaScript, "window: N", "format"),
+        ];
+        for (front, window, format) in fronts {
+            let raw = RawOptions {
+                window: Some(0),
+                front_end: front,
+                ..RawOptions::default()
+            };
+            let e = raw.resolve_with_env(None).expect_err("window 0");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (ErrorCode::Usage, "the window must be at least 1 line")
+            );
+            let hint = e.hint.unwrap_or_default();
+            assert!(
+                hint.starts_with(&format!("give {window} with N")),
+                "{front:?}: {hint}"
+            );
+            let raw = RawOptions {
+                format: Some("yaml".into()),
+                front_end: front,
+                ..RawOptions::default()
+            };
+            let e = raw.resolve_with_env(None).expect_err("no such format");
+            assert_eq!(
+                e.message,
+                "\"yaml\" is not a patch format; known: agent, unified, json"
+            );
+            assert!(e
+                .hint
+                .unwrap_or_default()
+                .starts_with(&format!("give {format} one of")));
+        }
+        let chips = |check: bool, rebase: bool, keep: Option<bool>| {
+            let raw = RawOptions {
+                check,
+                rebase,
+                keep_chips: keep,
+                ..RawOptions::default()
+            };
+            raw.resolve_with_env(None).map(|(o, _)| o.keep_chips).ok()
+        };
+        assert_eq!(chips(false, false, None), Some(true));
+        assert_eq!(chips(true, false, None), Some(false));
+        assert_eq!(chips(true, true, None), Some(true));
+        assert_eq!(chips(false, false, Some(false)), Some(false));
+        let both = RawOptions {
+            check: true,
+            preview: true,
+            ..RawOptions::default()
+        };
+        let e = both.resolve_with_env(None).expect_err("preview and check");
+        assert_eq!(e.message, "a preview and a check do not go together");
+        let rollback = RawOptions {
+            rollback_on_fail: true,
+            front_end: FrontEnd::JavaScript,
+            ..RawOptions::default()
+        };
+        let e = rollback
+            .resolve_with_env(None)
+            .expect_err("nothing to roll back");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("name a command with postCheck, or leave out rollbackOnFail")
+        );
+    }
+
     #[test]
     fn options_and_plan_options_can_cross_threads() {
         fn send<T: Send + Sync>() {}
@@ -549,7 +670,11 @@ mod tests {
             Some(GitMode::Cached)
         );
         let e = GitMode::from_flags(false, false, false, true).expect_err("markers alone");
-        assert_eq!(e.message, "--conflict-markers needs --3way");
+        assert_eq!(e.message, "conflict markers need a three-way merge");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("add --3way, or leave out --conflict-markers")
+        );
         let built = Options::builder().git(want).max_risk(5).build();
         assert_eq!((built.git, built.max_risk), (want, Some(5)));
         assert!(built.check(Mode::Write).is_ok());
@@ -557,7 +682,7 @@ mod tests {
         let e = rebase.check(Mode::Write).expect_err("meaningless");
         assert_eq!(e.code, ErrorCode::Usage);
         assert!(
-            e.message.contains("--cached plans against the index"),
+            e.message.contains("a cached apply plans against the index"),
             "{}",
             e.message
         );
@@ -570,7 +695,7 @@ mod tests {
             .build();
         let e = post.check(Mode::Check).expect_err("nothing to check after");
         assert!(
-            e.message.contains("--check writes nothing"),
+            e.message.contains("a check writes nothing"),
             "{}",
             e.message
         );

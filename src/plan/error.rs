@@ -300,17 +300,15 @@ fn add_exists_hint(format: Format) -> &'static str {
 /// where its paths land, in the caller's words.
 fn unified_missing_hint() -> crate::spelling::Hint {
     use crate::spelling::{Hint, Opt, Value};
-    Hint::new()
-        .text("check the path")
-        .clause(
-            Hint::new()
-                .text(" and the strip count (")
-                .opt(Opt::Strip, Value::Number("N".into()))
-                .text("), ")
-                .name(Opt::Directory)
-                .text(" and ")
-                .name(Opt::Root),
-        )
+    Hint::new().text("check the path").clause(
+        Hint::new()
+            .text(" and the strip count (")
+            .opt(Opt::Strip, Value::Number("N".into()))
+            .text("), ")
+            .name(Opt::Directory)
+            .text(" and ")
+            .name(Opt::Root),
+    )
 }
 
 /// What to do when the file to update is not there.

@@ -11,11 +11,11 @@
 //! comments above it. It ends on the line of its `}` (or, by indentation, its last line that
 //! is not blank or a comment at the header's indentation or less).
 
-use crate::spelling::{Hint, Opt, Value};
 use super::balance::{match_all, Block};
 use super::lang::{Family, Lang};
 use super::scan::{is_ident, line_starts, Scan};
 use super::{indent, lex, not_checked_reason};
+use crate::spelling::{Hint, Opt, Value};
 
 /// What kind of range to find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
