@@ -143,7 +143,9 @@ test('read serves numbered lines and the version; a stale Base is refused, rebas
   const patch = update('app.py', ['     for x in xs:', '-        s += x', '+        s += 2 * x'], view.base);
   await assert.rejects(applyPatch(root, patch), (e) => {
     assert.equal(e.code, 'stale_file');
-    assert.equal(typeof e.hint, 'string');
+    // The hint names the option as this API spells it.
+    assert.match(e.hint, /run again with rebase: true/);
+    assert.doesNotMatch(e.hint, /--rebase/);
     return true;
   });
   const rebased = await applyPatch(root, patch, { rebase: true });

@@ -56,11 +56,15 @@ pub(crate) fn read(
 }
 
 /// `apply-patch confirm ID`.
-pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
+pub(crate) fn confirm(opts: &Options, id: &str) -> Outcome {
+    let (root, json, style) = (opts.root.as_path(), opts.json, opts.style);
     if let Err(e) = apply_patch::agent::check_root(root) {
         return Outcome::error(e, json, style);
     }
-    let r = ConfirmReport::of(id, &pipeline::confirm::confirm(root, id, None));
+    let mut r = ConfirmReport::of(id, &pipeline::confirm::confirm(root, id, None));
+    if let Some(e) = r.error.as_mut() {
+        e.set_front_end(opts.front_end);
+    }
     let status = r.exit_status();
     if json {
         return json_outcome(&r, status);

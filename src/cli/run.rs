@@ -117,7 +117,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
             lines,
             around,
         } => agent::read(&opts, path, lines.as_deref(), *around),
-        Action::Confirm(id) => agent::confirm(&opts.root, id, json, style),
+        Action::Confirm(id) => agent::confirm(&opts, id),
         Action::Chip(id) => agent::chip(&opts.root, id, json, style),
         Action::Mcp {
             read_only,
