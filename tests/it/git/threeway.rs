@@ -356,3 +356,27 @@ fn three_way_copy_and_modify_of_one_source_both_keep_the_local_edit() {
         "1\n2\n3\nfour\n5\nsix\n7\n8\n9\n10\n11\n12\n"
     );
 }
+
+#[test]
+fn three_way_tries_the_merge_before_fuzz_and_a_conflict_is_final() {
+    // The diff changes line 6; the file changed line 3 (the hunk's outermost context line,
+    // which fuzz would ignore) and line 6 itself: the merge conflicts, and fuzz is not tried.
+    let diff = diff_of(Op::Modify);
+    let s = edited(6, "SIX", false);
+    edit_line(&s, "a.txt", 3, "THREE");
+    let before = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    let run = s.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    assert_eq!(report(&run)["error"]["code"], "merge_conflict");
+    assert_eq!(
+        std::fs::read_to_string(s.dir.join("a.txt")).unwrap(),
+        before
+    );
+    // Only line 3 changed: fuzz alone would place the hunk (not with --fuzz 0); the merge,
+    // tried first, is clean.
+    let s = edited(3, "THREE", false);
+    assert_eq!(s.apply_patch(&["--json", "--fuzz", "0"], &diff).status, 1);
+    let run = s.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    assert_eq!(merged_warnings(&report(&run)), 1, "{}", run.stdout);
+}
