@@ -48,7 +48,8 @@ pub(crate) type PlanWith<'a> =
     dyn Fn(&BTreeMap<String, Base>, usize) -> Result<Plan, Box<Refusal>> + 'a;
 
 /// Plan against `make_tree(bases, fuzz)`, retrying with the base blob of each file whose
-/// hunks do not apply when `--3way` is on; then merge those files (SPEC §7). With `--3way` the merge is tried before fuzz (SPEC §5 "Fuzz"):
+/// hunks do not apply, or that is partly applied already, when `--3way` is on; then merge
+/// those files (SPEC §7). With `--3way` the merge is tried before fuzz (SPEC §5 "Fuzz"):
 /// fuzz comes in only for a placement no base can help, and a merge conflict stays final.
 pub(crate) fn plan_with_fallback(
     repo: &Repo,
@@ -66,8 +67,12 @@ pub(crate) fn plan_with_fallback(
             Err(refusal) if opts.three_way => refusal,
             Err(refusal) => return Err(refusal),
         };
-        let found = base_for(repo, patch, opts, cached, &refusal, &bases, current)
-            .map(|b| b.into_iter().collect::<Vec<_>>());
+        let found = if refusal.error.code == ErrorCode::AlreadyApplied {
+            partly_applied(repo, patch, opts, cached, &bases, current)
+        } else {
+            base_for(repo, patch, opts, cached, &refusal, &bases, current)
+                .map(|b| b.into_iter().collect())
+        };
         let placing = matches!(
             refusal.error.code,
             ErrorCode::ContextNotFound | ErrorCode::AmbiguousMatch
@@ -85,6 +90,39 @@ pub(crate) fn plan_with_fallback(
         }
     };
     merge_bases(plan, bases, opts, current)
+}
+
+/// The bases of the files refused as partly applied (SPEC §7: with `--3way` the merge
+/// decides): each modified, renamed or copied file that has a base blob and holds some of
+/// its hunks already.
+fn partly_applied(
+    repo: &Repo,
+    patch: &PatchSet<'_>,
+    opts: &Fallback,
+    cached: bool,
+    bases: &BTreeMap<String, Base>,
+    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
+) -> Result<Vec<(String, Base)>, Error> {
+    let mut out = Vec::new();
+    for fp in &patch.files {
+        let Some(path) = merge_source(patch, fp) else {
+            continue;
+        };
+        if bases.contains_key(&path) || out.iter().any(|(p, _)| *p == path) {
+            continue;
+        }
+        // A source that cannot be read (a rename already made) keeps the refusal as it is.
+        let Ok(file) = current(&path) else {
+            continue;
+        };
+        if hunk_states(fp.body.hunks(), patch.format, &file, opts).1.is_empty() {
+            continue;
+        }
+        if let Some(base) = base_of(repo, patch, fp, (&path, cached), current, opts)? {
+            out.push((path, base));
+        }
+    }
+    Ok(out)
 }
 
 /// The normalised source path of a file patch a base can be merged for: a modify, rename or
