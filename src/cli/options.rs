@@ -42,7 +42,8 @@ pub enum Action {
     },
     Completions(clap_complete::Shell),
     Man(Option<String>),
-    CheckPatches(Vec<PathBuf>),
+    /// The patch files, and `--fuzz N` when given.
+    CheckPatches(Vec<PathBuf>, Option<usize>),
     Range {
         file: PathBuf,
         line: usize,
@@ -118,7 +119,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man { page }) => Action::Man(page),
-        Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        Some(Command::CheckPatches { paths, fuzz }) => Action::CheckPatches(paths, fuzz),
         // agent (issue 6)
         Some(Command::Read {
             path,
@@ -217,6 +218,7 @@ fn apply_action(raw: ApplyArgs, front_end: FrontEnd) -> Result<Action, Error> {
         unidiff_zero: raw.read.unidiff_zero,
         window: Some(raw.window),
         format: raw.read.format,
+        fuzz: Some(raw.fuzz),
         strict_base: raw.strict_base,
         protect: raw.protect,
         allow_notebooks: raw.allow_notebooks,

@@ -120,10 +120,15 @@ pub struct WriteOptions {
     /// quotes unbalanced, instead of warning.
     #[serde(default)]
     pub strict_balance: bool,
-    /// How many lines from its line-number hint (or from the previous hunk) a match still
-    /// counts as near (`--window`, default 20).
+    /// How many lines from its line-number hint a match still counts as near (`--window`,
+    /// default 20).
     #[serde(default)]
     pub window: Option<usize>,
+    /// When a hunk is found nowhere, how many outer context lines at each end may be
+    /// ignored, the rest having to be unique in the whole file (`--fuzz`, default 2; 0 turns
+    /// it off).
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `apply_patch`.
@@ -168,6 +173,9 @@ pub struct PreviewArgs {
     /// As in `apply_patch`.
     #[serde(default)]
     pub window: Option<usize>,
+    /// As in `apply_patch`.
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `confirm`.
@@ -282,6 +290,7 @@ impl McpServer {
         let options = WriteOptions {
             rebase: args.rebase,
             window: args.window,
+            fuzz: args.fuzz,
             ..WriteOptions::default()
         };
         let session = self.session.clone();
@@ -439,6 +448,7 @@ impl Session {
             strict_balance: options.strict_balance,
             rebase: options.rebase,
             window: options.window,
+            fuzz: options.fuzz,
             format: format.map(|f| f.as_str().to_string()),
             post_check,
             rollback_on_fail: options.rollback_on_fail,

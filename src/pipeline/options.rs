@@ -178,6 +178,8 @@ pub struct RawOptions {
     pub unidiff_zero: bool,
     /// None: the default (20).
     pub window: Option<usize>,
+    /// Outer context lines fuzz may ignore at each end of a hunk; None: the default (2).
+    pub fuzz: Option<usize>,
     /// One of [`Format::NAMES`]; None: detected.
     pub format: Option<String>,
     pub strict_base: bool,
@@ -260,6 +262,7 @@ impl RawOptions {
             include: self.include,
             exclude: self.exclude,
             window: self.window.unwrap_or(LocateOptions::default().window),
+            fuzz: self.fuzz.unwrap_or(crate::locate::DEFAULT_FUZZ),
             strict_base: self.strict_base,
             protect: self.protect,
             allow_notebooks: self.allow_notebooks,
@@ -320,6 +323,9 @@ pub struct Options {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub window: usize,
+    /// `--fuzz N` (SPEC §5 "Fuzz"): outer context lines a hunk found nowhere may lose at each
+    /// end, under uniqueness in the whole file; 0 turns it off.
+    pub fuzz: usize,
     pub strict_base: bool,
     pub protect: Vec<String>,
     pub allow_notebooks: bool,
@@ -358,6 +364,7 @@ impl Default for Options {
             include: Vec::new(),
             exclude: Vec::new(),
             window: LocateOptions::default().window,
+            fuzz: crate::locate::DEFAULT_FUZZ,
             strict_base: false,
             protect: Vec::new(),
             allow_notebooks: false,
@@ -408,6 +415,8 @@ impl OptionsBuilder {
         directory: String;
         /// The search window around a line hint.
         window: usize;
+        /// Outer context lines fuzz may ignore at each end of a hunk (0: off).
+        fuzz: usize;
         /// A diff's blob id that does not match is `stale_file`, not a warning.
         strict_base: bool;
         /// Allow patching notebooks.
@@ -514,6 +523,7 @@ impl Options {
         LocateOptions {
             window: self.window,
             unidiff_zero: self.unidiff_zero,
+            fuzz: self.fuzz,
             ..LocateOptions::default()
         }
     }
