@@ -366,6 +366,8 @@ mod tests {
         for (front, option, read) in [
             (FrontEnd::CommandLine, "--rebase", "`apply-patch read`"),
             (FrontEnd::McpTool, "rebase: true", "the read tool"),
+            (FrontEnd::Python, "rebase=True", "`apply_patch.read()`"),
+            (FrontEnd::JavaScript, "rebase: true", "`read()`"),
         ] {
             let e = Error::from(RebaseAdvice::NoBase {
                 cause: Box::new(stale()),
@@ -398,12 +400,11 @@ mod tests {
             assert_eq!(e.message, "a.txt changed");
             let hint = e.hint.clone().unwrap_or_default();
             assert!(hint.contains(option), "{hint}");
-            let other = if option == "--rebase" {
-                "rebase: true"
-            } else {
-                "--rebase"
-            };
-            assert!(!hint.contains(other), "{hint}");
+            for other in ["--rebase", "rebase: true", "rebase=True"] {
+                if other != option {
+                    assert!(!hint.contains(other), "{hint}");
+                }
+            }
             assert_eq!(
                 e.details(),
                 Some(&serde_json::json!({"expected": "0011", "rebase": REBASE_POSSIBLE}))
