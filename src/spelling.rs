@@ -70,8 +70,6 @@ pub enum Opt {
     Window,
     /// The `read` command (the MCP `read` tool, the APIs' `read` function).
     Read,
-    /// Where the options are listed (`apply-patch --help`, the API's documentation).
-    Help,
 }
 
 /// The value a hint gives an option.
@@ -120,7 +118,6 @@ impl Opt {
             Opt::UnidiffZero => "--unidiff-zero",
             Opt::Window => "--window",
             Opt::Read => "`apply-patch read`",
-            Opt::Help => "apply-patch --help",
         }
     }
 
@@ -151,7 +148,6 @@ impl Opt {
             Opt::UnidiffZero => "unidiff_zero",
             Opt::Window => "window",
             Opt::Read => "read",
-            Opt::Help => "help",
         }
     }
 
@@ -191,7 +187,6 @@ impl Opt {
             | Opt::Window => self.snake(),
             Opt::Read => "the read tool",
             Opt::Preview => "the preview tool",
-            Opt::Help => "the tool's input schema",
             _ => return None,
         })
     }
@@ -199,11 +194,10 @@ impl Opt {
     /// This option with `value`, as `front` spells it; None when that front end does not
     /// offer it (a hint then leaves out the clause that names it, see [`Hint::clause`]).
     pub fn spell(self, front: FrontEnd, value: &Value) -> Option<String> {
-        // Commands and the list of options are named, not given a value.
-        let command = matches!(self, Opt::Read | Opt::Help);
+        // A command is named, not given a value.
+        let command = self == Opt::Read;
         Some(match front {
             FrontEnd::CommandLine => match (self, value) {
-                (Opt::Help, _) => format!("`{}`", self.flag()),
                 (Opt::Strip, Value::Number(n)) if n.bytes().all(|b| b.is_ascii_digit()) => {
                     format!("-p{n}")
                 }
@@ -214,7 +208,6 @@ impl Opt {
             FrontEnd::Python => match (self, value) {
                 (Opt::Kind, _) => return None,
                 (Opt::Read, _) => "`apply_patch.read()`".into(),
-                (Opt::Help, _) => "`help(apply_patch.apply)`".into(),
                 (Opt::Root, Value::Text(v)) => format!("root={v:?}"),
                 (Opt::Root, _) => "the `root` argument".into(),
                 (_, Value::On) => format!("{}=True", self.snake()),
@@ -225,7 +218,6 @@ impl Opt {
             },
             FrontEnd::JavaScript => match (self, value) {
                 (Opt::Read, _) => "`read()`".into(),
-                (Opt::Help, _) => "the `ApplyOptions` type".into(),
                 (Opt::Root, Value::Text(v)) => format!("the `root` argument {v:?}"),
                 (Opt::Root, _) => "the `root` argument".into(),
                 (Opt::Kind, _) => return None,

@@ -465,7 +465,7 @@ fn agent_options_with_git_flags_that_mean_nothing_are_a_usage_error_saying_why()
         ),
         (
             &["--post-check", "true", "--check"],
-            "--check writes nothing",
+            "a check writes nothing",
         ),
         (&["--max-risk", "50", "--3way"], "needs a git work tree"),
         (&["--preview", "--index"], "needs a git work tree"),
