@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::spelling::{FrontEnd, Hint};
+
 /// Every stable error code of SPEC §6. The string form (`as_str`) is the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -211,6 +213,9 @@ struct Rich {
     /// Files of the missing file's name found elsewhere under the root (`file_not_found`):
     /// the hint shown starts with "did you mean …" naming them.
     elsewhere: Option<Vec<String>>,
+    /// A hint that names options, kept as parts: `hint` is its rendering for the front end
+    /// that runs ([`Error::set_front_end`]; the command line's until one is set).
+    spelled: Option<Hint>,
 }
 
 impl Error {
@@ -265,8 +270,48 @@ impl Error {
         self
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+    /// Sets the next step. A [`Hint`] that names options is kept as parts and shown in the
+    /// words of the front end that runs ([`Error::set_front_end`]); plain text is shown as is.
+    pub fn with_hint(mut self, hint: impl Into<Hint>) -> Self {
+        self.set_hint(Some(hint.into()));
+        self
+    }
+
+    /// Sets (or, with None, clears) the next step (see [`Error::with_hint`]).
+    pub fn set_hint(&mut self, hint: Option<Hint>) {
+        self.hint = hint.as_ref().map(|h| h.render(FrontEnd::CommandLine));
+        let spelled = hint.filter(|h| !h.options().is_empty());
+        if spelled.is_some() || self.rich.is_some() {
+            self.rich_mut().spelled = spelled;
+        }
+    }
+
+    /// The next step as parts, when it names options (None for a plain one).
+    pub fn hint_parts(&self) -> Option<&Hint> {
+        self.rich.as_ref()?.spelled.as_ref()
+    }
+
+    /// The next step as parts: the one that names options, else the plain text.
+    pub fn hint_as_parts(&self) -> Option<Hint> {
+        match self.hint_parts() {
+            Some(h) => Some(h.clone()),
+            None => self.hint.clone().map(Hint::from),
+        }
+    }
+
+    /// Words the hint (and the messages it names options in) for `front`: a hint kept as
+    /// parts is rendered again from them; a plain one stays as it is.
+    pub fn set_front_end(&mut self, front: FrontEnd) {
+        if let Some(h) = self.hint_parts() {
+            let shown = h.render(front);
+            // Every step named an option this front end lacks: no hint rather than an empty one.
+            self.hint = (!shown.is_empty()).then_some(shown);
+        }
+    }
+
+    /// [`Error::set_front_end`], by value.
+    pub fn for_front_end(mut self, front: FrontEnd) -> Self {
+        self.set_front_end(front);
         self
     }
 
@@ -392,7 +437,7 @@ impl Error {
         code: ErrorCode,
         message: String,
         path: Option<impl Into<String>>,
-        hint: Option<impl Into<String>>,
+        hint: Option<impl Into<Hint>>,
         details: Option<serde_json::Value>,
     ) -> Self {
         let mut out = Error::new(code, message);
@@ -497,6 +542,7 @@ impl From<Owned> for Error {
             candidates: o.candidates,
             details: o.details,
             elsewhere: None,
+            spelled: None,
         };
         let empty = rich == Rich::default();
         Error {

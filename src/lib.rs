@@ -87,6 +87,7 @@ pub mod plan;
 pub mod render;
 pub mod report;
 mod root;
+pub mod spelling;
 pub mod splice;
 pub mod structure;
 pub mod text;

@@ -20,6 +20,17 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order their names are listed.
+    pub const ALL: [Format; 3] = [Format::Agent, Format::Unified, Format::Json];
+
+    /// The names `--format` (and every front end's `format` option) takes.
+    pub const NAMES: [&'static str; 3] = ["agent", "unified", "json"];
+
+    /// The format called `name` (one of [`Format::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
     /// The name used on the command line (`--format`) and in reports.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, ErrorCode};
+use crate::spelling::{Hint, Opt, Value};
 
 /// The next step of every refusal of the arguments that names no better one.
 const HELP: &str = "run apply-patch --help for the options";
@@ -19,29 +20,58 @@ pub enum UsageError {
     /// clap's refusal of the command line, first line, without its `error: `.
     #[error("{message}")]
     Arguments { message: String },
-    #[error("--conflict-markers needs --3way")]
+    // The option rules (`pipeline::RawOptions::resolve`, `Options::check`): every front end
+    // meets them, so their messages name no front end's spelling, and their hints name the
+    // options in the caller's words.
+    #[error("conflict markers need a three-way merge")]
     MarkersWithout3Way,
     #[error(
-        "--rebase merges onto the file in the work tree, and --cached plans against the index, \
-         not the work tree"
+        "a rebase merges onto the file in the work tree, and a cached apply plans against the \
+         index, not the work tree"
     )]
     RebaseCached,
     #[error(
-        "--preview keeps a change to confirm later, and a change written with \
-         --conflict-markers is a conflict to resolve, not a change to confirm"
+        "a preview keeps a change to confirm later, and a change written with conflict markers \
+         is a conflict to resolve, not a change to confirm"
     )]
     PreviewMarkers,
-    /// `--post-check` with `--check` or `--preview` (the flag).
-    #[error("--post-check runs after a write, and {flag} writes nothing")]
-    PostCheckWithoutWrite { flag: &'static str },
-    #[error("--rollback-on-fail needs --post-check")]
+    /// A post-check with a check (`check`) or a preview.
+    #[error(
+        "a post-check runs after a write, and a {} writes nothing",
+        if *check { "check" } else { "preview" }
+    )]
+    PostCheckWithoutWrite { check: bool },
+    #[error("rolling back on a failed post-check needs a post-check")]
     RollbackWithoutPostCheck,
-    #[error("--preview and --check do not go together")]
+    #[error("a preview and a check do not go together")]
     PreviewWithCheck,
+    #[error("the window must be at least 1 line")]
+    ZeroWindow,
+    /// A durability mode that does not exist, from the option or (`from_env`) the variable.
+    #[error(
+        "{}{name:?} is not a durability mode; known: {}",
+        if *from_env { "APPLY_PATCH_DURABILITY=" } else { "" },
+        known.join(", ")
+    )]
+    UnknownDurability {
+        from_env: bool,
+        name: String,
+        known: &'static [&'static str],
+    },
+    /// A patch format name that does not exist.
+    #[error("{name:?} is not a patch format; known: {}", known.join(", "))]
+    UnknownFormat {
+        name: String,
+        known: &'static [&'static str],
+    },
+    /// A front end name that does not exist (the command line's hidden `--front-end`).
+    #[error("{name:?} is not a front end; known: {}", known.join(", "))]
+    UnknownFrontEnd {
+        name: String,
+        known: &'static [&'static str],
+    },
     #[error("--apply goes with --stat, --numstat or --summary")]
     ApplyWithoutStat,
-    #[error("--window must be at least 1")]
-    ZeroWindow,
     #[error("--around counts lines from 1")]
     ZeroAround,
     #[error("--line counts from 1")]
@@ -106,13 +136,6 @@ pub enum UsageError {
     /// An option the target cannot take (`why` says which and why).
     #[error("{why}")]
     TargetCannot { why: &'static str },
-    /// A durability mode that does not exist, from the flag or the variable (`source`).
-    #[error("{given_by} {name:?} is not a durability mode; known: {}", known.join(", "))]
-    UnknownDurability {
-        given_by: &'static str,
-        name: String,
-        known: &'static [&'static str],
-    },
     /// An option that needs the `git` feature, in a build without it.
     #[error("{what} needs git: build apply-patch with its `git` feature")]
     NeedsGitFeature { what: &'static str },
@@ -124,8 +147,49 @@ impl UsageError {
         ErrorCode::Usage
     }
 
-    /// The next step to take.
-    fn hint(&self) -> Option<&'static str> {
+    /// The next step to take: for an option rule, the options in the caller's words.
+    fn hint(&self) -> Option<Hint> {
+        let leave_out =
+            |a: Opt, b: Opt| Hint::new().text("leave out ").name(a).text(" or ").name(b);
+        Some(match self {
+            UsageError::MarkersWithout3Way => Hint::new()
+                .text("add ")
+                .on(Opt::ThreeWay)
+                .text(", or leave out ")
+                .name(Opt::ConflictMarkers),
+            UsageError::RebaseCached => leave_out(Opt::Rebase, Opt::Cached),
+            UsageError::PreviewMarkers => leave_out(Opt::Preview, Opt::ConflictMarkers),
+            UsageError::PostCheckWithoutWrite { check } => leave_out(
+                Opt::PostCheck,
+                if *check { Opt::Check } else { Opt::Preview },
+            ),
+            UsageError::RollbackWithoutPostCheck => Hint::new()
+                .text("name a command with ")
+                .name(Opt::PostCheck)
+                .text(", or leave out ")
+                .name(Opt::RollbackOnFail),
+            UsageError::PreviewWithCheck => leave_out(Opt::Preview, Opt::Check),
+            UsageError::ZeroWindow => Hint::new()
+                .text("give ")
+                .opt(Opt::Window, Value::Number("N".into()))
+                .text(" with N of 1 or more, or leave it out for the default (20)"),
+            UsageError::UnknownDurability { from_env: true, .. } => {
+                Hint::from("set APPLY_PATCH_DURABILITY to one of them, or unset it")
+            }
+            UsageError::UnknownDurability { .. } => Hint::new()
+                .text("give ")
+                .name(Opt::Durability)
+                .text(" one of them, or leave it out for full"),
+            UsageError::UnknownFormat { .. } => Hint::new()
+                .text("give ")
+                .name(Opt::Format)
+                .text(" one of them, or leave it out to detect the format"),
+            _ => Hint::from(self.plain_hint()?),
+        })
+    }
+
+    /// The next step of a refusal of the command line's own arguments.
+    fn plain_hint(&self) -> Option<&'static str> {
         Some(match self {
             UsageError::Reject => {
                 "run with --check first; when a patch is refused, the error names the hunk to \
@@ -176,13 +240,21 @@ mod tests {
 
     #[test]
     fn flag_refusals_point_to_help_and_the_rest_to_their_step() {
-        let e: Error = UsageError::PostCheckWithoutWrite { flag: "--check" }.into();
+        let e: Error = UsageError::PostCheckWithoutWrite { check: true }.into();
         assert_eq!(e.code, ErrorCode::Usage);
         assert_eq!(e.exit_status(), 2);
         assert_eq!(
             e.message,
-            "--post-check runs after a write, and --check writes nothing"
+            "a post-check runs after a write, and a check writes nothing"
         );
+        assert_eq!(e.hint.as_deref(), Some("leave out --post-check or --check"));
+        let python = e.clone().for_front_end(crate::spelling::FrontEnd::Python);
+        assert_eq!(python.message, e.message);
+        assert_eq!(
+            python.hint.as_deref(),
+            Some("leave out post_check or check")
+        );
+        let e: Error = UsageError::ZeroLine.into();
         assert_eq!(e.hint.as_deref(), Some(HELP));
         assert_eq!(e.path, None);
         let e: Error = UsageError::RootNotDirectory {

@@ -12,125 +12,12 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use apply_patch::agent::read::{read_around, read_file, LineRange};
-use apply_patch::agent::AgentState;
-use apply_patch::pipeline::{self, GitMode, Mode, Target};
+use apply_patch::agent::read::LineRange;
+use apply_patch::pipeline::read::{ReadSetup, ReadWhat};
+use apply_patch::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, RawOptions, Target};
 use apply_patch::report::Report;
-use apply_patch::{Error, ErrorCode, Format};
+use apply_patch::{Error, ErrorCode};
 use pyo3::prelude::*;
-
-/// The options of `apply_patch.apply`, as the Python layer sends them (JSON, so that a new
-/// option is one field here and one keyword there). Names are the command line's flags.
-#[derive(Debug, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct Options {
-    check: bool,
-    index: bool,
-    cached: bool,
-    three_way: bool,
-    conflict_markers: bool,
-    diff: bool,
-    reverse: bool,
-    strip: Option<usize>,
-    directory: Option<String>,
-    include: Vec<String>,
-    exclude: Vec<String>,
-    recount: bool,
-    unidiff_zero: bool,
-    window: usize,
-    format: Option<String>,
-    strict_base: bool,
-    protect: Vec<String>,
-    allow_notebooks: bool,
-    strict_balance: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        let d = pipeline::Options::default();
-        Options {
-            check: false,
-            index: false,
-            cached: false,
-            three_way: false,
-            conflict_markers: false,
-            diff: d.diff,
-            reverse: d.reverse,
-            strip: d.strip,
-            directory: d.directory,
-            include: d.include,
-            exclude: d.exclude,
-            recount: d.recount,
-            unidiff_zero: d.unidiff_zero,
-            window: d.window,
-            format: None,
-            strict_base: d.strict_base,
-            protect: d.protect,
-            allow_notebooks: d.allow_notebooks,
-            strict_balance: d.strict_balance,
-        }
-    }
-}
-
-impl Options {
-    /// The pipeline's options and mode, refusing (`usage`) what the command line refuses
-    /// too, with the command line's words.
-    fn into_pipeline(self) -> Result<(pipeline::Options, Mode), Error> {
-        let usage = |m: String| Error::new(ErrorCode::Usage, m);
-        if self.window == 0 {
-            return Err(usage("window must be at least 1".into()));
-        }
-        let format = match self.format.as_deref() {
-            None => None,
-            Some("agent") => Some(Format::Agent),
-            Some("unified") => Some(Format::Unified),
-            Some("json") => Some(Format::Json),
-            Some(other) => {
-                return Err(usage(format!(
-                    "unknown format {other:?}: expected \"agent\", \"unified\" or \"json\""
-                )))
-            }
-        };
-        let git = self.git_mode()?;
-        let mode = if self.check { Mode::Check } else { Mode::Write };
-        let mut builder = pipeline::Options::builder()
-            .recount(self.recount)
-            .unidiff_zero(self.unidiff_zero)
-            .reverse(self.reverse)
-            .include(self.include)
-            .exclude(self.exclude)
-            .window(self.window)
-            .strict_base(self.strict_base)
-            .protect(self.protect)
-            .allow_notebooks(self.allow_notebooks)
-            .strict_balance(self.strict_balance)
-            .diff(self.diff)
-            .git(git)
-            // As the command line's plain apply: a refused patch is kept as a chip, except
-            // by a check, which keeps nothing.
-            .keep_chips(!self.check);
-        if let Some(format) = format {
-            builder = builder.format(format);
-        }
-        if let Some(strip) = self.strip {
-            builder = builder.strip(strip);
-        }
-        if let Some(directory) = self.directory {
-            builder = builder.directory(directory);
-        }
-        Ok((builder.build(), mode))
-    }
-
-    /// The four git flags as one [`GitMode`], mapped as the command line maps them.
-    fn git_mode(&self) -> Result<GitMode, Error> {
-        GitMode::from_flags(
-            self.index,
-            self.cached,
-            self.three_way,
-            self.conflict_markers,
-        )
-    }
-}
 
 /// A failure in the shape of `--json`'s: `{"ok": false, "files": [], "warnings": [],
 /// "error": {...}}`.
@@ -147,31 +34,29 @@ fn to_json(value: &impl serde::Serialize) -> String {
     })
 }
 
-/// Apply (or with `check`, only plan) `patch` to the directory `root`: the report of
-/// `apply-patch --json`, refusals included (the command line's plain apply, which keeps a
-/// refused patch as a chip).
+/// Apply (or with `check`, only plan; with `preview`, keep for `confirm`) `patch` to the
+/// directory `root`: the report of `apply-patch --json` with the same options, refusals
+/// included. `options` is the JSON of [`RawOptions`] (the Python keywords are its fields):
+/// every rule is the library's, decided in [`RawOptions::resolve`].
 #[pyfunction]
 fn apply(py: Python<'_>, root: PathBuf, patch: Vec<u8>, options: &str) -> String {
-    let opts = serde_json::from_str::<Options>(options)
+    let opts = serde_json::from_str::<RawOptions>(options)
         .map_err(|e| Error::new(ErrorCode::Usage, format!("bad options: {e}")))
-        .and_then(Options::into_pipeline);
+        .and_then(|mut raw| {
+            raw.front_end = FrontEnd::Python;
+            raw.resolve()
+        });
     match opts {
         Ok((opts, mode)) => py.detach(|| {
-            Report::from(&pipeline::apply_bytes(
-                Target::Dir(&root),
-                &patch,
-                &opts,
-                mode,
-            ))
-            .to_json()
+            let outcome = pipeline::apply_bytes(Target::Dir(&root), &patch, &opts, mode);
+            AgentReport::of(&outcome).to_json()
         }),
         Err(e) => failure_json(e),
     }
 }
 
-/// `apply-patch read PATH [--lines A:B | --around N] --json`: the lines and the version of
-/// one file, or the function (else block, else element) enclosing line N (the snapshot kept
-/// for later rebases, as the command line does), or a failure.
+/// `apply-patch read PATH [--lines A:B | --around N] --json`: the library's one `read`, which
+/// recovers a crashed transaction first and keeps the snapshot later rebases merge from.
 #[pyfunction]
 #[pyo3(signature = (root, path, lines=None, around=None))]
 fn read(
@@ -182,28 +67,40 @@ fn read(
     around: Option<usize>,
 ) -> String {
     py.detach(|| {
-        let usage = |m: &str| Error::new(ErrorCode::Usage, m.to_string());
-        let out = apply_patch::agent::check_root(&root).and_then(|()| {
-            // A state place that cannot be made must not stop a read (as in the CLI).
-            let state = AgentState::for_root(&root).ok();
-            let store = state.as_ref().map(|s| &s.snapshots);
-            match (around, lines) {
-                (Some(_), Some(_)) => Err(usage("give either lines or around, not both")),
-                (Some(0), None) => Err(usage("around counts lines from 1")),
-                (Some(line), None) => {
-                    read_around(&root, &path, line, store).map(|out| to_json(&out))
-                }
-                (None, lines) => {
-                    let range = lines
-                        .as_deref()
-                        .map(LineRange::parse)
-                        .transpose()?
-                        .unwrap_or_default();
-                    read_file(&root, &path, range, store).map(|out| to_json(&out))
-                }
-            }
-        });
-        out.unwrap_or_else(failure_json)
+        let what = match (around, lines) {
+            (Some(_), Some(_)) => Err(Error::new(
+                ErrorCode::Usage,
+                "give either lines or around, not both",
+            )),
+            (Some(line), None) => Ok(ReadWhat::Around(line)),
+            (None, lines) => lines
+                .as_deref()
+                .map(LineRange::parse)
+                .transpose()
+                .map(|r| ReadWhat::Lines(r.unwrap_or_default())),
+        };
+        let setup = ReadSetup::for_front_end(FrontEnd::Python);
+        let out = what.and_then(|what| pipeline::read::read(&root, &path, what, &setup));
+        match out {
+            Ok(done) => to_json(&done),
+            Err(e) => failure_json(e.for_front_end(FrontEnd::Python)),
+        }
+    })
+}
+
+/// `apply-patch confirm ID --json`: apply the preview `id` kept by `apply(..., preview=True)`
+/// if nothing it touches has changed since.
+#[pyfunction]
+fn confirm(py: Python<'_>, root: PathBuf, id: String) -> String {
+    py.detach(|| {
+        if let Err(e) = apply_patch::agent::check_root(&root) {
+            return failure_json(e);
+        }
+        let mut report = ConfirmReport::of(&id, &pipeline::confirm::confirm(&root, &id, None));
+        if let Some(e) = report.error.as_mut() {
+            e.set_front_end(FrontEnd::Python);
+        }
+        to_json(&report)
     })
 }
 
@@ -228,56 +125,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apply, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(undo, m)?)?;
+    m.add_function(wrap_pyfunction!(confirm, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The binding maps the git flags, the check and the usage refusals as the command
-    /// line does (one mapping, `GitMode::from_flags`), so the Python-visible reports stay the
-    /// command line's.
-    #[test]
-    fn options_map_as_the_command_line_maps_its_flags() {
-        let cases = [
-            (false, false, false, false, false),
-            (true, false, false, false, false),
-            (false, true, false, false, false),
-            (false, false, true, false, false),
-            (false, true, true, false, false),
-            (false, false, false, true, false),
-            (false, true, false, true, true),
-            (false, false, true, true, false),
-            (false, false, false, false, true),
-        ];
-        for (check, index, cached, three_way, conflict_markers) in cases {
-            let ours = Options {
-                check,
-                index,
-                cached,
-                three_way,
-                conflict_markers,
-                strip: Some(2),
-                ..Options::default()
-            }
-            .into_pipeline();
-            let cli = GitMode::from_flags(index, cached, three_way, conflict_markers);
-            match (ours, cli) {
-                (Ok((ours, mode)), Ok(git)) => {
-                    let want = if check { Mode::Check } else { Mode::Write };
-                    assert_eq!((ours.git, mode), (git, want));
-                    let default = pipeline::Options::default();
-                    assert_eq!((ours.strip, ours.window), (Some(2), default.window));
-                    assert_eq!(ours.keep_chips, !check);
-                }
-                (Err(ours), Err(cli)) => assert_eq!(
-                    serde_json::to_string(&ours).expect("plain data"),
-                    serde_json::to_string(&cli).expect("plain data")
-                ),
-                (ours, cli) => panic!("{ours:?} != {cli:?}"),
-            }
-        }
-    }
 }

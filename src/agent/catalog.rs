@@ -83,13 +83,13 @@ impl PostChecks {
         &self.0
     }
 
-    /// The command a tool call's `post_check` (and `rollback_on_fail`) asks for, if any.
+    /// The command a tool call's `post_check` asks for, if any (`rollback_on_fail` without
+    /// one is the option rule every front end shares: `pipeline::RawOptions::resolve`).
     /// Refuses (`usage`) anything but a choice among the operator's checks: whatever the
     /// model sends, only an operator's command can come out of here.
     pub fn resolve(
         &self,
         choice: Option<&PostCheckChoice>,
-        rollback_on_fail: bool,
     ) -> Result<Option<String>, Error> {
         let found = match choice {
             None | Some(PostCheckChoice::Run(false)) => None,
@@ -118,9 +118,6 @@ impl PostChecks {
                 }
             },
         };
-        if rollback_on_fail && found.is_none() {
-            return Err(AgentError::RollbackWithoutCheck.into());
-        }
         Ok(found.map(|c| c.command.clone()))
     }
 
@@ -438,9 +435,9 @@ mod tests {
         let two = checks(&["lint=make lint", "test=make test"]);
         let named = |s: &str| PostCheckChoice::Named(s.to_string());
         let run = PostCheckChoice::Run(true);
-        assert_eq!(none.resolve(None, false).ok(), Some(None));
+        assert_eq!(none.resolve(None).ok(), Some(None));
         assert_eq!(
-            none.resolve(Some(&PostCheckChoice::Run(false)), false).ok(),
+            none.resolve(Some(&PostCheckChoice::Run(false))).ok(),
             Some(None)
         );
         for (c, choice) in [
@@ -450,25 +447,21 @@ mod tests {
             (&two, named("touch pwned")),
             (&two, run.clone()),
         ] {
-            let e = c.resolve(Some(&choice), false).expect_err("refused");
+            let e = c.resolve(Some(&choice)).expect_err("refused");
             assert_eq!(e.code, ErrorCode::Usage, "{choice:?}");
         }
         assert_eq!(
-            one.resolve(Some(&run), true).ok(),
+            one.resolve(Some(&run)).ok(),
             Some(Some("cargo check -q".to_string()))
         );
         assert_eq!(
-            one.resolve(Some(&named("check")), false).ok(),
+            one.resolve(Some(&named("check"))).ok(),
             Some(Some("cargo check -q".to_string()))
         );
         assert_eq!(
-            two.resolve(Some(&named("test")), false).ok(),
+            two.resolve(Some(&named("test"))).ok(),
             Some(Some("make test".to_string()))
         );
-        let e = one
-            .resolve(None, true)
-            .expect_err("nothing to roll back on");
-        assert_eq!(e.code, ErrorCode::Usage);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::agent::chips::{HunkStatus, MAX_CHIPS};
 use crate::error::{Error, ErrorCode};
+use crate::spelling::{Hint, Opt};
 
 /// Why an agent tool refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -113,8 +114,6 @@ pub enum AgentError {
         names: String,
         hint: String,
     },
-    #[error("rollback_on_fail needs a post_check to run")]
-    RollbackWithoutCheck,
     /// `--post-check NAME=` with no command.
     #[error("--post-check '{value}' has no command")]
     CheckWithoutCommand { value: String },
@@ -189,7 +188,6 @@ impl AgentError {
             | AgentError::NoChecks { .. }
             | AgentError::AmbiguousCheck { .. }
             | AgentError::UnknownCheck { .. }
-            | AgentError::RollbackWithoutCheck
             | AgentError::CheckWithoutCommand { .. }
             | AgentError::DuplicateCheck { .. }
             | AgentError::InvalidArguments { .. }
@@ -215,10 +213,10 @@ impl AgentError {
     }
 
     /// The next step to take, when the refusal names one.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<Hint> {
         let hint = match self {
             AgentError::PastTheEnd { total, .. } => {
-                return Some(format!("ask for lines 1:{total} or fewer"))
+                return Some(format!("ask for lines 1:{total} or fewer").into())
             }
             AgentError::BinaryFile { .. } => {
                 "binary files cannot be edited as text; replace or delete it whole"
@@ -237,24 +235,29 @@ impl AgentError {
                 "check the path (relative to the root); list the directory to find it"
             }
             AgentError::NotRead { path } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "call `read` with path \"{path}\", then send the change again"
-                ))
+                )))
             }
             AgentError::LineCountChanged { .. } => {
                 "read the file again and use the new line numbers"
             }
             AgentError::UnknownChip { .. } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "chips are the last {MAX_CHIPS} refused patches, named in their errors"
-                ))
+                )))
             }
             AgentError::UnknownPreview { .. } => {
-                "run the patch with --preview again and confirm the new id"
+                return Some(
+                    Hint::new()
+                        .text("run the patch with ")
+                        .on(Opt::Preview)
+                        .text(" again and confirm the new id"),
+                )
             }
             AgentError::NoChecks { hint }
             | AgentError::AmbiguousCheck { hint, .. }
-            | AgentError::UnknownCheck { hint, .. } => return Some(hint.clone()),
+            | AgentError::UnknownCheck { hint, .. } => return Some(Hint::from(hint.clone())),
             AgentError::DuplicateCheck { .. } => {
                 "give each check its own name: --post-check NAME=CMD"
             }
@@ -268,20 +271,19 @@ impl AgentError {
             AgentError::InvalidArguments { .. } => {
                 "check the argument names and types against the tool's input schema"
             }
-            AgentError::Unreadable { cause, .. } => return cause.hint.clone(),
+            AgentError::Unreadable { cause, .. } => return cause.hint_as_parts(),
             AgentError::Chipped { .. }
             | AgentError::BadLineRange { .. }
             | AgentError::IsRoot { .. }
             | AgentError::TextNotUtf8 { .. }
             | AgentError::PreviewUnencodable { .. }
             | AgentError::PreviewWithoutWorkTree { .. }
-            | AgentError::RollbackWithoutCheck
             | AgentError::CheckWithoutCommand { .. }
             | AgentError::ToolStopped { .. }
             | AgentError::BadArguments(_)
             | AgentError::Server { .. } => return None,
         };
-        Some(hint.to_string())
+        Some(Hint::from(hint))
     }
 
     /// The path the refusal is about (every message names its own).
@@ -388,9 +390,9 @@ fn chipped(error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
             if failed.len() == 1 { "it" } else { "them" }
         )
     });
-    let hint = match (error.hint.clone(), step) {
-        (Some(h), Some(step)) => Some(format!("{h}; {step}")),
-        (None, Some(step)) => Some(step),
+    let hint = match (error.hint_as_parts(), step) {
+        (Some(h), Some(step)) => Some(h.text("; ").text(step)),
+        (None, Some(step)) => Some(Hint::from(step)),
         (hint, None) => hint,
     };
     let out = error.with_details(serde_json::Value::Object(details));

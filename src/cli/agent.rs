@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use super::*;
-use apply_patch::agent::read::{read_file, LineRange};
+use apply_patch::agent::read::LineRange;
 use apply_patch::agent::AgentState;
 use apply_patch::mcp::server as mcp;
+use apply_patch::pipeline::read::{ReadSetup, ReadWhat};
 use apply_patch::pipeline::ConfirmReport;
 
 /// A JSON answer of a subcommand.
@@ -21,83 +22,49 @@ fn json_outcome(value: &impl serde::Serialize, status: u8) -> Outcome {
     }
 }
 
-/// `apply-patch read PATH [--lines A:B] [--json]`.
+/// `apply-patch read PATH [--lines A:B | --around N] [--json]`: the library's one `read`
+/// (which recovers a crashed transaction first), printed.
 pub(crate) fn read(
-    root: &Path,
+    opts: &Options,
     path: &str,
     lines: Option<&str>,
-    json: bool,
-    style: Style,
+    around: Option<usize>,
 ) -> Outcome {
-    if let Err(e) = apply_patch::agent::check_root(root) {
-        return Outcome::error(e, json, style);
-    }
-    let range = match lines.map(LineRange::parse).transpose() {
-        Ok(r) => r.unwrap_or_default(),
-        Err(e) => return Outcome::error(e, json, style),
+    let (json, style) = (opts.json, opts.style);
+    let what = match (around, lines.map(LineRange::parse).transpose()) {
+        (Some(line), _) => ReadWhat::Around(line),
+        (None, Ok(range)) => ReadWhat::Lines(range.unwrap_or_default()),
+        (None, Err(e)) => return Outcome::error(e.for_front_end(opts.front_end), json, style),
     };
-    // The snapshot is a convenience for later rebases: a state place that cannot be made
-    // must not stop a read.
-    let state = AgentState::for_root(root).ok();
-    let read = read_file(root, path, range, state.as_ref().map(|s| &s.snapshots));
-    read_output(
-        read.map(|out| (serde_json::to_value(&out), out.render())),
-        json,
-        style,
-    )
-}
-
-/// `apply-patch read PATH --around N [--json]`: the function (else block, else element)
-/// enclosing line N, with `read`'s header and version.
-pub(crate) fn read_around(
-    root: &Path,
-    path: &str,
-    line: usize,
-    json: bool,
-    style: Style,
-) -> Outcome {
-    if let Err(e) = apply_patch::agent::check_root(root) {
-        return Outcome::error(e, json, style);
-    }
-    let state = AgentState::for_root(root).ok();
-    let read = apply_patch::agent::around::read_around(
-        root,
-        path,
-        line,
-        state.as_ref().map(|s| &s.snapshots),
-    );
-    read_output(
-        read.map(|out| (serde_json::to_value(&out), out.render())),
-        json,
-        style,
-    )
-}
-
-/// A read's output: its data with `ok` and `error` (JSON), or its rendering.
-fn read_output(
-    read: Result<(serde_json::Result<serde_json::Value>, String), Error>,
-    json: bool,
-    style: Style,
-) -> Outcome {
-    match read {
-        Ok((value, _)) if json => Outcome {
-            stdout: json_object(value.unwrap_or_default(), true),
+    let setup = ReadSetup::for_front_end(opts.front_end);
+    match pipeline::read::read(&opts.root, path, what, &setup) {
+        Ok(done) if json => Outcome {
+            stdout: json_object(&done, true),
             ..Outcome::default()
         },
-        Ok((_, text)) => Outcome {
-            stdout: text.into_bytes(),
-            ..Outcome::default()
+        Ok(done) => Outcome {
+            stdout: done.served.render().into_bytes(),
+            stderr: done
+                .warnings
+                .iter()
+                .map(|w| format!("warning: {}: {}\n", w.code.as_str(), w.message))
+                .collect(),
+            status: 0,
         },
         Err(e) => Outcome::error(e, json, style),
     }
 }
 
 /// `apply-patch confirm ID`.
-pub(crate) fn confirm(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
+pub(crate) fn confirm(opts: &Options, id: &str) -> Outcome {
+    let (root, json, style) = (opts.root.as_path(), opts.json, opts.style);
     if let Err(e) = apply_patch::agent::check_root(root) {
         return Outcome::error(e, json, style);
     }
-    let r = ConfirmReport::of(id, &pipeline::confirm::confirm(root, id, None));
+    let mut r = ConfirmReport::of(id, &pipeline::confirm::confirm(root, id, None));
+    if let Some(e) = r.error.as_mut() {
+        e.set_front_end(opts.front_end);
+    }
     let status = r.exit_status();
     if json {
         return json_outcome(&r, status);
@@ -171,9 +138,9 @@ pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) ->
             ))
         }
     };
-    let env = std::env::var(super::DURABILITY_ENV).ok();
-    let durability = match super::durability_of(None, env.as_deref()) {
-        Ok(d) => d,
+    // The operator's APPLY_PATCH_DURABILITY, read where every front end reads it.
+    let durability = match pipeline::RawOptions::default().resolve() {
+        Ok((options, _)) => options.durability,
         Err(e) => return plain(e),
     };
     let state = AgentState::for_root(&root).ok();

@@ -41,6 +41,10 @@ pub struct RawArgs {
     /// Print exactly one JSON object on standard output (also on failure).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Whose words the hints use (the npm package's API passes `javascript`); not for people.
+    #[arg(long, value_name = "NAME", global = true, hide = true,
+          value_parser = apply_patch::spelling::FrontEnd::NAMES)]
+    pub front_end: Option<String>,
     /// Everything that only applying a patch uses: a usage error with a subcommand.
     #[command(flatten)]
     pub apply: ApplyArgs,
@@ -89,6 +93,10 @@ pub struct ApplyArgs {
     /// How many lines from its hint a match still counts as near.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub window: usize,
+    /// When a hunk is found nowhere, ignore up to N outer context lines at each end of it,
+    /// taking the result only where it is unique in the whole file (0: off).
+    #[arg(long, short = 'F', value_name = "N", default_value_t = apply_patch::locate::DEFAULT_FUZZ)]
+    pub fuzz: usize,
     /// Refuse (stale_file) when a diff's `index` blob id does not match the file.
     #[arg(long)]
     pub strict_base: bool,
@@ -231,14 +239,6 @@ fn apply_arg_names(convert: bool) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `--format` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    Agent,
-    Unified,
-    Json,
-}
-
 /// How `convert` reads its patch: the parse options of an apply.
 #[derive(Debug, Default, clap::Args)]
 pub struct ReadArgs {
@@ -246,8 +246,8 @@ pub struct ReadArgs {
     #[arg(short = 'p', value_name = "N")]
     pub strip: Option<usize>,
     /// Force the patch format instead of detecting it.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", value_parser = Format::NAMES)]
+    pub format: Option<String>,
     /// Ignore hunk line counts of unified diffs.
     #[arg(long)]
     pub recount: bool,
@@ -297,6 +297,10 @@ pub enum Command {
         /// Patch files, or directories searched for *.patch and *.diff (default: the root).
         #[arg(value_name = "PATHS")]
         paths: Vec<PathBuf>,
+        /// Accept patches that apply only with up to N outer context lines ignored (fuzz);
+        /// without it such a patch fails: it needs refreshing.
+        #[arg(long, short = 'F', value_name = "N")]
+        fuzz: Option<usize>,
     },
     // agent (issue 6)
     /// Print a file with numbered lines and its version (for `*** Base:`).
@@ -341,8 +345,8 @@ pub enum Command {
         line: usize,
         /// What to find (default: the element for HTML/XML/Vue, the block for YAML/CSS/JSON,
         /// else the function, falling back to the block).
-        #[arg(long, value_enum)]
-        kind: Option<KindArg>,
+        #[arg(long, value_name = "KIND", value_parser = structure::Kind::NAMES)]
+        kind: Option<String>,
         /// The file's language (default: from its extension).
         #[arg(long, value_name = "LANG")]
         lang: Option<String>,
@@ -357,12 +361,4 @@ pub enum Command {
         #[arg(long, value_name = "LANG")]
         lang: Option<String>,
     },
-}
-
-/// `range --kind` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
-    Function,
-    Block,
-    Tag,
 }

@@ -42,7 +42,8 @@ pub enum Action {
     },
     Completions(clap_complete::Shell),
     Man(Option<String>),
-    CheckPatches(Vec<PathBuf>),
+    /// The patch files, and `--fuzz N` when given.
+    CheckPatches(Vec<PathBuf>, Option<usize>),
     Range {
         file: PathBuf,
         line: usize,
@@ -77,11 +78,19 @@ pub struct Options {
     pub root: PathBuf,
     pub json: bool,
     pub style: Style,
+    /// Whose words the hints use (`--front-end`; the command line's by default).
+    pub front_end: FrontEnd,
 }
 
 /// Raw arguments → validated options.
 pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
     let root = raw.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    // clap took only these names.
+    let front_end = raw
+        .front_end
+        .as_deref()
+        .and_then(FrontEnd::from_name)
+        .unwrap_or_default();
     if raw.command.is_some() {
         if let Some(flag) = raw.apply_given.first() {
             return Err(UsageError::ApplyFlagWithSubcommand {
@@ -98,7 +107,11 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             to,
             // Given before the subcommand or after it.
             parse: ParseOptions {
-                format: read.format.or(raw.apply.read.format).map(format_of),
+                format: read
+                    .format
+                    .or(raw.apply.read.format)
+                    .as_deref()
+                    .and_then(Format::from_name),
                 strip: read.strip.or(raw.apply.read.strip),
                 recount: read.recount || raw.apply.read.recount,
                 unidiff_zero: read.unidiff_zero || raw.apply.read.unidiff_zero,
@@ -106,7 +119,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man { page }) => Action::Man(page),
-        Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        Some(Command::CheckPatches { paths, fuzz }) => Action::CheckPatches(paths, fuzz),
         // agent (issue 6)
         Some(Command::Read {
             path,
@@ -140,11 +153,8 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             if line == 0 {
                 return Err(UsageError::ZeroLine.into());
             }
-            let kind = kind.map(|k| match k {
-                KindArg::Function => structure::Kind::Function,
-                KindArg::Block => structure::Kind::Block,
-                KindArg::Tag => structure::Kind::Tag,
-            });
+            // clap took only these names.
+            let kind = kind.as_deref().and_then(structure::Kind::from_name);
             Action::Range {
                 file,
                 line,
@@ -156,21 +166,19 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
             files,
             lang: lang_of(lang.as_deref())?,
         },
-        None => apply_action(raw.apply)?,
+        None => apply_action(raw.apply, front_end)?,
     };
     Ok(Options {
         action,
         root,
         json: raw.json,
         style,
+        front_end,
     })
 }
 
 /// The apply options, validated.
-fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
-    if raw.window == 0 {
-        return Err(UsageError::ZeroWindow.into());
-    }
+fn apply_action(raw: ApplyArgs, front_end: FrontEnd) -> Result<Action, Error> {
     if raw.reject {
         return Err(UsageError::Reject.into());
     }
@@ -192,89 +200,44 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
     };
     // --stat and its kin print and write nothing, as git apply does.
     let check = raw.check || report_only;
-    if raw.preview && check {
-        return Err(UsageError::PreviewWithCheck.into());
-    }
-    let mode = match (check, raw.preview) {
-        (true, _) => Mode::Check,
-        (false, true) => Mode::Preview,
-        (false, false) => Mode::Write,
-    };
-    let git = GitMode::from_flags(raw.index, raw.cached, raw.three_way, raw.conflict_markers)?;
-    let post_check = raw.post_check.map(|command| PostCheck {
-        command,
-        timeout: None,
-        rollback_on_fail: raw.rollback_on_fail,
-    });
-    let options = pipeline::Options {
-        format: raw.read.format.map(format_of),
-        strip: raw.read.strip,
-        recount: raw.read.recount,
-        unidiff_zero: raw.read.unidiff_zero,
+    // The flags as the library's raw options; every rule is decided there, once.
+    let raw_options = RawOptions {
+        check,
+        preview: raw.preview,
+        index: raw.index,
+        cached: raw.cached,
+        three_way: raw.three_way,
+        conflict_markers: raw.conflict_markers,
+        diff: raw.diff,
         reverse: raw.reverse,
+        strip: raw.read.strip,
         directory: raw.directory,
         include: raw.include,
         exclude: raw.exclude,
-        window: raw.window,
+        recount: raw.read.recount,
+        unidiff_zero: raw.read.unidiff_zero,
+        window: Some(raw.window),
+        format: raw.read.format,
+        fuzz: Some(raw.fuzz),
         strict_base: raw.strict_base,
         protect: raw.protect,
         allow_notebooks: raw.allow_notebooks,
         strict_balance: raw.strict_balance,
-        diff: raw.diff,
-        git,
-        durability: durability_of(
-            raw.durability.as_deref(),
-            std::env::var(DURABILITY_ENV).ok().as_deref(),
-        )?,
         rebase: raw.rebase,
         max_risk: raw.max_risk,
-        // A plain `--check` keeps no chip; every other run does.
-        keep_chips: mode != Mode::Check || raw.rebase || raw.max_risk.is_some(),
-        report_risk: raw.max_risk.is_some() || raw.preview,
-        post_check,
-        state: None,
-        front_end: FrontEnd::CommandLine,
+        post_check: raw.post_check,
+        rollback_on_fail: raw.rollback_on_fail,
+        durability: raw.durability,
+        front_end,
+        ..RawOptions::default()
     };
-    options.check(mode)?;
-    if raw.rollback_on_fail && options.post_check.is_none() {
-        return Err(UsageError::RollbackWithoutPostCheck.into());
-    }
+    let (options, mode) = raw_options.resolve()?;
     Ok(Action::Apply {
         input,
         options: Box::new(options),
         mode,
         show,
     })
-}
-
-/// The variable hooks and agent sandboxes set instead of passing `--durability`.
-pub(crate) const DURABILITY_ENV: &str = "APPLY_PATCH_DURABILITY";
-
-/// `--durability MODE`, else `APPLY_PATCH_DURABILITY` (`env`, its value), else full. A mode
-/// the variable names that does not exist is a usage error (a typo must not silently keep,
-/// or drop, the flushes).
-pub(crate) fn durability_of(flag: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
-    let (name, source) = match (flag, env) {
-        (Some(name), _) => (name, "--durability"),
-        (None, Some(name)) if !name.is_empty() => (name, DURABILITY_ENV),
-        (None, _) => return Ok(Durability::Full),
-    };
-    Durability::from_name(name).ok_or_else(|| {
-        UsageError::UnknownDurability {
-            given_by: source,
-            name: name.to_string(),
-            known: &Durability::NAMES,
-        }
-        .into()
-    })
-}
-
-pub(crate) fn format_of(f: FormatArg) -> Format {
-    match f {
-        FormatArg::Agent => Format::Agent,
-        FormatArg::Unified => Format::Unified,
-        FormatArg::Json => Format::Json,
-    }
 }
 
 /// `--lang NAME`: a known language or a usage error listing them.

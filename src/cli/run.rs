@@ -114,13 +114,10 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         },
         Action::Read {
             path,
-            around: Some(line),
-            ..
-        } => agent::read_around(&opts.root, path, *line, json, style),
-        Action::Read { path, lines, .. } => {
-            agent::read(&opts.root, path, lines.as_deref(), json, style)
-        }
-        Action::Confirm(id) => agent::confirm(&opts.root, id, json, style),
+            lines,
+            around,
+        } => agent::read(&opts, path, lines.as_deref(), *around),
+        Action::Confirm(id) => agent::confirm(&opts, id),
         Action::Chip(id) => agent::chip(&opts.root, id, json, style),
         Action::Mcp {
             read_only,
@@ -143,8 +140,8 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         } => range_outcome(&opts, file, *line, *kind, *lang),
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
-        Action::CheckPatches(paths) => {
-            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths));
+        Action::CheckPatches(paths, fuzz) => {
+            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths, *fuzz));
             Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()

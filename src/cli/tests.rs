@@ -121,33 +121,6 @@ fn inline_patch_text_is_recognised() {
 }
 
 #[test]
-fn durability_comes_from_the_flag_then_the_variable_and_a_typo_is_a_usage_error() {
-    assert_eq!(
-        durability_of(None, None).expect("default"),
-        Durability::Full
-    );
-    assert_eq!(
-        durability_of(None, Some("")).expect("empty"),
-        Durability::Full
-    );
-    assert_eq!(
-        durability_of(None, Some("atomic")).expect("variable"),
-        Durability::Atomic
-    );
-    assert_eq!(
-        durability_of(Some("full"), Some("atomic")).expect("flag first"),
-        Durability::Full
-    );
-    assert_eq!(
-        durability_of(Some("fsync"), None).expect("flag"),
-        Durability::FullFsync
-    );
-    let e = durability_of(None, Some("relaxed")).expect_err("typo");
-    assert_eq!(e.code, ErrorCode::Usage);
-    assert!(e.message.contains(DURABILITY_ENV), "{}", e.message);
-}
-
-#[test]
 fn the_durability_flag_reaches_the_pipeline_options() {
     let raw = parse_args(&args(&["apply-patch", "--durability", "atomic", "-"])).expect("parses");
     let Action::Apply { options, .. } = validate(raw, Style::detect(false, None))
@@ -156,7 +129,7 @@ fn the_durability_flag_reaches_the_pipeline_options() {
     else {
         panic!("an apply");
     };
-    assert_eq!(options.durability, Durability::Atomic);
+    assert_eq!(options.durability, crate::txn::Durability::Atomic);
     let bad = args(&["apply-patch", "--durability", "relaxed", "-"]);
     assert!(parse_args(&bad).is_err(), "clap refuses an unknown mode");
 }

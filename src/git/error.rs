@@ -4,6 +4,7 @@
 //! refusal becomes the boundary [`Error`]. Failures of gix itself stay `gix_error`, as
 //! I/O failures stay `Error::io`.
 
+use crate::spelling::{Hint, Opt, Value};
 use std::path::PathBuf;
 
 use crate::error::{Error, ErrorCode};
@@ -75,6 +76,14 @@ pub enum GitError {
     /// A patch of a series after one that does not apply.
     #[error("not checked: {earlier}, before it in the series, does not apply")]
     EarlierPatchFailed { earlier: String },
+    /// `check-patches` without `--fuzz`: a hunk applies only with outer context lines
+    /// ignored (SPEC §5 "Fuzz"), so the patch needs refreshing.
+    #[error("hunk {hunk} of {path} applies only with {fuzz} outer context line{} ignored (fuzz): the patch needs refreshing", if *fuzz == 1 { "" } else { "s" })]
+    NeedsFuzz {
+        path: String,
+        hunk: usize,
+        fuzz: usize,
+    },
     /// A three-way merge that conflicts.
     #[error(
         "{path}: the patch's change conflicts with changes made since it was written: \
@@ -164,7 +173,9 @@ impl GitError {
             GitError::IndexUnreadable { denied: true, .. } => ErrorCode::PermissionDenied,
             GitError::IndexUnreadable { .. } => ErrorCode::IoError,
             GitError::NotInWorkTree { .. } => ErrorCode::Usage,
-            GitError::EarlierPatchFailed { .. } => ErrorCode::ContextNotFound,
+            GitError::EarlierPatchFailed { .. } | GitError::NeedsFuzz { .. } => {
+                ErrorCode::ContextNotFound
+            }
             GitError::MergeConflict { .. } | GitError::AmbiguousBase { .. } => {
                 ErrorCode::MergeConflict
             }
@@ -177,31 +188,64 @@ impl GitError {
     }
 
     /// The next step to take, when the refusal names one.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<Hint> {
         let hint = match self {
-            GitError::RootInGitDir { .. } => "run apply-patch from the work tree (--root DIR)",
+            GitError::RootInGitDir { .. } => {
+                return Some(
+                    Hint::new()
+                        .text("run apply-patch from the work tree")
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text("DIR".into()))
+                                .text(")"),
+                        ),
+                )
+            }
             GitError::InsideGitDir { .. } => "patch files of the work tree only",
             GitError::OtherRepository { dir, .. } => {
-                return Some(format!(
-                    "apply the part of the patch for {dir} from inside it (--root {dir})"
-                ))
+                return Some(
+                    Hint::new()
+                        .text(format!("apply the part of the patch for {dir} from inside it"))
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text(dir.clone().into()))
+                                .text(")"),
+                        ),
+                )
             }
             GitError::IndexLocked { index, .. } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "another git process is running; if none is, a crashed one left the lock: \
                      remove {}.lock",
                     index.display()
-                ))
+                )))
             }
             GitError::NotInWorkTree { .. } => {
-                "run it inside the repository the patches belong to (--root DIR)"
+                return Some(
+                    Hint::new()
+                        .text("run it inside the repository the patches belong to")
+                        .clause(
+                            Hint::new()
+                                .text(" (")
+                                .opt(Opt::Root, Value::Text("DIR".into()))
+                                .text(")"),
+                        ),
+                )
             }
             GitError::MergeConflict {
                 fate: MergeFate::Refused,
                 ..
             } => {
-                "resolve by hand, or pass --conflict-markers to write git-style conflict \
-                 markers into the file"
+                return Some(
+                    Hint::new().text("resolve by hand").clause(
+                        Hint::new()
+                            .text(", or pass ")
+                            .on(Opt::ConflictMarkers)
+                            .text(" to write git-style conflict markers into the file"),
+                    ),
+                )
             }
             GitError::MergeConflict { .. } => MARKERS_HINT,
             GitError::AmbiguousBase { .. } => {
@@ -209,11 +253,27 @@ impl GitError {
             }
             GitError::ConflictedEntry { .. } => "resolve the conflict and stage the file first",
             GitError::IndexDisagrees { .. } => {
-                "stage the files first (git add), or apply without --index"
+                return Some(
+                    Hint::new()
+                        .text("stage the files first (git add), or apply ")
+                        .opt(Opt::Index, Value::Off),
+                )
             }
             GitError::StaleBase { .. } => {
-                "regenerate the patch against the current file, or drop --strict-base to apply \
-                 it anyway"
+                return Some(
+                    Hint::new()
+                        .text("regenerate the patch against the current file")
+                        .clause(
+                            Hint::new()
+                                .text(", or drop ")
+                                .name(Opt::StrictBase)
+                                .text(" to apply it anyway"),
+                        ),
+                )
+            }
+            GitError::NeedsFuzz { .. } => {
+                "regenerate the patch against the staged tree (its context lines have drifted), \
+                 or run check-patches --fuzz N to accept patches that need up to N lines of fuzz"
             }
             GitError::LeavesWorkTree { .. }
             | GitError::PathNotUtf8 { .. }
@@ -224,7 +284,7 @@ impl GitError {
             | GitError::SmudgeDelayed { .. }
             | GitError::SeriesMissing { .. } => return None,
         };
-        Some(hint.to_string())
+        Some(Hint::from(hint))
     }
 
     /// The path the refusal is about (every message names its own).
@@ -236,7 +296,8 @@ impl GitError {
             | GitError::MergeConflict { path, .. }
             | GitError::SmudgeDelayed { path }
             | GitError::ConflictedEntry { path }
-            | GitError::StaleBase { path, .. } => Some(path.clone()),
+            | GitError::StaleBase { path, .. }
+            | GitError::NeedsFuzz { path, .. } => Some(path.clone()),
             GitError::SeriesMissing { series, .. } => Some(series.display().to_string()),
             GitError::IndexDisagrees { problems } if problems.len() == 1 => {
                 Some(problems[0].0.clone())

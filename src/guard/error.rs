@@ -2,6 +2,7 @@
 //! heredoc's `cd`, the symlink followed, the glob, the two hashes) as fields. The message
 //! and the next step are written once, when a refusal becomes the boundary [`Error`].
 
+use crate::spelling::{Hint, Opt, Value};
 use crate::error::{Error, ErrorCode};
 
 /// Why a guard refused a path or a file.
@@ -134,31 +135,55 @@ impl GuardError {
     }
 
     /// The next step to take, when the refusal names one.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<Hint> {
         let hint = match self {
             GuardError::NotAFileName { .. } => "name a file: no NUL byte, no trailing `/`",
             GuardError::Escape { .. } => {
-                "patch paths must stay inside the root (--root) and outside .git/"
+                return Some(
+                    Hint::new()
+                        .text("patch paths must stay inside the root")
+                        .clause(Hint::new().text(" (").name(Opt::Root).text(")"))
+                        .text(" and outside .git/"),
+                )
             }
             GuardError::Symlink {
                 why: SymlinkWhy::NestedRepository { dir },
                 ..
-            } => return Some(format!("apply the change inside that repository: --root {dir}")),
+            } => {
+                return Some(
+                    Hint::new().text("apply the change inside that repository").clause(
+                        Hint::new()
+                            .text(": ")
+                            .opt(Opt::Root, Value::Text(dir.clone().into())),
+                    ),
+                )
+            }
             GuardError::Symlink { .. } => {
                 "patch paths must stay inside the root, also through symlinks"
             }
             GuardError::Protected { .. } => {
-                "leave this file alone, or drop the --protect pattern if the change is intended"
+                return Some(
+                    Hint::new().text("leave this file alone").clause(
+                        Hint::new()
+                            .text(", or drop the ")
+                            .name(Opt::Protect)
+                            .text(" pattern if the change is intended"),
+                    ),
+                )
             }
             GuardError::Notebook { .. } => {
-                "edit notebooks with a notebook tool, or pass --allow-notebooks"
+                return Some(
+                    Hint::new().text("edit notebooks with a notebook tool").clause(
+                        Hint::new().text(", or pass ").on(Opt::AllowNotebooks),
+                    ),
+                )
             }
             GuardError::StaleBase { .. } => {
                 "re-read the file and write the patch against its current content"
             }
             GuardError::BadGlob { .. } | GuardError::BadGlobSet { .. } => return None,
         };
-        Some(hint.to_string())
+        Some(Hint::from(hint))
     }
 }
 

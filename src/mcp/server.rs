@@ -28,9 +28,10 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler,
 
 use crate::agent::catalog::{self, PostCheckChoice, PostChecks};
 use crate::agent::permit::{self, ReadRecord};
-use crate::agent::read::{read_file, LineRange};
+use crate::agent::read::LineRange;
+use crate::pipeline::read::{ReadSetup, ReadWhat};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
-use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, PostCheck};
+use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, RawOptions};
 use crate::error::Error;
 use crate::model::Format;
 use crate::report::Warning;
@@ -119,10 +120,15 @@ pub struct WriteOptions {
     /// quotes unbalanced, instead of warning.
     #[serde(default)]
     pub strict_balance: bool,
-    /// How many lines from its line-number hint (or from the previous hunk) a match still
-    /// counts as near (`--window`, default 20).
+    /// How many lines from its line-number hint a match still counts as near (`--window`,
+    /// default 20).
     #[serde(default)]
     pub window: Option<usize>,
+    /// When a hunk is found nowhere, how many outer context lines at each end may be
+    /// ignored, the rest having to be unique in the whole file (`--fuzz`, default 2; 0 turns
+    /// it off).
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `apply_patch`.
@@ -167,6 +173,9 @@ pub struct PreviewArgs {
     /// As in `apply_patch`.
     #[serde(default)]
     pub window: Option<usize>,
+    /// As in `apply_patch`.
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `confirm`.
@@ -186,7 +195,7 @@ pub struct RangeArgs {
     pub line: usize,
     /// `function`, `block` or `tag`; default: the innermost function, else block.
     #[serde(default)]
-    #[schemars(extend("enum" = ["function", "block", "tag"]))]
+    #[schemars(extend("enum" = crate::structure::Kind::NAMES))]
     pub kind: Option<String>,
 }
 
@@ -258,7 +267,7 @@ impl McpServer {
     #[tool(name = "read", description = tools::READ)]
     async fn read_tool(&self, Parameters(args): Parameters<ReadArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.reading(|s| s.read(args))).await
+        blocking(move || session.read(args)).await
     }
 
     #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
@@ -281,6 +290,7 @@ impl McpServer {
         let options = WriteOptions {
             rebase: args.rebase,
             window: args.window,
+            fuzz: args.fuzz,
             ..WriteOptions::default()
         };
         let session = self.session.clone();
@@ -358,29 +368,39 @@ impl Session {
         result
     }
 
+    /// `read`: the library's one read (which recovers a crashed transaction first, or, on a
+    /// read-only server, refuses naming `apply-patch recover`); what a recovery did is added
+    /// to the result as a text block per warning.
     fn read(&self, args: ReadArgs) -> CallToolResult {
         if let Err(e) = check_read_args(&args) {
             return error_result(&e);
         }
-        if let Some(line) = args.around {
-            return self.read_around(&args, line);
-        }
-        // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
-        // (the header and a note say how many more there are).
-        let end = args.end_line.or_else(|| {
-            Some(
-                args.start_line
-                    .unwrap_or(1)
-                    .saturating_add(MAX_READ_LINES - 1),
-            )
-        });
-        let range = LineRange {
-            start: args.start_line,
-            end,
+        let what = match args.around {
+            Some(_) if args.start_line.is_some() || args.end_line.is_some() => {
+                return error_result(&AgentError::BadArguments(BadArguments::AroundAndRange).into())
+            }
+            Some(line) => ReadWhat::Around(line),
+            // A model's context is finite: without an end, serve at most MAX_READ_LINES lines
+            // (the header and a note say how many more there are).
+            None => ReadWhat::Lines(LineRange {
+                start: args.start_line,
+                end: args.end_line.or_else(|| {
+                    Some(
+                        args.start_line
+                            .unwrap_or(1)
+                            .saturating_add(MAX_READ_LINES - 1),
+                    )
+                }),
+            }),
         };
-        let store = self.state.as_ref().map(|s| &s.snapshots);
-        match read_file(&self.root, &args.path, range, store) {
-            Ok(out) => {
+        let setup = ReadSetup {
+            state: self.state.as_ref(),
+            read_only: !self.writes,
+            front_end: FrontEnd::McpTool,
+        };
+        match pipeline::read::read(&self.root, &args.path, what, &setup) {
+            Ok(done) => {
+                let out = done.served.lines();
                 self.reads().insert(
                     out.path.clone(),
                     ReadRecord {
@@ -388,31 +408,13 @@ impl Session {
                         total_lines: out.total_lines,
                     },
                 );
-                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
-                result.structured_content = serde_json::to_value(&out).ok();
-                result
-            }
-            Err(e) => error_result(&e),
-        }
-    }
-
-    /// `read` with `around`: the enclosing range instead of a line range.
-    fn read_around(&self, args: &ReadArgs, line: usize) -> CallToolResult {
-        if args.start_line.is_some() || args.end_line.is_some() {
-            return error_result(&AgentError::BadArguments(BadArguments::AroundAndRange).into());
-        }
-        let store = self.state.as_ref().map(|s| &s.snapshots);
-        match crate::agent::around::read_around(&self.root, &args.path, line, store) {
-            Ok(out) => {
-                self.reads().insert(
-                    out.read.path.clone(),
-                    ReadRecord {
-                        sha256: out.read.sha256.clone(),
-                        total_lines: out.read.total_lines,
-                    },
-                );
-                let mut result = CallToolResult::success(vec![ContentBlock::text(out.render())]);
-                result.structured_content = serde_json::to_value(&out).ok();
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(done.served.render())]);
+                result.structured_content = serde_json::to_value(&done.served).ok();
+                for w in &done.warnings {
+                    let text = format!("warning: {}: {}", w.code.as_str(), w.message);
+                    result.content.push(ContentBlock::text(text));
+                }
                 result
             }
             Err(e) => error_result(&e),
@@ -430,7 +432,7 @@ impl Session {
         // Only an operator's command can come out of this; anything else is refused here.
         let post_check = match self
             .checks
-            .resolve(options.post_check.as_ref(), options.rollback_on_fail)
+            .resolve(options.post_check.as_ref())
         {
             Ok(c) => c,
             Err(e) => return error_result(&e),
@@ -438,40 +440,38 @@ impl Session {
         if preview && self.state.is_none() {
             return error_result(&no_state("preview"));
         }
-        let mode = match (preview, options.dry_run) {
-            (true, _) => Mode::Preview,
-            (false, true) => Mode::Check,
-            (false, false) => Mode::Write,
+        // The arguments as the library's raw options; every rule is decided there, once.
+        let raw = RawOptions {
+            check: options.dry_run,
+            preview,
+            diff: preview,
+            strict_balance: options.strict_balance,
+            rebase: options.rebase,
+            window: options.window,
+            fuzz: options.fuzz,
+            format: format.map(|f| f.as_str().to_string()),
+            post_check,
+            rollback_on_fail: options.rollback_on_fail,
+            max_risk: options.max_risk,
+            // The tools always report the risk.
+            report_risk: Some(true),
+            front_end: FrontEnd::McpTool,
+            ..RawOptions::default()
         };
-        let mut builder = pipeline::Options::builder()
-            .diff(preview)
-            .strict_balance(options.strict_balance)
-            .rebase(options.rebase)
-            .report_risk(true)
-            // Every MCP write keeps a refused patch as a chip.
-            .keep_chips(true)
-            .front_end(FrontEnd::McpTool)
-            .durability(self.durability);
-        if let Some(format) = format {
-            builder = builder.format(format);
-        }
-        if let Some(window) = options.window {
-            builder = builder.window(window);
-        }
-        if let Some(command) = post_check {
-            builder = builder.post_check(PostCheck {
-                command,
-                timeout: None,
-                rollback_on_fail: options.rollback_on_fail,
-            });
-        }
-        if let Some(max) = options.max_risk {
-            builder = builder.max_risk(max);
-        }
-        if let Some(s) = &self.state {
-            builder = builder.state(s.state.clone());
-        }
-        let opts = builder.build();
+        let mut opts = match raw.resolve() {
+            Ok((opts, _)) => opts,
+            Err(e) => return error_result(&e),
+        };
+        let mode = if preview {
+            Mode::Preview
+        } else if options.dry_run {
+            Mode::Check
+        } else {
+            Mode::Write
+        };
+        // The operator's durability (resolved once, when the server started).
+        opts.durability = self.durability;
+        opts.state = self.state.as_ref().map(|s| s.state.clone());
         // The pipeline recovers first, then runs the permission check (which reads the
         // files the patch names) on the patch it parsed, before it plans; after a commit,
         // the gate reads back what was written. Both read through the run's own tree.
@@ -540,9 +540,7 @@ impl Session {
         }
         let kind = match args.kind.as_deref() {
             None => None,
-            Some("function") => Some(Kind::Function),
-            Some("block") => Some(Kind::Block),
-            Some("tag") => Some(Kind::Tag),
+            Some(name) if Kind::from_name(name).is_some() => Kind::from_name(name),
             Some(other) => {
                 return error_result(
                     &AgentError::BadArguments(BadArguments::UnknownKind {
@@ -699,6 +697,7 @@ fn report_result(value: serde_json::Value, is_error: bool) -> CallToolResult {
 /// A refusal as the tool result a model sees: `isError`, the error object as structured
 /// content and as text (so clients that show only text still see code, message and hint).
 pub fn error_result(e: &Error) -> CallToolResult {
+    let e = e.clone().for_front_end(FrontEnd::McpTool);
     CallToolResult::structured_error(serde_json::json!({"ok": false, "error": e}))
 }
 

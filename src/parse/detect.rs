@@ -71,8 +71,14 @@ pub(crate) fn detect_as(input: &[u8], format: Format) -> Result<Detected, ParseE
                 other.format.as_str()
             ));
         }
-        ParseError::about_input(message)
-            .with_hint("`--format` forces the format; without it the format is detected")
+        ParseError::about_input(message).with_hint(
+            crate::spelling::Hint::new().clause(
+                crate::spelling::Hint::new()
+                    .text("`")
+                    .name(crate::spelling::Opt::Format)
+                    .text("` forces the format; without it the format is detected"),
+            ),
+        )
     })
 }
 
@@ -113,8 +119,20 @@ pub(crate) fn nothing_found(input: &[u8]) -> ParseError {
         )
     };
     ParseError::about_input(message).with_hint(
-        "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff or a JSON \
-         edit request; `--format agent|unified|json` forces a format",
+        crate::spelling::Hint::new()
+            .text(
+                "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff or \
+                 a JSON edit request",
+            )
+            .clause(
+                crate::spelling::Hint::new()
+                    .text("; `")
+                    .opt(
+                        crate::spelling::Opt::Format,
+                        crate::spelling::Value::Text("agent|unified|json".into()),
+                    )
+                    .text("` forces a format"),
+            ),
     )
 }
 

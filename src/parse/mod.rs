@@ -61,8 +61,10 @@ pub struct ParseError {
     pub located: bool,
     /// What went wrong, lowercase ("expected a hunk line starting with ' ', '-' or '+'").
     pub message: String,
-    /// What to do about it.
+    /// What to do about it (as the command line words it).
     pub hint: Option<String>,
+    /// The hint as parts when it names options (each front end spells them its own way).
+    pub hint_parts: Option<crate::spelling::Hint>,
 }
 
 impl ParseError {
@@ -76,6 +78,7 @@ impl ParseError {
             located: true,
             message: message.into(),
             hint: None,
+            hint_parts: None,
         }
     }
 
@@ -88,12 +91,15 @@ impl ParseError {
             located: false,
             message: message.into(),
             hint: None,
+            hint_parts: None,
         }
     }
 
     /// The same error with a hint.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+    pub fn with_hint(mut self, hint: impl Into<crate::spelling::Hint>) -> Self {
+        let hint = hint.into();
+        self.hint = Some(hint.render(crate::spelling::FrontEnd::CommandLine));
+        self.hint_parts = (!hint.options().is_empty()).then_some(hint);
         self
     }
 
@@ -160,7 +166,7 @@ impl From<ParseError> for crate::Error {
                 "line_text": err.line_text,
             }));
         }
-        out.hint = err.hint;
+        out.set_hint(err.hint_parts.or(err.hint.map(crate::spelling::Hint::from)));
         out
     }
 }
@@ -247,6 +253,7 @@ mod tests {
             located: true,
             message: "bad".into(),
             hint: Some("fix it".into()),
+            hint_parts: None,
         };
         assert_eq!(
             err.render(),

@@ -64,7 +64,15 @@ impl From<HookError> for Error {
         let out = Error::new(err.code(), err.to_string());
         match err {
             HookError::RiskExceeded { risk, .. } => out
-                .with_hint("split the patch into smaller ones, or ask for a higher --max-risk")
+                .with_hint(
+                    crate::spelling::Hint::new()
+                        .text("split the patch into smaller ones")
+                        .clause(
+                            crate::spelling::Hint::new()
+                                .text(", or ask for a higher ")
+                                .name(crate::spelling::Opt::MaxRisk),
+                        ),
+                )
                 .with_details(serde_json::json!({ "risk": risk })),
             HookError::IndexChangedSinceApply => out,
         }

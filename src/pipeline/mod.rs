@@ -33,6 +33,8 @@ mod check;
 pub mod confirm;
 pub mod hooks;
 pub mod options;
+#[cfg(feature = "mcp")]
+pub mod read;
 #[cfg(feature = "git")]
 mod rebase;
 pub mod sink;
@@ -54,7 +56,9 @@ use crate::txn::TxnOptions;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
-pub use options::{FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, Stage};
+pub use options::{
+    FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, RawOptions, Stage, DURABILITY_ENV,
+};
 #[cfg(feature = "git")]
 pub use view::{AgentReport, ConfirmReport};
 
@@ -209,7 +213,7 @@ pub fn apply_bytes(
     opts: &Options,
     mode: Mode,
 ) -> Result<Applied, Box<Refused>> {
-    let patch = parse(input, opts).map_err(Refused::before)?;
+    let patch = parse(input, opts).map_err(|e| Refused::before(e.for_front_end(opts.front_end)))?;
     let request = Request {
         input: Some(input),
         patch: &patch,
@@ -239,6 +243,22 @@ pub(crate) trait Gate {
 /// The sequence (module docs). `gate`'s `before` runs after the recovery, before the plan;
 /// its `after`, after a write committed.
 pub(crate) fn run(
+    target: Target<'_>,
+    req: &Request<'_, '_>,
+    opts: &Options,
+    mode: Mode,
+    gate: Option<&mut dyn Gate>,
+) -> Result<Applied, Box<Refused>> {
+    let mut out = run_for(target, req, opts, mode, gate);
+    // Every refusal's hint in the words of the front end that runs.
+    if let Err(refused) = &mut out {
+        refused.error.set_front_end(opts.front_end);
+    }
+    out
+}
+
+/// [`run`], before the refusal is worded for its front end.
+fn run_for(
     target: Target<'_>,
     req: &Request<'_, '_>,
     opts: &Options,

@@ -132,18 +132,9 @@ impl GitMode {
     }
 }
 
-/// Which front end runs the pipeline, so that a refusal's hint names what that caller can do
-/// (the command line's `--rebase`, or the MCP tools' `rebase: true` and `read` tool). It
-/// changes words only, never what is planned or written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum FrontEnd {
-    /// The `apply-patch` command (and a library caller, who reads the same words).
-    #[default]
-    CommandLine,
-    /// An MCP tool (`apply_patch`, `edit`, `preview`).
-    McpTool,
-}
+/// Which front end runs the pipeline, so that a refusal's hint names what that caller can
+/// do (the table is [`crate::spelling`]).
+pub use crate::spelling::FrontEnd;
 
 /// `--post-check CMD`: a command run in the root after the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +145,165 @@ pub struct PostCheck {
     pub timeout: Option<Duration>,
     /// `--rollback-on-fail`: a failing command reverts the transaction (and the index).
     pub rollback_on_fail: bool,
+}
+
+/// The variable hooks and agent sandboxes set instead of passing a durability: read here,
+/// once, by [`RawOptions::resolve`], for every front end.
+pub const DURABILITY_ENV: &str = "APPLY_PATCH_DURABILITY";
+
+/// The options as a front end receives them — names as text, numbers unchecked, switches
+/// that default by a rule left unset — in the Python API's names (its JSON is this struct).
+/// [`RawOptions::resolve`] decides every rule once, for the command line, the MCP tools, the
+/// Python module and (through the command line) the npm package: the front ends only map
+/// their arguments here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RawOptions {
+    /// Plan only; nothing is written.
+    pub check: bool,
+    /// Keep the plan under an event id for `confirm`; nothing is written.
+    pub preview: bool,
+    pub index: bool,
+    pub cached: bool,
+    pub three_way: bool,
+    pub conflict_markers: bool,
+    pub diff: bool,
+    pub reverse: bool,
+    pub strip: Option<usize>,
+    pub directory: Option<String>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub recount: bool,
+    pub unidiff_zero: bool,
+    /// None: the default (20).
+    pub window: Option<usize>,
+    /// Outer context lines fuzz may ignore at each end of a hunk; None: the default (2).
+    pub fuzz: Option<usize>,
+    /// One of [`Format::NAMES`]; None: detected.
+    pub format: Option<String>,
+    pub strict_base: bool,
+    pub protect: Vec<String>,
+    pub allow_notebooks: bool,
+    pub strict_balance: bool,
+    pub rebase: bool,
+    pub max_risk: Option<u32>,
+    /// A command run with `sh -c` in the root after the commit.
+    pub post_check: Option<String>,
+    pub rollback_on_fail: bool,
+    /// None: the rule — a refused patch is kept as a chip, except by a plain check (one
+    /// without `rebase` or `max_risk`), which keeps nothing.
+    pub keep_chips: Option<bool>,
+    /// None: with `max_risk` and in a preview.
+    pub report_risk: Option<bool>,
+    /// One of [`Durability::NAMES`]; None: [`DURABILITY_ENV`], else full.
+    pub durability: Option<String>,
+    /// Whose words a refusal's hint uses (not part of the JSON: each front end sets its own).
+    #[serde(skip)]
+    pub front_end: FrontEnd,
+}
+
+impl RawOptions {
+    /// Every option rule, decided once: the mode from `check` and `preview`, the git mode,
+    /// the names (format, durability, with [`DURABILITY_ENV`] read here), the window's range,
+    /// whether chips are kept, and the combinations [`Options::check`] refuses. A refusal is
+    /// `usage`, its message the same for every front end, its hint in the caller's words.
+    pub fn resolve(self) -> Result<(Options, Mode), Error> {
+        let env = std::env::var(DURABILITY_ENV).ok();
+        self.resolve_with_env(env.as_deref())
+    }
+
+    /// [`RawOptions::resolve`] with the variable's value given (`env`).
+    pub fn resolve_with_env(self, env: Option<&str>) -> Result<(Options, Mode), Error> {
+        let front = self.front_end;
+        self.resolve_inner(env).map_err(|e| e.for_front_end(front))
+    }
+
+    fn resolve_inner(self, env: Option<&str>) -> Result<(Options, Mode), Error> {
+        let mode = match (self.check, self.preview) {
+            (true, true) => return Err(UsageError::PreviewWithCheck.into()),
+            (true, false) => Mode::Check,
+            (false, true) => Mode::Preview,
+            (false, false) => Mode::Write,
+        };
+        let git = GitMode::from_flags(
+            self.index,
+            self.cached,
+            self.three_way,
+            self.conflict_markers,
+        )?;
+        let format = match self.format.as_deref() {
+            None => None,
+            Some(name) => {
+                Some(
+                    Format::from_name(name).ok_or_else(|| UsageError::UnknownFormat {
+                        name: name.to_string(),
+                        known: &Format::NAMES,
+                    })?,
+                )
+            }
+        };
+        let durability = durability_of(self.durability.as_deref(), env)?;
+        if self.rollback_on_fail && self.post_check.is_none() {
+            return Err(UsageError::RollbackWithoutPostCheck.into());
+        }
+        let post_check = self.post_check.map(|command| PostCheck {
+            command,
+            timeout: None,
+            rollback_on_fail: self.rollback_on_fail,
+        });
+        let options = Options {
+            format,
+            strip: self.strip,
+            recount: self.recount,
+            unidiff_zero: self.unidiff_zero,
+            reverse: self.reverse,
+            directory: self.directory,
+            include: self.include,
+            exclude: self.exclude,
+            window: self.window.unwrap_or(LocateOptions::default().window),
+            fuzz: self.fuzz.unwrap_or(crate::locate::DEFAULT_FUZZ),
+            strict_base: self.strict_base,
+            protect: self.protect,
+            allow_notebooks: self.allow_notebooks,
+            strict_balance: self.strict_balance,
+            diff: self.diff,
+            git,
+            rebase: self.rebase,
+            max_risk: self.max_risk,
+            keep_chips: self
+                .keep_chips
+                .unwrap_or(mode != Mode::Check || self.rebase || self.max_risk.is_some()),
+            report_risk: self
+                .report_risk
+                .unwrap_or(self.max_risk.is_some() || mode == Mode::Preview),
+            post_check,
+            state: None,
+            front_end: self.front_end,
+            durability,
+        };
+        options.check(mode)?;
+        Ok((options, mode))
+    }
+}
+
+/// The durability named by the option, else by the variable (`env`, its value), else full.
+/// A name that is not a mode is a usage error (a typo must not silently keep, or drop, the
+/// flushes).
+fn durability_of(option: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
+    let (name, from_env) = match (option, env) {
+        (Some(name), _) => (name, false),
+        (None, Some(name)) if !name.is_empty() => (name, true),
+        (None, _) => return Ok(Durability::Full),
+    };
+    Durability::from_name(name).ok_or_else(|| {
+        UsageError::UnknownDurability {
+            from_env,
+            name: name.to_string(),
+            known: &Durability::NAMES,
+        }
+        .into()
+    })
 }
 
 /// The options of one run (everything but the [`Mode`]). Build with [`Options::builder`].
@@ -173,6 +323,9 @@ pub struct Options {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub window: usize,
+    /// `--fuzz N` (SPEC §5 "Fuzz"): outer context lines a hunk found nowhere may lose at each
+    /// end, under uniqueness in the whole file; 0 turns it off.
+    pub fuzz: usize,
     pub strict_base: bool,
     pub protect: Vec<String>,
     pub allow_notebooks: bool,
@@ -211,6 +364,7 @@ impl Default for Options {
             include: Vec::new(),
             exclude: Vec::new(),
             window: LocateOptions::default().window,
+            fuzz: crate::locate::DEFAULT_FUZZ,
             strict_base: false,
             protect: Vec::new(),
             allow_notebooks: false,
@@ -261,6 +415,8 @@ impl OptionsBuilder {
         directory: String;
         /// The search window around a line hint.
         window: usize;
+        /// Outer context lines fuzz may ignore at each end of a hunk (0: off).
+        fuzz: usize;
         /// A diff's blob id that does not match is `stale_file`, not a warning.
         strict_base: bool;
         /// Allow patching notebooks.
@@ -328,12 +484,11 @@ impl Options {
             return Err(UsageError::PreviewMarkers.into());
         }
         if self.post_check.is_some() && mode != Mode::Write {
-            let flag = if mode == Mode::Check {
-                "--check"
-            } else {
-                "--preview"
-            };
-            return Err(UsageError::PostCheckWithoutWrite { flag }.into());
+            let check = mode == Mode::Check;
+            return Err(UsageError::PostCheckWithoutWrite { check }.into());
+        }
+        if self.window == 0 {
+            return Err(UsageError::ZeroWindow.into());
         }
         Ok(())
     }
@@ -368,6 +523,7 @@ impl Options {
         LocateOptions {
             window: self.window,
             unidiff_zero: self.unidiff_zero,
+            fuzz: self.fuzz,
             ..LocateOptions::default()
         }
     }
@@ -391,6 +547,118 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    fn durability(option: Option<&str>, env: Option<&str>) -> Result<Durability, Error> {
+        let raw = RawOptions {
+            durability: option.map(str::to_string),
+            ..RawOptions::default()
+        };
+        raw.resolve_with_env(env).map(|(o, _)| o.durability)
+    }
+
+    #[test]
+    fn durability_comes_from_the_option_then_the_variable_and_a_typo_is_a_usage_error() {
+        assert_eq!(durability(None, None).ok(), Some(Durability::Full));
+        assert_eq!(durability(None, Some("")).ok(), Some(Durability::Full));
+        assert_eq!(
+            durability(None, Some("atomic")).ok(),
+            Some(Durability::Atomic)
+        );
+        assert_eq!(
+            durability(Some("full"), Some("atomic")).ok(),
+            Some(Durability::Full)
+        );
+        assert_eq!(
+            durability(Some("fsync"), None).ok(),
+            Some(Durability::FullFsync)
+        );
+        let e = durability(None, Some("relaxed")).expect_err("typo");
+        assert_eq!(e.code, ErrorCode::Usage);
+        assert_eq!(
+            e.message,
+            "APPLY_PATCH_DURABILITY=\"relaxed\" is not a durability mode; known: full, fsync, atomic"
+        );
+        let e = durability(Some("relaxed"), None).expect_err("typo");
+        assert_eq!(
+            e.message,
+            "\"relaxed\" is not a durability mode; known: full, fsync, atomic"
+        );
+    }
+
+    /// Every rule in one place: the same raw option is refused with the same code and
+    /// message whichever front end sends it; only the hint's spelling differs.
+    #[test]
+    fn the_rules_are_decided_once_and_hints_follow_the_front_end() {
+        let fronts = [
+            (FrontEnd::CommandLine, "--window N", "--format"),
+            (FrontEnd::McpTool, "window: N", "format"),
+            (FrontEnd::Python, "window=N", "format"),
+            (FrontEnd::JavaScript, "window: N", "format"),
+        ];
+        for (front, window, format) in fronts {
+            let raw = RawOptions {
+                window: Some(0),
+                front_end: front,
+                ..RawOptions::default()
+            };
+            let e = raw.resolve_with_env(None).expect_err("window 0");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (ErrorCode::Usage, "the window must be at least 1 line")
+            );
+            let hint = e.hint.unwrap_or_default();
+            assert!(
+                hint.starts_with(&format!("give {window} with N")),
+                "{front:?}: {hint}"
+            );
+            let raw = RawOptions {
+                format: Some("yaml".into()),
+                front_end: front,
+                ..RawOptions::default()
+            };
+            let e = raw.resolve_with_env(None).expect_err("no such format");
+            assert_eq!(
+                e.message,
+                "\"yaml\" is not a patch format; known: agent, unified, json"
+            );
+            assert!(e
+                .hint
+                .unwrap_or_default()
+                .starts_with(&format!("give {format} one of")));
+        }
+        let chips = |check: bool, rebase: bool, keep: Option<bool>| {
+            let raw = RawOptions {
+                check,
+                rebase,
+                keep_chips: keep,
+                ..RawOptions::default()
+            };
+            raw.resolve_with_env(None).map(|(o, _)| o.keep_chips).ok()
+        };
+        assert_eq!(chips(false, false, None), Some(true));
+        assert_eq!(chips(true, false, None), Some(false));
+        assert_eq!(chips(true, true, None), Some(true));
+        assert_eq!(chips(false, false, Some(false)), Some(false));
+        let both = RawOptions {
+            check: true,
+            preview: true,
+            ..RawOptions::default()
+        };
+        let e = both.resolve_with_env(None).expect_err("preview and check");
+        assert_eq!(e.message, "a preview and a check do not go together");
+        let rollback = RawOptions {
+            rollback_on_fail: true,
+            front_end: FrontEnd::JavaScript,
+            ..RawOptions::default()
+        };
+        let e = rollback
+            .resolve_with_env(None)
+            .expect_err("nothing to roll back");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("name a command with postCheck, or leave out rollbackOnFail")
+        );
+    }
+
     #[test]
     fn options_and_plan_options_can_cross_threads() {
         fn send<T: Send + Sync>() {}
@@ -412,7 +680,11 @@ mod tests {
             Some(GitMode::Cached)
         );
         let e = GitMode::from_flags(false, false, false, true).expect_err("markers alone");
-        assert_eq!(e.message, "--conflict-markers needs --3way");
+        assert_eq!(e.message, "conflict markers need a three-way merge");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("add --3way, or leave out --conflict-markers")
+        );
         let built = Options::builder().git(want).max_risk(5).build();
         assert_eq!((built.git, built.max_risk), (want, Some(5)));
         assert!(built.check(Mode::Write).is_ok());
@@ -420,7 +692,7 @@ mod tests {
         let e = rebase.check(Mode::Write).expect_err("meaningless");
         assert_eq!(e.code, ErrorCode::Usage);
         assert!(
-            e.message.contains("--cached plans against the index"),
+            e.message.contains("a cached apply plans against the index"),
             "{}",
             e.message
         );
@@ -433,7 +705,7 @@ mod tests {
             .build();
         let e = post.check(Mode::Check).expect_err("nothing to check after");
         assert!(
-            e.message.contains("--check writes nothing"),
+            e.message.contains("a check writes nothing"),
             "{}",
             e.message
         );

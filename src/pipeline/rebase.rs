@@ -17,6 +17,7 @@ use crate::error::{Error, ErrorCode};
 use crate::model::{FileOp, PatchSet};
 use crate::plan::{Plan, PlanOptions, Refusal};
 use crate::report::{Warning, WarningCode};
+use crate::spelling::{Hint, Opt, Value};
 use crate::tree::{DiskTree, Kind, Node, Tree};
 use crate::txn::{NewState, Snapshot};
 
@@ -191,40 +192,26 @@ pub(crate) enum RebaseAdvice {
 }
 
 impl RebaseAdvice {
-    /// The next step for this advice and front end.
-    fn hint(&self) -> String {
+    /// The next step for this advice, one wording for every front end: the option and the
+    /// `read` command are references the front end spells ([`crate::spelling`]).
+    fn hint(&self) -> Hint {
         match self {
-            RebaseAdvice::Possible {
-                source,
-                front: FrontEnd::CommandLine,
-                ..
-            } => format!(
-                "the content of that version is known ({}): run again with --rebase to merge \
-                 the patch onto the current file, or re-read the file and write the patch \
-                 against it",
-                source.as_str()
-            ),
-            RebaseAdvice::Possible {
-                front: FrontEnd::McpTool,
-                ..
-            } => "the content of the version you read was kept: send the same change again \
-                  with rebase: true to merge it onto the current file, or read the file again \
-                  and redo the change"
-                .into(),
-            RebaseAdvice::NoBase {
-                front: FrontEnd::CommandLine,
-                ..
-            } => "read the file with `apply-patch read` first (it keeps a snapshot of what it \
-                  shows, for --rebase); now re-read it and write the patch against its current \
-                  content"
-                .into(),
-            RebaseAdvice::NoBase {
-                front: FrontEnd::McpTool,
-                ..
-            } => "read the file with the read tool before writing a change to it (it keeps a \
-                  snapshot of what it shows, for rebase: true); now read it again and redo the \
-                  change on its current content"
-                .into(),
+            RebaseAdvice::Possible { source, .. } => Hint::new()
+                .text(format!(
+                    "the content of that version is known ({}): run again with ",
+                    source.as_str()
+                ))
+                .on(Opt::Rebase)
+                .text(
+                    " to merge the patch onto the current file, or re-read the file and \
+                     write the patch against it",
+                ),
+            RebaseAdvice::NoBase { .. } => Hint::new()
+                .text("read the file with ")
+                .name(Opt::Read)
+                .text(" first (it keeps a snapshot of what it shows, for ")
+                .on(Opt::Rebase)
+                .text("); now re-read it and write the patch against its current content"),
         }
     }
 }
@@ -232,17 +219,16 @@ impl RebaseAdvice {
 impl From<RebaseAdvice> for Error {
     fn from(advice: RebaseAdvice) -> Error {
         let hint = advice.hint();
-        let (mut out, value) = match advice {
-            RebaseAdvice::Possible { cause, .. } => (*cause, REBASE_POSSIBLE),
+        let (mut out, value, front) = match advice {
+            RebaseAdvice::Possible { cause, front, .. } => (*cause, REBASE_POSSIBLE, front),
             RebaseAdvice::NoBase {
                 cause,
                 version,
                 front,
             } => {
-                let option = match front {
-                    FrontEnd::CommandLine => "--rebase",
-                    FrontEnd::McpTool => "rebase: true",
-                };
+                let option = Opt::Rebase
+                    .spell(front, &Value::On)
+                    .unwrap_or_else(|| "rebase".into());
                 let mut out = *cause;
                 // The one composition point: the cause's words, then why nothing merged.
                 out.message = format!(
@@ -250,10 +236,11 @@ impl From<RebaseAdvice> for Error {
                      version {version} was kept, and neither the git index nor HEAD holds it",
                     out.message
                 );
-                (out, REBASE_NO_BASE)
+                (out, REBASE_NO_BASE, front)
             }
         };
-        out.hint = Some(hint);
+        out.set_hint(Some(hint));
+        out.set_front_end(front);
         match out.details_mut() {
             Some(serde_json::Value::Object(map)) => {
                 map.insert("rebase".into(), value.into());
@@ -379,6 +366,8 @@ mod tests {
         for (front, option, read) in [
             (FrontEnd::CommandLine, "--rebase", "`apply-patch read`"),
             (FrontEnd::McpTool, "rebase: true", "the read tool"),
+            (FrontEnd::Python, "rebase=True", "`apply_patch.read()`"),
+            (FrontEnd::JavaScript, "rebase: true", "`read()`"),
         ] {
             let e = Error::from(RebaseAdvice::NoBase {
                 cause: Box::new(stale()),
@@ -411,12 +400,11 @@ mod tests {
             assert_eq!(e.message, "a.txt changed");
             let hint = e.hint.clone().unwrap_or_default();
             assert!(hint.contains(option), "{hint}");
-            let other = if option == "--rebase" {
-                "rebase: true"
-            } else {
-                "--rebase"
-            };
-            assert!(!hint.contains(other), "{hint}");
+            for other in ["--rebase", "rebase: true", "rebase=True"] {
+                if other != option {
+                    assert!(!hint.contains(other), "{hint}");
+                }
+            }
             assert_eq!(
                 e.details(),
                 Some(&serde_json::json!({"expected": "0011", "rebase": REBASE_POSSIBLE}))

@@ -279,7 +279,14 @@ impl From<PlanError> for Error {
             ),
             _ => out,
         };
-        match err.hint() {
+        let hint = match &err {
+            PlanError::MissingToUpdate {
+                format: Format::Unified,
+                ..
+            } => Some(unified_missing_hint()),
+            _ => err.hint().map(crate::spelling::Hint::from),
+        };
+        match hint {
             Some(hint) => out.with_hint(hint),
             None => out,
         }
@@ -295,6 +302,21 @@ fn add_exists_hint(format: Format) -> &'static str {
             "the diff creates a file that already exists: apply it to a tree without the file, or diff against the existing one"
         }
     }
+}
+
+/// What to do when the file a unified diff updates is not there: the options that decide
+/// where its paths land, in the caller's words.
+fn unified_missing_hint() -> crate::spelling::Hint {
+    use crate::spelling::{Hint, Opt, Value};
+    Hint::new().text("check the path").clause(
+        Hint::new()
+            .text(" and the strip count (")
+            .opt(Opt::Strip, Value::Number("N".into()))
+            .text("), ")
+            .name(Opt::Directory)
+            .text(" and ")
+            .name(Opt::Root),
+    )
 }
 
 /// What to do when the file to update is not there.

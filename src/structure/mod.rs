@@ -417,11 +417,18 @@ impl UnbalancedError {
 
 impl From<UnbalancedError> for crate::Error {
     fn from(err: UnbalancedError) -> crate::Error {
-        let hint = err.problem.hint.clone().unwrap_or_else(|| {
-            "fix the patch so that every bracket, tag and quote it opens is closed, or apply \
-             without --strict-balance"
-                .to_string()
-        });
+        let hint = match err.problem.hint.clone() {
+            Some(h) => crate::spelling::Hint::from(h),
+            None => crate::spelling::Hint::new()
+                .text(
+                    "fix the patch so that every bracket, tag and quote it opens is closed, or \
+                     apply ",
+                )
+                .opt(
+                    crate::spelling::Opt::StrictBalance,
+                    crate::spelling::Value::Off,
+                ),
+        };
         let mut out = crate::Error::new(err.code(), err.to_string())
             .with_path(&err.path)
             .with_hint(hint);

@@ -15,6 +15,7 @@ use super::balance::{match_all, Block};
 use super::lang::{Family, Lang};
 use super::scan::{is_ident, line_starts, Scan};
 use super::{indent, lex, not_checked_reason};
+use crate::spelling::{Hint, Opt, Value};
 
 /// What kind of range to find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -30,6 +31,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The names `range --kind` and the MCP `range` tool's `kind` take.
+    pub const NAMES: [&'static str; 3] = ["function", "block", "tag"];
+
     /// `function`, `block` or `tag`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -107,8 +111,18 @@ impl From<RangeError> for crate::Error {
             RangeError::NotFound {
                 kind: Kind::Function,
                 ..
-            } => Some("try --kind block, or a line inside a function"),
-            RangeError::Unsupported { .. } => Some("try --kind block (or tag for markup)"),
+            } => Some(
+                Hint::new()
+                    .text("try ")
+                    .opt(Opt::Kind, Value::Text("block".into()))
+                    .text(", or a line inside a function"),
+            ),
+            RangeError::Unsupported { .. } => Some(
+                Hint::new()
+                    .text("try ")
+                    .opt(Opt::Kind, Value::Text("block".into()))
+                    .text(" (or tag for markup)"),
+            ),
             _ => None,
         };
         let out = crate::Error::new(code, err.to_string());

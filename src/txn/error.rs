@@ -5,6 +5,7 @@
 //! refusal becomes the boundary [`Error`], which keeps a cause's code, path and details. Plain
 //! I/O failures stay [`Error::io`].
 
+use crate::spelling::{Hint, Opt, Value};
 use std::path::PathBuf;
 
 use super::journal::Blocked;
@@ -296,7 +297,7 @@ pub(crate) fn blocked_text(b: &Blocked) -> String {
 
 impl TxnError {
     /// The next step, when this refusal names one of its own.
-    fn hint(&self) -> Option<String> {
+    fn hint(&self) -> Option<Hint> {
         let hint = match self {
             TxnError::RecoveryFailed { .. } => Some(
                 "run `apply-patch recover` as a user who can write the root and its state \
@@ -331,24 +332,29 @@ impl TxnError {
                  folder",
             ),
             TxnError::Untrusted { place, .. } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "if it came with a copy or an archive of the tree, remove {place}; if it is \
                      this tree's own (its state secret was replaced since), put every path its \
                      journal.json lists back to its `before` state from the backups named there, \
                      or leave them all as they are — never some only, which would mix old and \
                      new files — then remove it"
-                ))
+                )))
             }
             TxnError::Leftovers { place } => {
-                return Some(format!(
+                return Some(Hint::from(format!(
                     "remove it (`rm -r {place}`); do not restore files from it: its backups are \
                      old versions of files the finished transaction replaced"
-                ))
+                )))
             }
             TxnError::Busy { .. } => Some("wait for the other run to finish, then try again"),
-            TxnError::UnfinishedUnderCheck { .. } => Some(
-                "run `apply-patch recover` (or any apply without --check), then check again",
-            ),
+            TxnError::UnfinishedUnderCheck { .. } => {
+                return Some(
+                    Hint::new()
+                        .text("run `apply-patch recover` (or any apply ")
+                        .opt(Opt::Check, Value::Off)
+                        .text("), then check again"),
+                )
+            }
             TxnError::Stale { .. } => {
                 Some("read the file again and make the patch against its current content")
             }
@@ -373,7 +379,7 @@ impl TxnError {
             | TxnError::SymlinkOnPath { .. }
             | TxnError::NotAFolderOnPath { .. } => return None,
         };
-        hint.map(str::to_string)
+        hint.map(Hint::from)
     }
 
     /// The stable error code: a wrapped cause keeps its own.
@@ -529,7 +535,7 @@ impl From<TxnError> for Error {
         let mut out = *cause;
         out.message = message;
         if let Some(hint) = hint {
-            out.hint = Some(hint);
+            out.set_hint(Some(hint));
         }
         out
     }

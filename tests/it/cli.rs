@@ -465,7 +465,7 @@ fn agent_options_with_git_flags_that_mean_nothing_are_a_usage_error_saying_why()
         ),
         (
             &["--post-check", "true", "--check"],
-            "--check writes nothing",
+            "a check writes nothing",
         ),
         (&["--max-risk", "50", "--3way"], "needs a git work tree"),
         (&["--preview", "--index"], "needs a git work tree"),
@@ -718,6 +718,43 @@ fn fuzzy_and_offset_warnings() {
     let out = tree.run(&["--json"], diff);
     assert_cli_snapshot!("fuzzy_offset_json", out);
     assert_eq!(tree.read_str("a.txt"), "x\ny\none  \nTWO\nthree\n");
+}
+
+/// SPEC §5 "Fuzz", §8: a hunk whose outer context lines drifted is placed with them ignored;
+/// the report gives its `fuzz` and a `fuzz` warning quotes the lines (`-F 0`: refused).
+#[test]
+fn fuzz_report_and_warning() {
+    let file = "fn begin() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    let z = 9;\n}\n";
+    let tree = TempTree::with(&[("a.rs", file)]);
+    let diff = "--- a/a.rs\n+++ b/a.rs\n@@ -1,5 +1,5 @@\n fn start() {\n     let a = 1;\n-    let b = 2;\n+    let b = 20;\n     let c = 3;\n     let z = 0;\n";
+    let out = tree.run(&["--json", "-F", "0"], diff);
+    assert_eq!(out.status, 1, "{}", out.normalized());
+    assert!(
+        out.stdout.contains("context_not_found"),
+        "{}",
+        out.normalized()
+    );
+    let out = tree.run(&["--json", "--check"], diff);
+    assert_cli_snapshot!("fuzz_json", out);
+    let out = tree.run(&[], diff);
+    assert_cli_snapshot!("fuzz_human", out);
+    let done = file.replace("b = 2;", "b = 20;");
+    assert_eq!(tree.read_str("a.rs"), done);
+    // Sent again, the trimmed hunk is found already applied: a no-op, not a second edit.
+    let out = tree.run(&["--json"], diff);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let codes: Vec<&str> = report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(
+        codes.contains(&"already_applied") && codes.contains(&"fuzz"),
+        "{report}"
+    );
+    assert_eq!(tree.read_str("a.rs"), done);
 }
 
 #[test]

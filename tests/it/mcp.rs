@@ -748,6 +748,38 @@ async fn window_argument_narrows_the_search() {
     client.cancel().await.expect("the session closes");
 }
 
+// Issue 24 item 1: `fuzz` reaches the locator from the MCP tools (0 turns it off).
+#[tokio::test]
+async fn fuzz_argument_reaches_the_locator() {
+    let text = "x\na\nb\nc\nd\ny\n";
+    let t = TempTree::with(&[("f.txt", text)]);
+    let client = start(&t, &[]).await;
+    for tool in ["apply_patch", "preview"] {
+        let schema = input_schema(&client, tool).await;
+        assert_eq!(schema["properties"]["fuzz"]["type"], "integer", "{tool}");
+    }
+    call(&client, "read", json!({"path": "f.txt"})).await;
+    // `zero` and `four` are not in the file: the hunk is found once they are ignored.
+    let p = "*** Begin Patch\n*** Update File: f.txt\n@@\n zero\n a\n-b\n+B\n c\n four\n*** End Patch\n";
+    for tool in ["apply_patch", "preview"] {
+        let args = match tool {
+            "preview" => json!({"patch": p, "fuzz": 0}),
+            _ => json!({"patch": p, "dry_run": true, "fuzz": 0}),
+        };
+        assert_eq!(
+            error_code(&client, tool, args).await,
+            "context_not_found",
+            "{tool}"
+        );
+    }
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["hunks"][0]["fuzz"], 2, "{value}");
+    assert_eq!(value["warnings"][0]["code"], "fuzz", "{value}");
+    assert_eq!(t.read_str("f.txt"), "x\na\nB\nc\nd\ny\n");
+    client.cancel().await.expect("the session closes");
+}
+
 // The README's client configuration is the one this test starts the server from.
 #[tokio::test]
 async fn the_readme_client_configuration_works() {
@@ -854,5 +886,186 @@ async fn a_patch_sent_twice_over_mcp_is_applied_once() {
     assert!(!failed, "{again}");
     assert_eq!(again["warnings"][0]["code"], "already_applied", "{again}");
     assert_eq!(t.read_str("app.py"), format!("import os\n{APP}"));
+    client.cancel().await.expect("the session closes");
+}
+
+/// Issue 25 item 3: one place decides every option rule, so the same bad option is refused
+/// with the same code and message by the command line and by the MCP tools (which took
+/// `window: 0` before); only the hint names the option each one's way.
+#[tokio::test]
+async fn the_same_bad_option_is_refused_alike_by_the_cli_and_mcp() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\nc\n")]);
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+B\n*** End Patch\n";
+    let cli = t.run(&["--json", "--window", "0"], p).json();
+    assert_eq!(cli["error"]["code"], "usage", "{cli}");
+    let client = start(&t, &[]).await;
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    for (tool, args) in [
+        ("apply_patch", json!({"patch": p, "window": 0})),
+        (
+            "apply_patch",
+            json!({"patch": p, "window": 0, "dry_run": true}),
+        ),
+        ("preview", json!({"patch": p, "window": 0})),
+    ] {
+        let (value, failed) = data(&client, tool, args).await;
+        assert!(failed, "{tool}: {value}");
+        let (ours, theirs) = (&value["error"], &cli["error"]);
+        assert_eq!(
+            (&ours["code"], &ours["message"]),
+            (&theirs["code"], &theirs["message"]),
+            "{tool}"
+        );
+        assert_eq!(
+            ours["hint"]
+                .as_str()
+                .map(|h| h.starts_with("give window: N")),
+            Some(true)
+        );
+    }
+    assert_eq!(
+        cli["error"]["hint"]
+            .as_str()
+            .map(|h| h.starts_with("give --window N")),
+        Some(true),
+        "{cli}"
+    );
+    assert_eq!(t.read_str("notes.txt"), "a\nb\nc\n");
+    client.cancel().await.expect("the session closes");
+}
+
+/// Issue 27 item 2: a hint that names an option names it as the caller spells it — the
+/// command line's flag, the MCP tools' argument, the JavaScript API's option (the npm
+/// package runs the command line with `--front-end javascript`).
+#[tokio::test]
+async fn hints_name_options_in_each_callers_words() {
+    let t = TempTree::with(&[("app.py", APP)]);
+    let read = t.run(&["read", "app.py", "--json"], "").json();
+    let base = read["base"].as_str().expect("base").to_string();
+    t.write("app.py", format!("{APP}# edited\n").as_bytes());
+    let p = patch(&base, "message = 'hello ' + name", "message = 'hi ' + name");
+    let hint = |args: &[&str], patch: &str| {
+        let out = t.run(args, patch).json();
+        out["error"]["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let cli = hint(&["--json"], &p);
+    assert!(cli.contains("run again with --rebase"), "{cli}");
+    let js = hint(&["--json", "--front-end", "javascript"], &p);
+    assert!(js.contains("run again with rebase: true"), "{js}");
+    assert!(!js.contains("--rebase"), "{js}");
+    let fresh = TempTree::with(&[("a.txt", "one\ntwo\n")]);
+    let risky = "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n";
+    let risk = |args: &[&str]| {
+        let out = fresh.run(args, risky).json();
+        assert_eq!(out["error"]["code"], "risk_exceeded", "{out}");
+        out["error"]["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(risk(&["--json", "--max-risk", "0"]).ends_with("a higher --max-risk"));
+    assert!(
+        risk(&["--json", "--max-risk", "0", "--front-end", "javascript"])
+            .ends_with("a higher maxRisk")
+    );
+    let client = start(&fresh, &[]).await;
+    call(&client, "read", json!({"path": "a.txt"})).await;
+    let (value, failed) = data(
+        &client,
+        "apply_patch",
+        json!({"patch": risky, "max_risk": 0}),
+    )
+    .await;
+    assert!(failed, "{value}");
+    let hint = value["error"]["hint"].as_str().unwrap_or_default();
+    assert!(hint.ends_with("a higher max_risk"), "{hint}");
+    assert_eq!(fresh.read_str("a.txt"), "one\ntwo\n");
+    client.cancel().await.expect("the session closes");
+}
+
+/// Crashes a commit of `patch` in `t` at the first step that leaves a journal; returns
+/// whether one was left (the failpoint `commit:K:abort` of the test build).
+fn crash_with_journal(t: &TempTree, patch: &str) -> bool {
+    use std::io::Write as _;
+    let journal = t.root().join(".apply-patch-txn/journal.json");
+    for k in 1..40 {
+        let mut cmd = t.command(env!("CARGO_BIN_EXE_apply-patch"));
+        let mut child = cmd
+            .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        stdin.write_all(patch.as_bytes()).expect("write stdin");
+        drop(stdin);
+        let status = child.wait().expect("the binary finishes");
+        if journal.exists() {
+            return true;
+        }
+        assert!(!status.success(), "step {k}: the commit ran through");
+    }
+    false
+}
+
+/// Issue 25 item 1 (`read`): `read` is one library function that recovers a crashed
+/// transaction first in every front end. Before, only the MCP tool recovered: the command
+/// line served the half-applied tree.
+#[tokio::test]
+async fn read_recovers_a_crashed_transaction_in_every_front_end() {
+    let two = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n\
+               *** Update File: b.txt\n@@\n-bee\n+BEE\n*** End Patch\n";
+    let recovered = |warnings: &Value| {
+        warnings
+            .as_array()
+            .is_some_and(|w| w.iter().any(|w| w["code"] == "recovered"))
+    };
+    let whole = |t: &TempTree| {
+        let (a, b) = (t.read_str("a.txt"), t.read_str("b.txt"));
+        assert!(
+            (a == "one\n" && b == "bee\n") || (a == "ONE\n" && b == "BEE\n"),
+            "wholly old or wholly new: {a:?} {b:?}"
+        );
+    };
+    // The command line.
+    let t = TempTree::with(&[("a.txt", "one\n"), ("b.txt", "bee\n")]);
+    assert!(crash_with_journal(&t, two), "a crash left a journal");
+    let out = t.run(&["read", "a.txt", "--json"], "");
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    let value = out.json();
+    assert!(recovered(&value["warnings"]), "{value}");
+    assert!(!t.root().join(".apply-patch-txn/journal.json").exists());
+    whole(&t);
+    assert_eq!(value["lines"][0], t.read_str("a.txt").trim_end());
+    // Without --json, the recovery is a warning on standard error.
+    let t = TempTree::with(&[("a.txt", "one\n"), ("b.txt", "bee\n")]);
+    assert!(crash_with_journal(&t, two));
+    let out = t.run(&["read", "b.txt"], "");
+    assert!(
+        out.stderr.starts_with("warning: recovered: "),
+        "{}",
+        out.stderr
+    );
+    whole(&t);
+    // The MCP tool (the same function).
+    let t = TempTree::with(&[("a.txt", "one\n"), ("b.txt", "bee\n")]);
+    assert!(crash_with_journal(&t, two));
+    let client = start(&t, &[]).await;
+    let r = call(&client, "read", json!({"path": "a.txt"})).await;
+    assert_ne!(r.is_error, Some(true));
+    let texts: Vec<String> = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("warning: recovered: ")),
+        "{texts:?}"
+    );
+    whole(&t);
     client.cancel().await.expect("the session closes");
 }

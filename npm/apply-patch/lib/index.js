@@ -38,6 +38,7 @@ const APPLY_OPTIONS = {
   include: ['--include', 'texts'],
   exclude: ['--exclude', 'texts'],
   window: ['--window', 'count'],
+  fuzz: ['--fuzz', 'count'],
   strictBase: ['--strict-base', 'flag'],
   protect: ['--protect', 'texts'],
   allowNotebooks: ['--allow-notebooks', 'flag'],
@@ -110,6 +111,9 @@ function applyArgs(options) {
   }
   return args;
 }
+
+// Hints name options as JavaScript spells them (`rebase: true`, `maxRisk`), not as flags.
+const FRONT_END = '--front-end=javascript';
 
 function rootArg(root, call) {
   if (root instanceof URL) return `--root=${fileURLToPath(root)}`;
@@ -185,7 +189,7 @@ function call(build) {
 function applyPatch(root, patch, options) {
   return call(() => {
     const opts = checkedOptions(options, APPLY_OPTIONS, 'applyPatch');
-    const args = ['--json', rootArg(root, 'applyPatch'), ...applyArgs(opts), '-'];
+    const args = ['--json', FRONT_END, rootArg(root, 'applyPatch'), ...applyArgs(opts), '-'];
     return [args, patchInput(patch)];
   });
 }
@@ -194,7 +198,7 @@ function applyPatch(root, patch, options) {
 function read(root, path, options) {
   return call(() => {
     const opts = checkedOptions(options, READ_OPTIONS, 'read');
-    const args = ['read', '--json', rootArg(root, 'read')];
+    const args = ['read', '--json', FRONT_END, rootArg(root, 'read')];
     if (opts.lines !== undefined && opts.lines !== null) {
       const { lines } = opts;
       const range = Array.isArray(lines)
@@ -213,13 +217,13 @@ function read(root, path, options) {
 
 /** Revert the last patch applied under `root`. */
 function undo(root) {
-  return call(() => [['undo', '--json', rootArg(root, 'undo')], undefined]);
+  return call(() => [['undo', '--json', FRONT_END, rootArg(root, 'undo')], undefined]);
 }
 
 /** Write the change that `applyPatch(…, { preview: true })` kept under `id`, exactly once. */
 function confirm(root, id) {
   return call(() => {
-    const args = ['confirm', '--json', rootArg(root, 'confirm'), '--', text(id, "confirm's id")];
+    const args = ['confirm', '--json', FRONT_END, rootArg(root, 'confirm'), '--', text(id, "confirm's id")];
     return [args, undefined];
   });
 }

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Union
 
 from . import _native
 
-__all__ = ["ApplyPatchError", "apply", "read", "undo", "run_cli", "__version__"]
+__all__ = ["ApplyPatchError", "apply", "confirm", "read", "undo", "run_cli", "__version__"]
 
 __version__: str = _native.__version__
 
@@ -95,21 +95,50 @@ def apply(
     recount: bool = False,
     unidiff_zero: bool = False,
     window: Optional[int] = None,
+    fuzz: Optional[int] = None,
     format: Optional[str] = None,
     strict_base: bool = False,
     protect: Iterable[str] = (),
     allow_notebooks: bool = False,
     strict_balance: bool = False,
+    rebase: bool = False,
+    preview: bool = False,
+    post_check: Optional[str] = None,
+    rollback_on_fail: bool = False,
+    max_risk: Optional[int] = None,
+    keep_chips: Optional[bool] = None,
+    durability: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Apply ``patch`` to the directory ``root`` (with ``check=True``, only plan it).
 
     ``patch`` is the patch text (``str`` or ``bytes``) or a path to a patch file (a
     ``pathlib.Path``; a ``str`` is always the text). The keywords are the command line's
     flags (``three_way`` is ``--3way``, ``format`` one of ``"agent"``, ``"unified"``,
-    ``"json"``; ``window`` defaults to the command line's 20). Returns the ``--json``
-    report: ``ok``, ``files`` (``path``, ``op``, ``hunks`` with ``line``/``level``/
-    ``offset``, ...), ``warnings``, ``diff`` with ``diff=True``. Raises
+    ``"json"``; ``window`` defaults to the command line's 20, ``fuzz`` — outer context lines
+    a hunk found nowhere may lose at each end, the rest unique in the whole file — to its 2,
+    ``fuzz=0`` turning it off). Returns the ``--json`` report: ``ok``, ``files`` (``path``,
+    ``op``, ``hunks`` with ``line``/``level``/``fuzz``/``offset``, ...), ``warnings``,
+    ``diff`` with ``diff=True``. Raises
     :class:`ApplyPatchError` when the patch is refused; nothing in the tree has changed then.
+
+    The agent options, as the command line's:
+
+    - ``rebase=True``: a file changed since the ``*** Base:`` it was read at is merged onto
+      (``--rebase``; the base comes from what :func:`read` kept, or git);
+    - ``preview=True``: nothing is written; the report's ``preview`` is an id to pass to
+      :func:`confirm` (``--preview``), and its ``risk`` and ``diff`` show what would change;
+    - ``post_check="CMD"``: run CMD (``sh -c``, in ``root``) after the commit; its outcome is
+      the report's ``verification`` (``status`` is ``"passed"``, ``"failed"`` or
+      ``"timed_out"``). A failing check leaves the change applied, unless
+      ``rollback_on_fail=True`` undoes it and raises ``post_check_failed``;
+    - ``max_risk=N``: refuse (``risk_exceeded``) a patch whose risk score is above N; the
+      report's ``risk`` gives the score;
+    - ``keep_chips``: keep a refused patch as a chip (``apply-patch chip ID``); by default
+      every run keeps one except a plain ``check=True``;
+    - ``durability``: ``"full"`` (the default), ``"fsync"`` or ``"atomic"``; by default the
+      ``APPLY_PATCH_DURABILITY`` variable, as for the command line.
+
+    Hints name options as Python spells them (``rebase=True``).
     """
     options = {
         "check": check,
@@ -126,11 +155,19 @@ def apply(
         "recount": recount,
         "unidiff_zero": unidiff_zero,
         "window": window,
+        "fuzz": fuzz,
         "format": format,
         "strict_base": strict_base,
         "protect": list(protect),
         "allow_notebooks": allow_notebooks,
         "strict_balance": strict_balance,
+        "rebase": rebase,
+        "preview": preview,
+        "post_check": post_check,
+        "rollback_on_fail": rollback_on_fail,
+        "max_risk": max_risk,
+        "keep_chips": keep_chips,
+        "durability": durability,
     }
     # None: the library's default (the command line's), kept in one place.
     given = {k: v for k, v in options.items() if v is not None}
@@ -149,8 +186,22 @@ def read(
     ``*** Base:``), ``sha256``, ``total_lines``, ``start_line``, ``end_line``, ``lines``,
     ``line_ending``, ``final_newline`` and ``bom``. Raises :class:`ApplyPatchError` (e.g.
     ``file_not_found``; ``usage`` for both ``lines`` and ``around``).
+
+    Like every front end's read, it first finishes (or rolls back) a transaction a crash left
+    under ``root``; the result's ``warnings`` then say so (``recovered``).
     """
     return _checked(_native.read(os.fspath(root), path, lines, around))
+
+
+def confirm(root: StrPath, preview_id: str) -> Dict[str, Any]:
+    """Apply the change kept by ``apply(..., preview=True)`` (``apply-patch confirm ID``).
+
+    ``preview_id`` is the report's ``preview``. The change is written only if nothing it
+    touches has changed since the preview; returns ``ok``, ``preview``, ``files`` (what was
+    written) and ``warnings``. Raises :class:`ApplyPatchError` (``unknown_preview``, or
+    ``stale_file`` when a file changed meanwhile).
+    """
+    return _checked(_native.confirm(os.fspath(root), preview_id))
 
 
 def undo(root: StrPath) -> Dict[str, Any]:

@@ -198,7 +198,7 @@ fn check_no_stray_lines(cur: &Cursor<'_>) -> Result<(), ParseError> {
             line.error(
                 "this line follows a complete hunk: the hunk has more lines than its header counts",
             ),
-            "fix the counts in the '@@' line, or pass --recount to count the hunk's lines instead",
+            super::hunk::recount_step(),
         ));
     }
     Ok(())
@@ -207,12 +207,23 @@ fn check_no_stray_lines(cur: &Cursor<'_>) -> Result<(), ParseError> {
 fn finish_path(line: RawLine<'_>, raw: &[u8], strip: usize) -> Result<String, ParseError> {
     paths::finish(raw, strip).map_err(|m| {
         let prefixed = raw.starts_with(b"a/") || raw.starts_with(b"b/");
+        use crate::spelling::{Hint, Opt, Value};
         let hint = if !m.contains("strip") {
-            "the patch must name files by UTF-8 paths"
+            Hint::from("the patch must name files by UTF-8 paths")
         } else if strip == 1 && !prefixed {
-            "the names have no a/ and b/ prefixes (git diff --no-prefix?): pass -p0"
+            Hint::new()
+                .text("the names have no a/ and b/ prefixes (git diff --no-prefix?)")
+                .clause(
+                    Hint::new()
+                        .text(": pass ")
+                        .opt(Opt::Strip, Value::Number("0".into())),
+                )
         } else {
-            "pass a smaller -p"
+            Hint::new().clause(
+                Hint::new()
+                    .text("pass a smaller ")
+                    .opt(Opt::Strip, Value::Name),
+            )
         };
         with_hint(line.error(m), hint)
     })
@@ -552,7 +563,14 @@ fn check_body(
         );
         return Err(with_hint(
             err,
-            "pass --unidiff-zero to place it at its line numbers exactly, or make the diff with context (git diff -U3)",
+            crate::spelling::Hint::new()
+                .clause(
+                    crate::spelling::Hint::new()
+                        .text("pass ")
+                        .on(crate::spelling::Opt::UnidiffZero)
+                        .text(" to place it at its line numbers exactly, or "),
+                )
+                .text("make the diff with context (git diff -U3)"),
         ));
     }
     Ok(())

@@ -277,9 +277,17 @@ fn counted_lines<'a>(
 }
 
 fn recount_hint(err: ParseError) -> ParseError {
-    with_hint(
-        err,
-        "fix the counts in the '@@' line, or pass --recount to count the hunk's lines instead",
+    with_hint(err, recount_step())
+}
+
+/// "fix the counts …, or pass --recount …", with the option in the caller's words.
+pub(crate) fn recount_step() -> crate::spelling::Hint {
+    use crate::spelling::{Hint, Opt};
+    Hint::new().text("fix the counts in the '@@' line").clause(
+        Hint::new()
+            .text(", or pass ")
+            .on(Opt::Recount)
+            .text(" to count the hunk's lines instead"),
     )
 }
 

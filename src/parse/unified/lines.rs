@@ -33,6 +33,7 @@ impl<'a> RawLine<'a> {
             located: true,
             message: message.into(),
             hint: None,
+            hint_parts: None,
         }
     }
 
@@ -51,9 +52,8 @@ impl<'a> RawLine<'a> {
 }
 
 /// Adds a hint to a parse error.
-pub fn with_hint(mut err: ParseError, hint: impl Into<String>) -> ParseError {
-    err.hint = Some(hint.into());
-    err
+pub fn with_hint(err: ParseError, hint: impl Into<crate::spelling::Hint>) -> ParseError {
+    err.with_hint(hint)
 }
 
 /// The lines from a start offset, and a position among them.
@@ -121,6 +121,7 @@ impl<'a> Cursor<'a> {
             located: true,
             message: message.into(),
             hint: None,
+            hint_parts: None,
         }
     }
 }

@@ -111,7 +111,13 @@ fn skip_to_header(cur: &mut Cursor<'_>, after_file: bool) -> Result<(), ParseErr
                 line.error(
                     "hunk header outside a file patch: the previous hunk ended before this line",
                 ),
-                "check the line counts of the previous hunk, or pass --recount",
+                crate::spelling::Hint::new()
+                    .text("check the line counts of the previous hunk")
+                    .clause(
+                        crate::spelling::Hint::new()
+                            .text(", or pass ")
+                            .on(crate::spelling::Opt::Recount),
+                    ),
             ));
         }
         cur.pos += 1;

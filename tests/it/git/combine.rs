@@ -161,7 +161,7 @@ fn rebase_with_3way_merges_into_the_work_tree() {
 fn rebase_with_cached_is_a_usage_error() {
     refused_as_usage(
         &["--rebase", "--cached"],
-        "--cached plans against the index",
+        "a cached apply plans against the index",
     );
 }
 
@@ -217,11 +217,11 @@ fn a_passing_post_check_with_3way_keeps_the_change() {
 fn post_check_with_check_or_preview_is_a_usage_error() {
     refused_as_usage(
         &["--check", "--post-check", "true"],
-        "--check writes nothing",
+        "a check writes nothing",
     );
     refused_as_usage(
         &["--preview", "--post-check", "true"],
-        "--preview writes nothing",
+        "a preview writes nothing",
     );
 }
 
