@@ -136,4 +136,4 @@ pub mod command {
 #[cfg(feature = "cli")]
 pub use entry::run_cli;
 pub use error::{Error, ErrorCode};
-pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
+pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet, Rules};

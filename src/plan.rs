@@ -14,7 +14,7 @@ use crate::content::{Content, ContentHash};
 use crate::error::Error;
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
-use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
+use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet, Rules};
 use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
 
 use crate::tree::{Node, Tree};
@@ -85,6 +85,7 @@ pub fn plan(
         tree,
         opts,
         format: patch.format,
+        rules: patch.rules,
         slots: BTreeMap::new(),
         order: Vec::new(),
         files: Vec::new(),
@@ -134,7 +135,10 @@ impl Slot {
 struct Planner<'a> {
     tree: &'a dyn Tree,
     opts: &'a PlanOptions,
+    /// The patch's format, for messages only.
     format: Format,
+    /// How the patch's hunks are read.
+    rules: Rules,
     slots: BTreeMap<String, Slot>,
     order: Vec<String>,
     files: Vec<FileReport>,

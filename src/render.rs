@@ -43,7 +43,7 @@ pub fn to_unified(set: &PatchSet<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     // The agent language and JSON have no modes: an added or deleted file is a regular one,
     // and git wants its mode line. A plain diff's Add stays as it was (it reads back the same).
-    let default_modes = set.format != Format::Unified;
+    let default_modes = set.rules.modeless;
     for fp in &set.files {
         file_to_unified(fp, default_modes, &mut out);
     }

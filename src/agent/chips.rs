@@ -16,7 +16,7 @@ use crate::agent::read::{read_confined, resolve};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
 use crate::locate::{assess_hunks, locate_edits, LineNumbers, LocateOptions};
-use crate::model::{Body, FileOp, FilePatch, Format, PatchSet};
+use crate::model::{Body, FileOp, FilePatch, PatchSet, Trust};
 use crate::text::Text;
 
 /// How many chips are kept (the oldest are pruned first).
@@ -185,7 +185,7 @@ fn assess_file(
         .is_some_and(|b| sha256_hex(bytes).starts_with(&b.to_ascii_lowercase()));
     let opts = &LocateOptions {
         ends_with_newline: Some(text.ends_with_newline()),
-        line_numbers: if based && patch.format != Format::Unified {
+        line_numbers: if based && patch.rules.line_numbers == Trust::UnderBase {
             LineNumbers::Trusted
         } else {
             opts.line_numbers
@@ -200,7 +200,7 @@ fn assess_file(
     };
     match &fp.body {
         Body::Hunks(hunks) if !hunks.is_empty() => {
-            for (i, r) in assess_hunks(lines, hunks, patch.format, opts)
+            for (i, r) in assess_hunks(lines, hunks, patch.rules, opts)
                 .into_iter()
                 .enumerate()
             {
@@ -307,6 +307,7 @@ mod tests {
         };
         let patch = PatchSet {
             format: Format::Agent,
+            rules: crate::model::Rules::AGENT,
             cd: None,
             files: vec![
                 fp(

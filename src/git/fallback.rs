@@ -158,7 +158,7 @@ fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> 
             let path = fp.new_path.as_deref().or(fp.old_path.as_deref())?;
             Some(Target {
                 path: normal(path)?,
-                failed_hunks: failed_hunks(fp.body.hunks(), patch.format, file, opts),
+                failed_hunks: failed_hunks(fp.body.hunks(), patch.rules, file, opts),
             })
         })
         .collect()
@@ -167,7 +167,7 @@ fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> 
 /// The 1-based hunks that do not apply to `file` on their own.
 fn failed_hunks(
     hunks: &[crate::model::Hunk<'_>],
-    format: crate::model::Format,
+    rules: crate::model::Rules,
     file: &[u8],
     opts: &Fallback,
 ) -> Vec<usize> {
@@ -182,7 +182,7 @@ fn failed_hunks(
         .iter()
         .enumerate()
         .filter(|(_, h)| {
-            crate::locate::locate_hunks(lines, std::slice::from_ref(*h), format, &locate).is_err()
+            crate::locate::locate_hunks(lines, std::slice::from_ref(*h), rules, &locate).is_err()
         })
         .map(|(i, _)| i + 1)
         .collect()

@@ -6,7 +6,7 @@ use crate::content::{Content, Runs};
 use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
-use crate::model::{Body, FilePatch, Format};
+use crate::model::{Body, FilePatch, Format, Rules};
 use crate::report::{HunkReport, Warning, WarningCode};
 use crate::text::Text;
 
@@ -41,11 +41,11 @@ enum Lines<'b> {
 /// planner state), so it can run on another thread.
 fn place<'b>(
     body: &Body<'_>,
-    format: Format,
+    rules: Rules,
     bytes: &'b [u8],
     opts: &LocateOptions,
 ) -> Result<Placed<'b>, locate::LocateError> {
-    let text = if format == Format::Unified && bytes == crate::text::BOM {
+    let text = if rules.bom_is_a_line && bytes == crate::text::BOM {
         // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool that wrote
         // the patch; match it as that line.
         Text::single_line(bytes)
@@ -67,7 +67,7 @@ fn place<'b>(
                 }
                 None => hunks.as_slice(),
             };
-            locate::locate_hunks(text.contents(), hunks, format, opts)?
+            locate::locate_hunks(text.contents(), hunks, rules, opts)?
         }
         Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
         Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
@@ -84,13 +84,14 @@ fn place<'b>(
     })
 }
 
-/// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
-/// options. Pure, so that it can run on another thread.
+/// Refuse NUL bytes and (unless the rules match bytes) non-UTF-8 files; pick the locate
+/// options. Pure, so that it can run on another thread. `format` names the patch's format in
+/// the refusal.
 fn text_checks(
     shown: &str,
     bytes: &[u8],
     link: bool,
-    format: Format,
+    (format, rules): (Format, Rules),
     locate: &LocateOptions,
 ) -> Result<LocateOptions, Error> {
     if !link && guard::is_binary(bytes) {
@@ -102,7 +103,7 @@ fn text_checks(
     }
     let mut opts = locate.clone();
     if std::str::from_utf8(bytes).is_err() {
-        if format != Format::Unified {
+        if !rules.bytes_ok {
             return Err(PlanError::NotUtf8 {
                 path: shown.into(),
                 format,
@@ -155,9 +156,10 @@ impl Planner<'_> {
             Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(current.clone())),
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(current.clone())),
             body => {
-                let mut opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
-                opts.line_numbers = trust::line_numbers(self.format, fp, stale);
-                let placed = place(body, self.format, bytes, &opts)
+                let kind = (self.format, self.rules);
+                let mut opts = text_checks(shown, bytes, link, kind, &self.opts.locate)?;
+                opts.line_numbers = trust::line_numbers(self.rules, fp, stale);
+                let placed = place(body, self.rules, bytes, &opts)
                     .map_err(|e| self.locate_error(fp, (shown, current), stale, e))?;
                 Ok(self.spliced(shown, placed, current))
             }
@@ -184,24 +186,24 @@ impl Planner<'_> {
         // The other thread places the hunks as in a UTF-8 file whose base matches, the
         // common case; this one checks whether it is one. A file that is not is placed
         // again, byte for byte or with its line numbers untrusted.
-        let format = self.format;
+        let (format, rules) = (self.format, self.rules);
         let assumed = LocateOptions {
-            line_numbers: trust::line_numbers(format, fp, None),
+            line_numbers: trust::line_numbers(rules, fp, None),
             ..self.opts.locate.clone()
         };
         let (bases, checks, placed) = std::thread::scope(|scope| {
-            let placing = crate::pool::beside(scope, || place(&fp.body, format, bytes, &assumed));
+            let placing = crate::pool::beside(scope, || place(&fp.body, rules, bytes, &assumed));
             let bases = self.check_bases(fp, shown, current);
-            let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
+            let checks = text_checks(shown, bytes, link, (format, rules), &self.opts.locate);
             (bases, checks, joined(placing.join()))
         });
         let stale = bases?;
         let mut opts = checks?;
-        opts.line_numbers = trust::line_numbers(format, fp, stale.as_deref());
+        opts.line_numbers = trust::line_numbers(rules, fp, stale.as_deref());
         let placed = if opts == assumed {
             placed
         } else {
-            place(&fp.body, format, bytes, &opts)
+            place(&fp.body, rules, bytes, &opts)
         }
         .map_err(|e| self.locate_error(fp, (shown, current), stale.as_deref(), e))?;
         Ok(self.spliced(shown, placed, current))
@@ -218,7 +220,7 @@ impl Planner<'_> {
     ) -> PlanError {
         let line = match &error {
             locate::LocateError::AmbiguousMatch { .. } => {
-                trust::trust_line(self.format, fp, current, stale)
+                trust::trust_line(self.rules, fp, current, stale)
             }
             _ => None,
         };
