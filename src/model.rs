@@ -17,6 +17,8 @@ pub enum Format {
     Unified,
     /// A JSON edit request (`{"edits": [...]}`).
     Json,
+    /// SEARCH/REPLACE edit blocks (Aider, Cline, Roo Code; SPEC §4b).
+    Blocks,
 }
 
 impl Format {
@@ -26,6 +28,7 @@ impl Format {
             Format::Agent => "agent",
             Format::Unified => "unified",
             Format::Json => "json",
+            Format::Blocks => "blocks",
         }
     }
 }
@@ -164,6 +167,7 @@ impl From<Format> for Rules {
             Format::Agent => Rules::AGENT,
             Format::Unified => Rules::UNIFIED,
             Format::Json => Rules::JSON,
+            Format::Blocks => Rules::BLOCKS,
         }
     }
 }

@@ -491,6 +491,7 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
             Ok(to_unified(set))
         }
         Format::Json => Err(ConvertError::ToJson.into()),
+        Format::Blocks => Err(ConvertError::ToBlocks.into()),
     }
 }
 

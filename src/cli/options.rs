@@ -102,6 +102,8 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
                 strip: read.strip.or(raw.apply.read.strip),
                 recount: read.recount || raw.apply.read.recount,
                 unidiff_zero: read.unidiff_zero || raw.apply.read.unidiff_zero,
+                path: read.path.or(raw.apply.read.path),
+                base: read.base.or(raw.apply.read.base),
             },
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
@@ -211,6 +213,8 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         strip: raw.read.strip,
         recount: raw.read.recount,
         unidiff_zero: raw.read.unidiff_zero,
+        path: raw.read.path,
+        base: raw.read.base,
         reverse: raw.reverse,
         directory: raw.directory,
         include: raw.include,
@@ -274,6 +278,7 @@ pub(crate) fn format_of(f: FormatArg) -> Format {
         FormatArg::Agent => Format::Agent,
         FormatArg::Unified => Format::Unified,
         FormatArg::Json => Format::Json,
+        FormatArg::Blocks => Format::Blocks,
     }
 }
 

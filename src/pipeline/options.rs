@@ -166,6 +166,11 @@ pub struct Options {
     pub strip: Option<usize>,
     pub recount: bool,
     pub unidiff_zero: bool,
+    /// `--path FILE`: the file of every SEARCH/REPLACE block (SPEC §4b); blocks only.
+    pub path: Option<String>,
+    /// `--base HEX`: the Base of the `path` file, under which the blocks' line hints are
+    /// trusted.
+    pub base: Option<String>,
     /// `--reverse` (unified diffs only).
     pub reverse: bool,
     /// `--directory DIR`: prefix every path.
@@ -206,6 +211,8 @@ impl Default for Options {
             strip: None,
             recount: false,
             unidiff_zero: false,
+            path: None,
+            base: None,
             reverse: false,
             directory: None,
             include: Vec::new(),
@@ -255,6 +262,10 @@ impl OptionsBuilder {
         recount: bool;
         /// Hunks without context (`--unidiff-zero`).
         unidiff_zero: bool;
+        /// The file every SEARCH/REPLACE block edits (`--path`).
+        path: String;
+        /// The Base of the `path` file (`--base`): the blocks' line hints are trusted.
+        base: String;
         /// Apply a unified diff in reverse.
         reverse: bool;
         /// Prefix every path with this folder.
@@ -361,6 +372,8 @@ impl Options {
             strip: self.strip,
             recount: self.recount,
             unidiff_zero: self.unidiff_zero,
+            path: self.path.clone(),
+            base: self.base.clone(),
         }
     }
 

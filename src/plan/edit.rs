@@ -6,11 +6,11 @@ use crate::content::{Content, Runs};
 use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
-use crate::model::{Body, FilePatch, Format, Rules};
+use crate::model::{Body, FilePatch, Format, Hunk, Rules};
 use crate::report::{HunkReport, Warning, WarningCode};
 use crate::text::Text;
 
-use super::content::{level_words, snippet, without_bom};
+use super::content::{level_words, sequential_spans, snippet, spans, without_bom, Span};
 use super::trust;
 use super::{balance, Edited, Planner};
 use super::{BinaryWhy, PlanError};
@@ -24,6 +24,8 @@ pub(super) const PARALLEL_BYTES: usize = 1 << 20;
 struct Placed<'b> {
     lines: Lines<'b>,
     placements: Vec<Placement>,
+    /// Where each placement's new side stands in the new file.
+    spans: Vec<Span>,
     /// The patch drops the file's BOM (see `content::without_bom`).
     drops_bom: bool,
 }
@@ -35,6 +37,8 @@ struct Placed<'b> {
 enum Lines<'b> {
     Text(Text<'b>),
     Spliced(Runs),
+    /// The new content, already made (hunks placed one after the other).
+    Done(Vec<u8>),
 }
 
 /// Split `bytes` into lines and place the hunks or edits of `body` in them. Pure (no
@@ -45,6 +49,33 @@ fn place<'b>(
     bytes: &'b [u8],
     opts: &LocateOptions,
 ) -> Result<Placed<'b>, locate::LocateError> {
+    if let (true, Body::Hunks(hunks)) = (rules.sequential, body) {
+        if hunks.len() > 1 {
+            return place_in_sequence(hunks, rules, bytes, opts);
+        }
+    }
+    let (text, placements, drops_bom) = locate_in(body, rules, bytes, opts)?;
+    let lines = if bytes.len() >= PARALLEL_BYTES && !drops_bom {
+        Lines::Spliced(crate::splice::splice_runs(bytes, &text, &placements))
+    } else {
+        Lines::Text(text)
+    };
+    Ok(Placed {
+        lines,
+        spans: spans(&placements),
+        placements,
+        drops_bom,
+    })
+}
+
+/// The lines of `bytes`, the placements of `body` in them, and whether the patch drops the
+/// file's BOM.
+fn locate_in<'b>(
+    body: &Body<'_>,
+    rules: Rules,
+    bytes: &'b [u8],
+    opts: &LocateOptions,
+) -> Result<(Text<'b>, Vec<Placement>, bool), locate::LocateError> {
     let text = if rules.bom_is_a_line && bytes == crate::text::BOM {
         // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool that wrote
         // the patch; match it as that line.
@@ -72,16 +103,63 @@ fn place<'b>(
         Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
         Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
     };
-    let lines = if bytes.len() >= PARALLEL_BYTES && !drops_bom {
-        Lines::Spliced(crate::splice::splice_runs(bytes, &text, &placements))
-    } else {
-        Lines::Text(text)
-    };
+    Ok((text, placements, drops_bom))
+}
+
+/// Place hunks one after the other, each in the content the ones before it left, each unique
+/// in the whole of that content (SEARCH/REPLACE blocks, SPEC §4b), and splice each in turn. A
+/// placement's `start` is a line of the content its hunk was placed in; a line hint names a
+/// line of the file as it was, and is moved by the hunks placed above it.
+fn place_in_sequence<'b>(
+    hunks: &[Hunk<'_>],
+    rules: Rules,
+    bytes: &[u8],
+    opts: &LocateOptions,
+) -> Result<Placed<'b>, locate::LocateError> {
+    let mut current = bytes.to_vec();
+    let mut placements: Vec<Placement> = Vec::with_capacity(hunks.len());
+    for (index, hunk) in hunks.iter().enumerate() {
+        let mut hunk = hunk.clone();
+        hunk.old_start = hunk.old_start.map(|n| {
+            placements.iter().fold(n, |line, p| {
+                let delta = p.pieces.len() as isize - p.old_len as isize;
+                match p.start + p.old_len < line {
+                    true => (line as isize + delta).max(1) as usize,
+                    false => line,
+                }
+            })
+        });
+        let body = Body::Hunks(vec![hunk]);
+        let (text, mut placed, drops_bom) =
+            locate_in(&body, rules, &current, opts).map_err(|e| renumbered(e, index))?;
+        let mut new = crate::splice::splice(&text, &placed);
+        if drops_bom && new.starts_with(crate::text::BOM) {
+            new.drain(..crate::text::BOM.len().min(new.len()));
+        }
+        current = new;
+        for p in &mut placed {
+            p.hunk = index;
+        }
+        placements.extend(placed);
+    }
     Ok(Placed {
-        lines,
+        lines: Lines::Done(current),
+        spans: sequential_spans(&placements),
         placements,
-        drops_bom,
+        drops_bom: false,
     })
+}
+
+/// A refusal of the one hunk placed alone as the refusal of hunk `index` of its file.
+fn renumbered(mut error: locate::LocateError, index: usize) -> locate::LocateError {
+    use locate::LocateError::*;
+    match &mut error {
+        ContextNotFound { hunk, .. }
+        | AmbiguousMatch { hunk, .. }
+        | OverlappingHunks { hunk, .. }
+        | ExpectedMismatch { hunk, .. } => *hunk = index,
+    }
+    error
 }
 
 /// Refuse NUL bytes and (unless the rules match bytes) non-UTF-8 files; pick the locate
@@ -237,10 +315,12 @@ impl Planner<'_> {
         let Placed {
             lines,
             placements,
+            spans,
             drops_bom,
         } = placed;
         let new = match lines {
             Lines::Spliced(runs) => Content::spliced(base.clone(), runs),
+            Lines::Done(bytes) => Content::from(bytes),
             Lines::Text(text) => {
                 let mut new = crate::splice::splice(&text, &placements);
                 if drops_bom && new.starts_with(crate::text::BOM) {
@@ -249,13 +329,19 @@ impl Planner<'_> {
                 Content::from(new)
             }
         };
-        let mut edited = self.edited(shown, new, &placements);
-        edited.regions = balance::regions(&placements);
+        let mut edited = self.edited(shown, new, &placements, &spans);
+        edited.regions = balance::regions(&spans);
         edited
     }
 
     /// Hunk reports, counts, warnings and the snippet of placed hunks.
-    fn edited(&mut self, shown: &str, bytes: Content, placements: &[Placement]) -> Edited {
+    fn edited(
+        &mut self,
+        shown: &str,
+        bytes: Content,
+        placements: &[Placement],
+        spans: &[Span],
+    ) -> Edited {
         let mut e = Edited::unchanged(Content::default());
         for p in placements {
             let n = p.hunk + 1;
@@ -307,7 +393,7 @@ impl Planner<'_> {
                 );
             }
         }
-        e.snippet = snippet(&bytes, placements);
+        e.snippet = snippet(&bytes, spans);
         e.bytes = bytes;
         e
     }
