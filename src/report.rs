@@ -146,6 +146,8 @@ pub struct HunkReport {
     /// line it was inserted after (0: at the top).
     pub line: usize,
     pub level: Level,
+    /// Context lines fuzz ignored, both ends together (SPEC §5 "Fuzz"); 0 when none.
+    pub fuzz: usize,
     /// Signed distance from the drift-adjusted explicit hint; `null` without one.
     pub offset: Option<isize>,
 }
@@ -165,6 +167,8 @@ pub struct Snippet {
 #[non_exhaustive]
 pub enum WarningCode {
     FuzzyMatch,
+    /// Outer context lines of a hunk were ignored to place it (SPEC §5 "Fuzz").
+    Fuzz,
     Offset,
     AlreadyApplied,
     BaseMismatch,
@@ -189,6 +193,7 @@ impl WarningCode {
     pub fn as_str(self) -> &'static str {
         match self {
             WarningCode::FuzzyMatch => "fuzzy_match",
+            WarningCode::Fuzz => "fuzz",
             WarningCode::Offset => "offset",
             WarningCode::AlreadyApplied => "already_applied",
             WarningCode::BaseMismatch => "base_mismatch",
@@ -404,9 +409,14 @@ fn hunk_lines(f: &FileReport) -> String {
             Some(0) | None => String::new(),
             Some(n) => format!(", {n:+} lines from its hint"),
         };
+        let fuzz = match h.fuzz {
+            0 => String::new(),
+            1 => ", fuzz 1: 1 context line ignored".to_string(),
+            n => format!(", fuzz {n}: {n} context lines ignored"),
+        };
         let _ = writeln!(
             s,
-            "  hunk {} at line {} ({}{offset})",
+            "  hunk {} at line {} ({}{fuzz}{offset})",
             h.hunk,
             h.line,
             h.level.as_str()
@@ -580,6 +590,7 @@ mod tests {
             hunk: 1,
             line: 3,
             level: Level::Exact,
+            fuzz: 0,
             offset: None,
         });
         f

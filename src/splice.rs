@@ -250,6 +250,7 @@ mod tests {
             level: Level::Exact,
             offset: None,
             already_applied: false,
+            fuzz: crate::locate::Fuzz::default(),
             pieces,
             final_newline: None,
         }

@@ -126,6 +126,21 @@ test('options are the command line flags: directory, strip, include, exclude, pr
   );
 });
 
+test('option fuzz is --fuzz: 0 refuses drifted outer context, the default places it', async () => {
+  const root = tree({ 'f.txt': 'x\na\nb\nc\nd\ny\n' });
+  // `zero` and `four` are not in the file: found only once they are ignored (fuzz).
+  const patch = update('f.txt', [' zero', ' a', '-b', '+B', ' c', ' four']);
+  await assert.rejects(applyPatch(root, patch, { fuzz: 0 }), (e) => e.code === 'context_not_found');
+  await assert.rejects(applyPatch(root, patch, { fuzz: -1 }), /option `fuzz` must be a whole number/);
+  const report = await applyPatch(root, patch);
+  assert.deepEqual(
+    report.files[0].hunks.map((h) => [h.line, h.fuzz]),
+    [[2, 2]],
+  );
+  assert.deepEqual(report.warnings.map((w) => w.code), ['fuzz']);
+  assert.equal(readText(root, 'f.txt'), 'x\na\nB\nc\nd\ny\n');
+});
+
 test('read serves numbered lines and the version; a stale Base is refused, rebase merges', async () => {
   const root = tree({ 'app.py': APP });
   const view = await read(root, 'app.py', { lines: '2:3' });

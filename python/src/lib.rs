@@ -38,6 +38,7 @@ struct Options {
     recount: bool,
     unidiff_zero: bool,
     window: usize,
+    fuzz: usize,
     format: Option<String>,
     strict_base: bool,
     protect: Vec<String>,
@@ -63,6 +64,7 @@ impl Default for Options {
             recount: d.recount,
             unidiff_zero: d.unidiff_zero,
             window: d.window,
+            fuzz: d.fuzz,
             format: None,
             strict_base: d.strict_base,
             protect: d.protect,
@@ -100,6 +102,7 @@ impl Options {
             .include(self.include)
             .exclude(self.exclude)
             .window(self.window)
+            .fuzz(self.fuzz)
             .strict_base(self.strict_base)
             .protect(self.protect)
             .allow_notebooks(self.allow_notebooks)

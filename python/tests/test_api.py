@@ -25,7 +25,7 @@ def test_apply_changes_the_file_and_reports_like_json(tree: Path) -> None:
     assert report["warnings"] == []
     [f] = report["files"]
     assert f["path"] == "a.txt" and f["op"] == "modify"
-    assert f["hunks"] == [{"hunk": 1, "line": 2, "level": "exact", "offset": None}]
+    assert f["hunks"] == [{"hunk": 1, "line": 2, "level": "exact", "fuzz": 0, "offset": None}]
     assert len(f["new_sha256"]) == 64
 
 
@@ -174,3 +174,20 @@ def test_run_cli_leaves_the_hosts_open_file_limit_alone(tree: Path) -> None:
     status, low, after = done.stdout.split()[-3:]
     assert status == "0"
     assert after == low, f"run_cli changed the soft limit from {low} to {after}"
+
+
+def test_fuzz_is_passed_through(tree: Path) -> None:
+    # The outer context lines `zero` and `four` are not in the file: found only with fuzz 1
+    # (the default 2), refused with fuzz=0.
+    (tree / "f.txt").write_text("x\na\nb\nc\nd\ny\n")
+    patch = (
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n zero\n a\n-b\n+B\n c\n four\n"
+        "*** End Patch\n"
+    )
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, patch, fuzz=0)
+    assert caught.value.code == "context_not_found"
+    report = apply_patch.apply(tree, patch)
+    assert report["files"][0]["hunks"][0]["fuzz"] == 2
+    assert [w["code"] for w in report["warnings"]] == ["fuzz"]
+    assert (tree / "f.txt").read_text() == "x\na\nB\nc\nd\ny\n"

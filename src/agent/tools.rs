@@ -70,16 +70,22 @@ start_line after end_line or past the end of the file, around with a line range)
 macro_rules! on_error {
     () => {
         "\
-The result is one JSON report: {ok, files: [{path, op, hunks: [{hunk, line, level, offset}], \
-snippet}], warnings, risk, error}. On error NOTHING was written; `error` has code, message, \
+The result is one JSON report: {ok, files: [{path, op, hunks: [{hunk, line, level, fuzz, \
+offset}], snippet}], warnings, risk, error}. On error NOTHING was written; `error` has code, message, \
 path, hunk (1-based), expected, nearest (the closest lines of the file, numbered), hint. \
 What to do per error code: \
 context_not_found: the context or removed lines are not in the file; compare with \
 `error.nearest`, read the file again and copy the lines exactly. \
 ambiguous_match: the lines occur in several places (`error.candidates`, numbered); each \
-candidate's `select` selects it: send the change again with that `@@` line as the hunk's \
-header (or, for `edit`, that line_range edit in place of the replace), or add context lines. \
-`window` (default 20): how many lines from a hunk's hint a match counts as near. \
+candidate's `select` selects it: send the change again with its `*** Base:` line right after \
+`*** Update File: PATH` and its `@@` line as the hunk's header (or, for `edit`, that \
+line_range edit in place of the replace), or add context lines. A candidate without `select` \
+was found with fuzz: make the hunk again with more context. \
+`window` (default 20): how many lines from a hunk's line number a match counts as near \
+(line numbers choose only under the file's `*** Base:`). `fuzz` (default 2, 0 = off): when a \
+hunk is found nowhere, up to that many outer context lines at each end may be ignored, and \
+the rest must be unique in the whole file; the report's `fuzz` and a `fuzz` warning say \
+which lines were ignored. \
 stale_file: the file changed since you read it; read it again and redo the change, or send \
 it again with rebase: true to merge it onto the new content. \
 merge_conflict: (rebase) your change and the other change touch the same lines \
@@ -130,7 +136,7 @@ class) to say where it goes; several `@@` lines narrow step by step. `*** Base: 
 `read`) makes sure the file is what you read. `*** Move to: NEW` after Update File renames. \
 Git / unified diffs and JSON edit requests are accepted too. Options: rebase (merge onto a \
 file that changed since your read), dry_run (check only), max_risk, strict_balance, \
-window.\n",
+window, fuzz.\n",
     on_error!()
 );
 

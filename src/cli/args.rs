@@ -89,6 +89,10 @@ pub struct ApplyArgs {
     /// How many lines from its hint a match still counts as near.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub window: usize,
+    /// When a hunk is found nowhere, ignore up to N outer context lines at each end of it,
+    /// taking the result only where it is unique in the whole file (0: off).
+    #[arg(long, short = 'F', value_name = "N", default_value_t = apply_patch::locate::DEFAULT_FUZZ)]
+    pub fuzz: usize,
     /// Refuse (stale_file) when a diff's `index` blob id does not match the file.
     #[arg(long)]
     pub strict_base: bool,
@@ -305,6 +309,10 @@ pub enum Command {
         /// Patch files, or directories searched for *.patch and *.diff (default: the root).
         #[arg(value_name = "PATHS")]
         paths: Vec<PathBuf>,
+        /// Accept patches that apply only with up to N outer context lines ignored (fuzz);
+        /// without it such a patch fails: it needs refreshing.
+        #[arg(long, short = 'F', value_name = "N")]
+        fuzz: Option<usize>,
     },
     // agent (issue 6)
     /// Print a file with numbered lines and its version (for `*** Base:`).

@@ -42,7 +42,8 @@ pub enum Action {
     },
     Completions(clap_complete::Shell),
     Man(Option<String>),
-    CheckPatches(Vec<PathBuf>),
+    /// The patch files, and `--fuzz N` when given.
+    CheckPatches(Vec<PathBuf>, Option<usize>),
     Range {
         file: PathBuf,
         line: usize,
@@ -108,7 +109,7 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         },
         Some(Command::Completions { shell }) => Action::Completions(shell),
         Some(Command::Man { page }) => Action::Man(page),
-        Some(Command::CheckPatches { paths }) => Action::CheckPatches(paths),
+        Some(Command::CheckPatches { paths, fuzz }) => Action::CheckPatches(paths, fuzz),
         // agent (issue 6)
         Some(Command::Read {
             path,
@@ -220,6 +221,7 @@ fn apply_action(raw: ApplyArgs) -> Result<Action, Error> {
         include: raw.include,
         exclude: raw.exclude,
         window: raw.window,
+        fuzz: raw.fuzz,
         strict_base: raw.strict_base,
         protect: raw.protect,
         allow_notebooks: raw.allow_notebooks,

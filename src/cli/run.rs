@@ -143,8 +143,8 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         } => range_outcome(&opts, file, *line, *kind, *lang),
         Action::CheckBalance { files, lang } => balance_outcome(&opts, files, *lang),
         Action::Undo => txn_outcome(txn::undo(&opts.root), &opts, undo_text),
-        Action::CheckPatches(paths) => {
-            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths));
+        Action::CheckPatches(paths, fuzz) => {
+            let report = CheckReport::of(&pipeline::check_patches(&opts.root, paths, *fuzz));
             Outcome {
                 stdout: if json {
                     report.to_json().into_bytes()

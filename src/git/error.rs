@@ -75,6 +75,14 @@ pub enum GitError {
     /// A patch of a series after one that does not apply.
     #[error("not checked: {earlier}, before it in the series, does not apply")]
     EarlierPatchFailed { earlier: String },
+    /// `check-patches` without `--fuzz`: a hunk applies only with outer context lines
+    /// ignored (SPEC §5 "Fuzz"), so the patch needs refreshing.
+    #[error("hunk {hunk} of {path} applies only with {fuzz} outer context line{} ignored (fuzz): the patch needs refreshing", if *fuzz == 1 { "" } else { "s" })]
+    NeedsFuzz {
+        path: String,
+        hunk: usize,
+        fuzz: usize,
+    },
     /// A three-way merge that conflicts.
     #[error(
         "{path}: the patch's change conflicts with changes made since it was written: \
@@ -164,7 +172,9 @@ impl GitError {
             GitError::IndexUnreadable { denied: true, .. } => ErrorCode::PermissionDenied,
             GitError::IndexUnreadable { .. } => ErrorCode::IoError,
             GitError::NotInWorkTree { .. } => ErrorCode::Usage,
-            GitError::EarlierPatchFailed { .. } => ErrorCode::ContextNotFound,
+            GitError::EarlierPatchFailed { .. } | GitError::NeedsFuzz { .. } => {
+                ErrorCode::ContextNotFound
+            }
             GitError::MergeConflict { .. } | GitError::AmbiguousBase { .. } => {
                 ErrorCode::MergeConflict
             }
@@ -215,6 +225,10 @@ impl GitError {
                 "regenerate the patch against the current file, or drop --strict-base to apply \
                  it anyway"
             }
+            GitError::NeedsFuzz { .. } => {
+                "regenerate the patch against the staged tree (its context lines have drifted), \
+                 or run check-patches --fuzz N to accept patches that need up to N lines of fuzz"
+            }
             GitError::LeavesWorkTree { .. }
             | GitError::PathNotUtf8 { .. }
             | GitError::IndexUnreadable { .. }
@@ -236,7 +250,8 @@ impl GitError {
             | GitError::MergeConflict { path, .. }
             | GitError::SmudgeDelayed { path }
             | GitError::ConflictedEntry { path }
-            | GitError::StaleBase { path, .. } => Some(path.clone()),
+            | GitError::StaleBase { path, .. }
+            | GitError::NeedsFuzz { path, .. } => Some(path.clone()),
             GitError::SeriesMissing { series, .. } => Some(series.display().to_string()),
             GitError::IndexDisagrees { problems } if problems.len() == 1 => {
                 Some(problems[0].0.clone())

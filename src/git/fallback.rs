@@ -43,11 +43,14 @@ pub(crate) struct Conflicted {
     pub theirs: Vec<u8>,
 }
 
-/// Plans against the tree with the given `--3way` bases.
-pub(crate) type PlanWith<'a> = dyn Fn(&BTreeMap<String, Base>) -> Result<Plan, Box<Refusal>> + 'a;
+/// Plans against the tree with the given `--3way` bases and `--fuzz`.
+pub(crate) type PlanWith<'a> =
+    dyn Fn(&BTreeMap<String, Base>, usize) -> Result<Plan, Box<Refusal>> + 'a;
 
-/// Plan against `make_tree(bases)`, retrying with the base blob of each file whose hunks do
-/// not apply when `--3way` is on; then merge those files.
+/// Plan against `make_tree(bases, fuzz)`, retrying with the base blob of each file whose
+/// hunks do not apply, or that is partly applied already, when `--3way` is on; then merge
+/// those files (SPEC §7). With `--3way` the merge is tried before fuzz (SPEC §5 "Fuzz"):
+/// fuzz comes in only for a placement no base can help, and a merge conflict stays final.
 pub(crate) fn plan_with_fallback(
     repo: &Repo,
     patch: &PatchSet<'_>,
@@ -57,27 +60,81 @@ pub(crate) fn plan_with_fallback(
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
 ) -> Result<Planned, Box<Refusal>> {
     let mut bases: BTreeMap<String, Base> = BTreeMap::new();
+    let mut fuzz = if opts.three_way { 0 } else { opts.locate.fuzz };
     let plan = loop {
-        match make_tree(&bases) {
+        let refusal = match make_tree(&bases, fuzz) {
             Ok(plan) => break plan,
-            Err(refusal) if opts.three_way => {
-                match base_for(repo, patch, opts, cached, &refusal, &bases, current) {
-                    Ok(Some((path, base))) => {
-                        bases.insert(path, base);
-                    }
-                    Ok(None) => return Err(refusal),
-                    Err(e) => {
-                        return Err(Box::new(Refusal {
-                            error: e,
-                            ..*refusal
-                        }))
-                    }
-                }
-            }
+            Err(refusal) if opts.three_way => refusal,
             Err(refusal) => return Err(refusal),
+        };
+        let found = if refusal.error.code == ErrorCode::AlreadyApplied {
+            partly_applied(repo, patch, opts, cached, &bases, current)
+        } else {
+            base_for(repo, patch, opts, cached, &refusal, &bases, current)
+                .map(|b| b.into_iter().collect())
+        };
+        let placing = matches!(
+            refusal.error.code,
+            ErrorCode::ContextNotFound | ErrorCode::AmbiguousMatch
+        );
+        match found {
+            Ok(found) if !found.is_empty() => bases.extend(found),
+            Ok(_) if placing && fuzz < opts.locate.fuzz => fuzz = opts.locate.fuzz,
+            Ok(_) => return Err(refusal),
+            Err(e) => {
+                return Err(Box::new(Refusal {
+                    error: e,
+                    ..*refusal
+                }))
+            }
         }
     };
     merge_bases(plan, bases, opts, current)
+}
+
+/// The bases of the files refused as partly applied (SPEC §7: with `--3way` the merge
+/// decides): each modified, renamed or copied file that has a base blob and holds some of
+/// its hunks already.
+fn partly_applied(
+    repo: &Repo,
+    patch: &PatchSet<'_>,
+    opts: &Fallback,
+    cached: bool,
+    bases: &BTreeMap<String, Base>,
+    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
+) -> Result<Vec<(String, Base)>, Error> {
+    let mut out = Vec::new();
+    for fp in &patch.files {
+        let Some(path) = merge_source(patch, fp) else {
+            continue;
+        };
+        if bases.contains_key(&path) || out.iter().any(|(p, _)| *p == path) {
+            continue;
+        }
+        // A source that cannot be read (a rename already made) keeps the refusal as it is.
+        let Ok(file) = current(&path) else {
+            continue;
+        };
+        if hunk_states(fp.body.hunks(), patch.rules, &file, opts).1.is_empty() {
+            continue;
+        }
+        if let Some(base) = base_of(repo, patch, fp, (&path, cached), current, opts)? {
+            out.push((path, base));
+        }
+    }
+    Ok(out)
+}
+
+/// The normalised source path of a file patch a base can be merged for: a modify, rename or
+/// copy whose diff names its base blob.
+fn merge_source(patch: &PatchSet<'_>, fp: &crate::model::FilePatch<'_>) -> Option<String> {
+    let (Some(_), Some(old), FileOp::Modify | FileOp::Rename | FileOp::Copy) =
+        (&fp.blob_ids, fp.old_path.as_deref(), fp.op)
+    else {
+        return None;
+    };
+    // An absolute path (accepted by the planner against its root) is not retried.
+    crate::guard::normalize(old, patch.cd.as_deref(), None).ok()
 }
 
 /// The base to retry a refused file with, if `--3way` can help it.
@@ -105,13 +162,7 @@ fn base_for(
     else {
         return Ok(None);
     };
-    let (Some(ids), Some(old), FileOp::Modify | FileOp::Rename | FileOp::Copy) =
-        (&fp.blob_ids, fp.old_path.as_deref(), fp.op)
-    else {
-        return Ok(None);
-    };
-    // An absolute path (accepted by the planner against its root) is not retried.
-    let Ok(path) = crate::guard::normalize(old, patch.cd.as_deref(), None) else {
+    let Some(path) = merge_source(patch, fp) else {
         return Ok(None);
     };
     let new = fp
@@ -123,25 +174,40 @@ fn base_for(
     if bases.contains_key(&path) || !refusal.error.path.as_ref().is_some_and(named) {
         return Ok(None);
     }
+    let base = base_of(repo, patch, fp, (&path, cached), current, opts)?;
+    Ok(base.map(|b| (path, b)))
+}
+
+/// The base blob `fp`'s diff names for its source `path`, in the form the plan reads (the
+/// work tree's, or the index's with `cached`), with the paths written from it; None when the
+/// object database lacks it.
+fn base_of(
+    repo: &Repo,
+    patch: &PatchSet<'_>,
+    fp: &crate::model::FilePatch<'_>,
+    (path, cached): (&str, bool),
+    current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
+    opts: &Fallback,
+) -> Result<Option<Base>, Error> {
+    let Some(ids) = &fp.blob_ids else {
+        return Ok(None);
+    };
     let Some((_, blob)) = repo.find_blob_by_prefix(&ids.old)? else {
         return Ok(None);
     };
     let content = if cached {
         blob.clone()
     } else {
-        repo.smudge(&path, &blob)?
+        repo.smudge(path, &blob)?
     };
-    let file = current(&path)?;
-    let targets = targets(patch, &path, &file, opts);
-    Ok(Some((
-        path,
-        Base {
-            id: ids.old.clone(),
-            content,
-            blob,
-            targets,
-        },
-    )))
+    let file = current(path)?;
+    let targets = targets(patch, path, &file, opts);
+    Ok(Some(Base {
+        id: ids.old.clone(),
+        content,
+        blob,
+        targets,
+    }))
 }
 
 /// The paths written from `source` by the patch's modifies, renames and copies (once the
@@ -156,36 +222,41 @@ fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> 
         .filter(|fp| fp.old_path.as_deref().and_then(normal).as_deref() == Some(source))
         .filter_map(|fp| {
             let path = fp.new_path.as_deref().or(fp.old_path.as_deref())?;
+            let (failed_hunks, applied_hunks) = hunk_states(fp.body.hunks(), patch.rules, file, opts);
             Some(Target {
                 path: normal(path)?,
-                failed_hunks: failed_hunks(fp.body.hunks(), patch.rules, file, opts),
+                failed_hunks,
+                applied_hunks,
             })
         })
         .collect()
 }
 
-/// The 1-based hunks that do not apply to `file` on their own.
-fn failed_hunks(
+/// The 1-based hunks that do not apply to `file` on their own, and those that are already
+/// in it. Each hunk is placed alone, without fuzz (the merge comes before fuzz).
+fn hunk_states(
     hunks: &[crate::model::Hunk<'_>],
     rules: crate::model::Rules,
     file: &[u8],
     opts: &Fallback,
-) -> Vec<usize> {
+) -> (Vec<usize>, Vec<usize>) {
     let text = crate::text::Text::parse(file);
     let lines = text.contents();
     let locate = LocateOptions {
         bytes_only: std::str::from_utf8(file).is_err(),
         ends_with_newline: Some(text.ends_with_newline()),
+        fuzz: 0,
         ..opts.locate.clone()
     };
-    hunks
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| {
-            crate::locate::locate_hunks(lines, std::slice::from_ref(*h), rules, &locate).is_err()
-        })
-        .map(|(i, _)| i + 1)
-        .collect()
+    let (mut failed, mut applied) = (Vec::new(), Vec::new());
+    for (i, h) in hunks.iter().enumerate() {
+        match crate::locate::locate_hunks(lines, std::slice::from_ref(h), rules, &locate) {
+            Err(_) => failed.push(i + 1),
+            Ok(p) if p.iter().any(|p| p.already_applied) => applied.push(i + 1),
+            Ok(_) => {}
+        }
+    }
+    (failed, applied)
 }
 
 /// Replace the planned content (the patched base) of each path written from a base by the
@@ -290,24 +361,26 @@ impl Merge<'_> {
         Ok(conflicted)
     }
 
-    /// The `merged` warning, naming the hunks that did not apply to the file as it is.
+    /// The `merged` warning, naming the hunks that did not apply to the file as it is (or,
+    /// for a file refused as partly applied, those it held already).
     fn warning(&self) -> Warning {
         let failed = &self.target.failed_hunks;
-        let hunks: Vec<String> = failed.iter().map(usize::to_string).collect();
-        let why = match hunks.len() {
-            0 => format!("read as it for another operation on {}", self.source),
-            1 => format!("hunk {} did not apply to the file as it is", hunks[0]),
-            _ => format!(
-                "hunks {} did not apply to the file as it is",
-                hunks.join(", ")
-            ),
+        let applied = &self.target.applied_hunks;
+        let list = |h: &[usize]| h.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+        let why = match (failed.len(), applied.len()) {
+            (0, 0) => format!("read as it for another operation on {}", self.source),
+            (0, 1) => format!("hunk {} was in the file already", list(applied)),
+            (0, _) => format!("hunks {} were in the file already", list(applied)),
+            (1, _) => format!("hunk {} did not apply to the file as it is", list(failed)),
+            _ => format!("hunks {} did not apply to the file as it is", list(failed)),
         };
+        let first = failed.first().or(applied.first());
         let mut warning = Warning::new(
             WarningCode::Merged,
             format!("merged from the base blob {} ({why})", self.base.id),
         )
         .with_path(self.target.path.clone());
-        if let Some(first) = failed.first() {
+        if let Some(first) = first {
             warning = warning.with_hunk(*first);
         }
         warning

@@ -38,6 +38,8 @@ pub(crate) struct Target {
     pub path: String,
     /// 1-based hunks of its file patch that did not apply to the file as it is.
     pub failed_hunks: Vec<usize>,
+    /// 1-based hunks of its file patch that the file as it is holds already.
+    pub applied_hunks: Vec<usize>,
 }
 
 impl Tree for GitTree<'_> {

@@ -13,7 +13,7 @@ use super::hunks::ambiguous_error;
 use super::ladder::{fold_quotes, trim};
 use super::reindent::{self, Rebase, Unit};
 use super::search::{FileView, Pattern};
-use super::{Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
+use super::{Fuzz, Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
 
 /// The ways out of an ambiguous `replace`.
 const REPLACE_WAYS_OUT: &str = "say which one: send instead the `line_range` edit its candidate \
@@ -95,6 +95,7 @@ fn placement(index: usize, start: usize, old_len: usize, pieces: Vec<Piece>) -> 
         level: Level::Exact,
         offset: None,
         already_applied: false,
+        fuzz: Fuzz::default(),
         pieces,
         final_newline: None,
     }

@@ -12,10 +12,11 @@ use super::diagnose::{self, lossy};
 use super::ladder;
 use super::reindent::{self, Rebase, TooShallow, Unit};
 use super::search::{self, Ends, FileView, Found, Outcome, Pattern, Scope};
-use super::{Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
+use super::{Fuzz, Level, LocateError, LocateOptions, PatchPart, Piece, Placement};
 use applied::{applied, changes_only_final_newline, Around};
 
 mod applied;
+mod fuzz;
 mod insert;
 
 /// Place every hunk of one file. See [`super::locate_hunks`].
@@ -354,6 +355,10 @@ impl<'f, 'o> Locator<'f, 'o> {
                 Found::None => {}
             }
         }
+        // Fuzz runs only once no level found the hunk (never on the common path).
+        if let Some(fuzzed) = self.fuzz(index, hunk, aim) {
+            return fuzzed;
+        }
         if let Some(err) = self.above_previous(index, &mut pat, aim) {
             return Err(err);
         }
@@ -523,6 +528,7 @@ impl<'f, 'o> Locator<'f, 'o> {
             level,
             offset: explicit.map(|h| s as isize - h as isize),
             already_applied: false,
+            fuzz: Fuzz::default(),
             pieces,
             final_newline: final_newline(hunk, touches_end),
         })

@@ -121,7 +121,14 @@ pub struct LocateOptions {
     /// Whether the hunks' line numbers belong to the file as it is (SPEC §5 "Trust in line
     /// numbers"): only trusted numbers choose among equal candidates.
     pub line_numbers: LineNumbers,
+    /// `--fuzz N`: when no level finds a hunk, up to N outer context lines at each end may be
+    /// ignored, under uniqueness in the whole file (SPEC §5 "Fuzz"; default 2, 0 turns it
+    /// off).
+    pub fuzz: usize,
 }
+
+/// The default of `--fuzz` (SPEC §5 "Fuzz"), as GNU patch's.
+pub const DEFAULT_FUZZ: usize = 2;
 
 /// Whether a file's hunk line numbers are evidence of where the hunks go (SPEC §5 "Trust in
 /// line numbers"). A trusted number may choose among equal candidates (a match starting
@@ -158,7 +165,22 @@ impl Default for LocateOptions {
             bytes_only: false,
             ends_with_newline: None,
             line_numbers: LineNumbers::ByFormat,
+            fuzz: DEFAULT_FUZZ,
         }
+    }
+}
+
+/// How many outer context lines of a hunk fuzz ignored, at its top and at its bottom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fuzz {
+    pub top: usize,
+    pub bottom: usize,
+}
+
+impl Fuzz {
+    /// Context lines ignored, both ends together (`fuzz` in the report, SPEC §8).
+    pub fn lines(self) -> usize {
+        self.top + self.bottom
     }
 }
 
@@ -191,6 +213,9 @@ pub struct Placement {
     pub offset: Option<isize>,
     /// The hunk's new side is already there: nothing to change.
     pub already_applied: bool,
+    /// The outer context lines fuzz ignored (SPEC §5 "Fuzz"); they are not part of the
+    /// placement (`start` is the first line of the trimmed match) and keep the file's text.
+    pub fuzz: Fuzz,
     /// The new side, replacing file lines `start..start + old_len`.
     pub pieces: Vec<Piece>,
     /// Some(true/false) when this hunk decides whether the file ends in a newline (a unified

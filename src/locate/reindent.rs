@@ -101,7 +101,7 @@ pub(crate) struct TooShallow {
     line: Vec<u8>,
     /// What the line lacks of the patch's base indentation.
     removed: Vec<u8>,
-    /// The file's indentation of the first non-blank matched line.
+    /// The file's indentation of the matched line the shift is based on.
     file_base: Vec<u8>,
 }
 
@@ -109,18 +109,42 @@ impl Rebase {
     /// From the patch's old side and the file lines it matched (same length), the hunk's
     /// lines (for the patch's unit) and the file's unit ([`unit_of`] its lines). None when
     /// no matched line is non-blank or nothing would change.
+    ///
+    /// The base is the non-blank old line whose shift carries the most non-blank old lines
+    /// onto their matched lines' indentation, the first on a tie (SPEC §5 "What is
+    /// written"): one line whose indentation alone changed in the file — a kept context
+    /// line after fuzz may be one — cannot move the inserted lines.
     pub fn new(
         old: &[&[u8]],
         matched: &[&[u8]],
         patch_lines: &[&[u8]],
         file_unit: Option<Unit>,
     ) -> Option<Rebase> {
-        let j = old.iter().position(|l| !is_blank(l))?;
-        let mut rebase = Rebase {
-            patch_base: indent(old[j]).to_vec(),
-            file_base: indent(matched.get(j)?).to_vec(),
-            units: None,
+        let pairs: Vec<(&[u8], &[u8])> = old
+            .iter()
+            .zip(matched)
+            .filter(|(o, _)| !is_blank(o))
+            .map(|(o, f)| (indent(o), indent(f)))
+            .collect();
+        let carried = |base: &Rebase| {
+            pairs
+                .iter()
+                .filter(|(o, f)| base.shift(o).is_ok_and(|s| s == *f))
+                .count()
         };
+        let mut rebase: Option<(Rebase, usize)> = None;
+        for &(o, f) in &pairs {
+            let candidate = Rebase {
+                patch_base: o.to_vec(),
+                file_base: f.to_vec(),
+                units: None,
+            };
+            let n = carried(&candidate);
+            if rebase.as_ref().is_none_or(|(_, best)| n > *best) {
+                rebase = Some((candidate, n));
+            }
+        }
+        let (mut rebase, _) = rebase?;
         if !rebase.shift_is_enough(old, matched, patch_lines, file_unit) {
             let patch_unit = unit_of_indents(rebase.fragments(patch_lines));
             rebase.units = patch_unit.zip(file_unit).filter(|(p, f)| p != f);
@@ -243,8 +267,8 @@ impl TooShallow {
         };
         let message = format!(
             "{what} matches at line {} only when leading whitespace is ignored, and {line} cannot \
-             be shifted to the file's indentation: it is indented {} less than the first line \
-             matched, which has {file} in the file, so it would need negative indentation",
+             be shifted to the file's indentation: it is indented {} less than the matched line \
+             the shift is based on, which has {file} in the file, so it would need negative indentation",
             at + 1,
             ws_words(&self.removed),
         );
@@ -312,6 +336,22 @@ mod tests {
         let file: Vec<&[u8]> = vec![b"x", b"    a", b"        y", b"            b"];
         let rebase = Rebase::new(&old, &matched, &old, unit_of(file.into_iter())).expect("shift");
         assert_eq!(rebase.apply(b"          c"), Ok(b"            c".to_vec()));
+    }
+
+    #[test]
+    fn one_line_whose_indentation_alone_changed_does_not_choose_the_base() {
+        // The first matched line was re-indented in the file (a context line kept by fuzz
+        // may be); the other two agree on a shift of 4 spaces: that shift is the base.
+        let old: Vec<&[u8]> = vec![b"x = 1", b"    y = 2", b"    z = 3"];
+        let matched: Vec<&[u8]> = vec![b"        x = 1", b"        y = 2", b"        z = 3"];
+        let rebase = Rebase::new(&old, &matched, &old, Some(Unit::Spaces(4))).expect("shift");
+        assert_eq!(rebase.apply(b"    w = 4"), Ok(b"        w = 4".to_vec()));
+        // All lines agreeing, the first non-blank one is the base, as before.
+        let rebase = Rebase::new(&old[1..], &matched[1..], &old, Some(Unit::Spaces(4)));
+        assert_eq!(
+            rebase.expect("shift").apply(b"    w"),
+            Ok(b"        w".to_vec())
+        );
     }
 
     #[test]

@@ -119,10 +119,15 @@ pub struct WriteOptions {
     /// quotes unbalanced, instead of warning.
     #[serde(default)]
     pub strict_balance: bool,
-    /// How many lines from its line-number hint (or from the previous hunk) a match still
-    /// counts as near (`--window`, default 20).
+    /// How many lines from its line-number hint a match still counts as near (`--window`,
+    /// default 20).
     #[serde(default)]
     pub window: Option<usize>,
+    /// When a hunk is found nowhere, how many outer context lines at each end may be
+    /// ignored, the rest having to be unique in the whole file (`--fuzz`, default 2; 0 turns
+    /// it off).
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `apply_patch`.
@@ -167,6 +172,9 @@ pub struct PreviewArgs {
     /// As in `apply_patch`.
     #[serde(default)]
     pub window: Option<usize>,
+    /// As in `apply_patch`.
+    #[serde(default)]
+    pub fuzz: Option<usize>,
 }
 
 /// Arguments of `confirm`.
@@ -281,6 +289,7 @@ impl McpServer {
         let options = WriteOptions {
             rebase: args.rebase,
             window: args.window,
+            fuzz: args.fuzz,
             ..WriteOptions::default()
         };
         let session = self.session.clone();
@@ -457,6 +466,9 @@ impl Session {
         }
         if let Some(window) = options.window {
             builder = builder.window(window);
+        }
+        if let Some(fuzz) = options.fuzz {
+            builder = builder.fuzz(fuzz);
         }
         if let Some(command) = post_check {
             builder = builder.post_check(PostCheck {

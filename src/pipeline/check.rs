@@ -7,7 +7,7 @@ use crate::git::series::{self, Series};
 use crate::git::{GitError, Repo};
 use crate::model::PatchSet;
 use crate::pipeline::{self, Mode, Options, Refused, Target};
-use crate::report::Warning;
+use crate::report::{FileReport, Warning};
 use crate::tree::{MemEntry, MemTree};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -73,8 +73,13 @@ impl CheckReport {
 /// Check the patch files under `paths` (files, or directories searched for `*.patch` and
 /// `*.diff`; none: `root`) against the staged tree of the repository containing `root`.
 /// Patch paths are relative to `root`. One entry per patch (a patch that does not apply is
-/// an entry, not an error); an error stops the whole run.
-pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, Error> {
+/// an entry, not an error); an error stops the whole run. A patch that applies only with
+/// fuzz (SPEC §5) fails — it needs refreshing — unless `fuzz` (`--fuzz N`) allows it.
+pub fn check_patches(
+    root: &Path,
+    paths: &[PathBuf],
+    fuzz: Option<usize>,
+) -> Result<Vec<PatchCheck>, Error> {
     crate::root::check_root(root)?;
     let repo = match Repo::discover(root)? {
         Some(repo) => repo,
@@ -96,13 +101,18 @@ pub fn check_patches(root: &Path, paths: &[PathBuf]) -> Result<Vec<PatchCheck>, 
     let all = series::collect(&roots)?;
     let mut patches = Vec::new();
     for one in &all {
-        check_series(&repo, root, one, &mut patches);
+        check_series(&repo, (root, fuzz), one, &mut patches);
     }
     Ok(patches)
 }
 
 /// Apply one series cumulatively; after the first failure the rest are skipped.
-fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCheck>) {
+fn check_series(
+    repo: &Repo,
+    (root, fuzz): (&Path, Option<usize>),
+    series: &Series,
+    out: &mut Vec<PatchCheck>,
+) {
     let mut tree = MemTree::new();
     let mut seeded = HashSet::new();
     let mut failed: Option<String> = None;
@@ -121,7 +131,7 @@ fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCh
             });
             continue;
         }
-        let (warnings, error) = match check_one(repo, root, path, &mut tree, &mut seeded) {
+        let (warnings, error) = match check_one(repo, (root, fuzz), path, &mut tree, &mut seeded) {
             Ok(warnings) => (warnings, None),
             Err(refused) => {
                 failed = Some(shown.clone());
@@ -141,7 +151,7 @@ fn check_series(repo: &Repo, root: &Path, series: &Series, out: &mut Vec<PatchCh
 /// Apply one patch file to the series' tree: its warnings, or the refusal.
 fn check_one(
     repo: &Repo,
-    root: &Path,
+    (root, fuzz): (&Path, Option<usize>),
     path: &Path,
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
@@ -150,11 +160,39 @@ fn check_one(
     let bytes = std::fs::read(path)
         .map_err(|e| Refused::before(Error::io(&shown, "cannot read the patch", &e)))?;
     // Parsed once: the seeding and the apply both work from this patch.
-    let opts = Options::default();
+    let opts = match fuzz {
+        Some(n) => Options::builder().fuzz(n).build(),
+        None => Options::default(),
+    };
     let patch = pipeline::parse(&bytes, &opts).map_err(Refused::before)?;
     seed(repo, root, &patch, tree, seeded).map_err(Refused::before)?;
     let applied = pipeline::apply(Target::Memory(tree), &patch, &opts, Mode::Write)?;
+    // A patch that needs fuzz it was not allowed fails; the series stops there, so the tree
+    // it changed is not read again.
+    if let (None, Some(error)) = (fuzz, needs_fuzz(&applied.files)) {
+        return Err(Box::new(Refused {
+            error,
+            files: applied.files,
+            warnings: applied.warnings,
+            diff: None,
+            risk: None,
+            verification: None,
+        }));
+    }
     Ok(applied.warnings)
+}
+
+/// The refusal of a patch one of whose hunks applied only with fuzz (SPEC §5 "Fuzz": such a
+/// patch should be refreshed).
+fn needs_fuzz(files: &[FileReport]) -> Option<Error> {
+    files.iter().find_map(|f| {
+        let h = f.hunks.iter().find(|h| h.fuzz > 0)?;
+        Some(Error::from(GitError::NeedsFuzz {
+            path: f.path.clone(),
+            hunk: h.hunk,
+            fuzz: h.fuzz,
+        }))
+    })
 }
 
 /// Put the index blob of every path the patch names into the tree, once per series (a path

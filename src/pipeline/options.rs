@@ -178,6 +178,9 @@ pub struct Options {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub window: usize,
+    /// `--fuzz N` (SPEC §5 "Fuzz"): outer context lines a hunk found nowhere may lose at each
+    /// end, under uniqueness in the whole file; 0 turns it off.
+    pub fuzz: usize,
     pub strict_base: bool,
     pub protect: Vec<String>,
     pub allow_notebooks: bool,
@@ -218,6 +221,7 @@ impl Default for Options {
             include: Vec::new(),
             exclude: Vec::new(),
             window: LocateOptions::default().window,
+            fuzz: crate::locate::DEFAULT_FUZZ,
             strict_base: false,
             protect: Vec::new(),
             allow_notebooks: false,
@@ -272,6 +276,8 @@ impl OptionsBuilder {
         directory: String;
         /// The search window around a line hint.
         window: usize;
+        /// Outer context lines fuzz may ignore at each end of a hunk (0: off).
+        fuzz: usize;
         /// A diff's blob id that does not match is `stale_file`, not a warning.
         strict_base: bool;
         /// Allow patching notebooks.
@@ -381,6 +387,7 @@ impl Options {
         LocateOptions {
             window: self.window,
             unidiff_zero: self.unidiff_zero,
+            fuzz: self.fuzz,
             ..LocateOptions::default()
         }
     }

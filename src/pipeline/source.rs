@@ -104,9 +104,9 @@ impl Source<'_> {
             #[cfg(feature = "git")]
             Source::WorkTree { tree, repo } => {
                 let inner = overlay.unwrap_or(tree);
-                let make = |bases: &BTreeMap<String, Base>| {
+                let make = |bases: &BTreeMap<String, Base>, fuzz: usize| {
                     let git_tree = GitTree { inner, repo, bases };
-                    crate::plan::plan(&git_tree, patch, plan_opts)
+                    crate::plan::plan(&git_tree, patch, &with_fuzz(plan_opts, fuzz))
                 };
                 let current = |path: &str| match tree.read(path)? {
                     (_, Node::File { bytes, .. }) => Ok(bytes.into_vec()),
@@ -116,14 +116,14 @@ impl Source<'_> {
             }
             #[cfg(feature = "git")]
             Source::Index { root, repo, state } => {
-                let make = |bases: &BTreeMap<String, Base>| {
+                let make = |bases: &BTreeMap<String, Base>, fuzz: usize| {
                     let index_tree = IndexTree {
                         root,
                         repo,
                         state,
                         bases,
                     };
-                    crate::plan::plan(&index_tree, patch, plan_opts)
+                    crate::plan::plan(&index_tree, patch, &with_fuzz(plan_opts, fuzz))
                 };
                 let current = |path: &str| -> Result<Vec<u8>, Error> {
                     match entry_of(state, &repo.repo_path(path)?) {
@@ -135,6 +135,17 @@ impl Source<'_> {
             }
         }
     }
+}
+
+/// `opts` with `--fuzz fuzz` (the three-way fallback plans without fuzz first).
+#[cfg(feature = "git")]
+fn with_fuzz(opts: &PlanOptions, fuzz: usize) -> std::borrow::Cow<'_, PlanOptions> {
+    if opts.locate.fuzz == fuzz {
+        return std::borrow::Cow::Borrowed(opts);
+    }
+    let mut opts = opts.clone();
+    opts.locate.fuzz = fuzz;
+    std::borrow::Cow::Owned(opts)
 }
 
 /// Plan against the source. A `stale_file` refusal on a disk source goes to the rebase

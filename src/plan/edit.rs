@@ -239,7 +239,7 @@ impl Planner<'_> {
                 opts.line_numbers = trust::line_numbers(self.rules, fp, stale);
                 let placed = place(body, self.rules, bytes, &opts)
                     .map_err(|e| self.locate_error(fp, (shown, current), stale, e))?;
-                Ok(self.spliced(shown, placed, current))
+                Ok(self.spliced((shown, fp.body.hunks()), placed, current))
             }
         }
     }
@@ -284,7 +284,7 @@ impl Planner<'_> {
             place(&fp.body, rules, bytes, &opts)
         }
         .map_err(|e| self.locate_error(fp, (shown, current), stale.as_deref(), e))?;
-        Ok(self.spliced(shown, placed, current))
+        Ok(self.spliced((shown, fp.body.hunks()), placed, current))
     }
 
     /// A refusal of the locator for the file `shown`: the selectors of an ambiguity carry
@@ -311,7 +311,12 @@ impl Planner<'_> {
     /// The new content of hunks placed in `base`, with its reports. The new content of a
     /// large file is a recipe of `base`: no second copy of the file is made here (the
     /// transaction writes and hashes it piece by piece).
-    fn spliced(&mut self, shown: &str, placed: Placed<'_>, base: &Content) -> Edited {
+    fn spliced(
+        &mut self,
+        (shown, hunks): (&str, &[Hunk<'_>]),
+        placed: Placed<'_>,
+        base: &Content,
+    ) -> Edited {
         let Placed {
             lines,
             placements,
@@ -329,7 +334,7 @@ impl Planner<'_> {
                 Content::from(new)
             }
         };
-        let mut edited = self.edited(shown, new, &placements, &spans);
+        let mut edited = self.edited((shown, hunks), new, &placements, &spans);
         edited.regions = balance::regions(&spans);
         edited
     }
@@ -337,7 +342,7 @@ impl Planner<'_> {
     /// Hunk reports, counts, warnings and the snippet of placed hunks.
     fn edited(
         &mut self,
-        shown: &str,
+        (shown, hunks): (&str, &[Hunk<'_>]),
         bytes: Content,
         placements: &[Placement],
         spans: &[Span],
@@ -349,8 +354,13 @@ impl Planner<'_> {
                 hunk: n,
                 line: if p.old_len > 0 { p.start + 1 } else { p.start },
                 level: p.level,
+                fuzz: p.fuzz.lines(),
                 offset: p.offset,
             });
+            if let Some(hunk) = hunks.get(p.hunk).filter(|_| p.fuzz.lines() > 0) {
+                self.warnings
+                    .push(fuzz_warning(hunk, p).with_path(shown).with_hunk(n));
+            }
             if p.already_applied {
                 e.already.push(n);
                 continue;
@@ -397,4 +407,42 @@ impl Planner<'_> {
         e.bytes = bytes;
         e
     }
+}
+
+/// The `fuzz` warning of a hunk placed (or found applied) with outer context lines ignored:
+/// where, and which lines (SPEC §5 "Fuzz", §8).
+fn fuzz_warning(hunk: &Hunk<'_>, p: &Placement) -> Warning {
+    /// Longer lines are cut in the warning (the hunk itself shows them whole).
+    const SHOWN: usize = 60;
+    let n = hunk.lines.len();
+    let quote = |line: &crate::model::Line<'_>, side: &str| {
+        let text = String::from_utf8_lossy(&line.text);
+        let cut: String = text.chars().take(SHOWN).collect();
+        let more = if cut.len() < text.len() { "…" } else { "" };
+        format!("`{cut}{more}` {side}")
+    };
+    let ignored: Vec<String> = hunk.lines[..p.fuzz.top]
+        .iter()
+        .map(|l| quote(l, "above"))
+        .chain(
+            hunk.lines[n - p.fuzz.bottom..]
+                .iter()
+                .map(|l| quote(l, "below")),
+        )
+        .collect();
+    let count = p.fuzz.lines();
+    let what = if p.already_applied {
+        "found already applied"
+    } else {
+        "placed"
+    };
+    Warning::new(
+        WarningCode::Fuzz,
+        format!(
+            "{what} at line {} ignoring {count} outer context line{} of the hunk (fuzz): {}",
+            p.start + 1,
+            if count == 1 { "" } else { "s" },
+            ignored.join(", ")
+        ),
+    )
 }

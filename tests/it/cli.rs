@@ -720,6 +720,27 @@ fn fuzzy_and_offset_warnings() {
     assert_eq!(tree.read_str("a.txt"), "x\ny\none  \nTWO\nthree\n");
 }
 
+/// SPEC §5 "Fuzz", §8: a hunk whose outer context lines drifted is placed with them ignored;
+/// the report gives its `fuzz` and a `fuzz` warning quotes the lines (`-F 0`: refused).
+#[test]
+fn fuzz_report_and_warning() {
+    let file = "fn begin() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    let z = 9;\n}\n";
+    let tree = TempTree::with(&[("a.rs", file)]);
+    let diff = "--- a/a.rs\n+++ b/a.rs\n@@ -1,5 +1,5 @@\n fn start() {\n     let a = 1;\n-    let b = 2;\n+    let b = 20;\n     let c = 3;\n     let z = 0;\n";
+    let out = tree.run(&["--json", "-F", "0"], diff);
+    assert_eq!(out.status, 1, "{}", out.normalized());
+    assert!(
+        out.stdout.contains("context_not_found"),
+        "{}",
+        out.normalized()
+    );
+    let out = tree.run(&["--json", "--check"], diff);
+    assert_cli_snapshot!("fuzz_json", out);
+    let out = tree.run(&[], diff);
+    assert_cli_snapshot!("fuzz_human", out);
+    assert_eq!(tree.read_str("a.rs"), file.replace("b = 2;", "b = 20;"));
+}
+
 #[test]
 fn absolute_paths_inside_the_root_are_accepted() {
     let tree = TempTree::with(&[("a.txt", "one\n")]);

@@ -748,6 +748,38 @@ async fn window_argument_narrows_the_search() {
     client.cancel().await.expect("the session closes");
 }
 
+// Issue 24 item 1: `fuzz` reaches the locator from the MCP tools (0 turns it off).
+#[tokio::test]
+async fn fuzz_argument_reaches_the_locator() {
+    let text = "x\na\nb\nc\nd\ny\n";
+    let t = TempTree::with(&[("f.txt", text)]);
+    let client = start(&t, &[]).await;
+    for tool in ["apply_patch", "preview"] {
+        let schema = input_schema(&client, tool).await;
+        assert_eq!(schema["properties"]["fuzz"]["type"], "integer", "{tool}");
+    }
+    call(&client, "read", json!({"path": "f.txt"})).await;
+    // `zero` and `four` are not in the file: the hunk is found once they are ignored.
+    let p = "*** Begin Patch\n*** Update File: f.txt\n@@\n zero\n a\n-b\n+B\n c\n four\n*** End Patch\n";
+    for tool in ["apply_patch", "preview"] {
+        let args = match tool {
+            "preview" => json!({"patch": p, "fuzz": 0}),
+            _ => json!({"patch": p, "dry_run": true, "fuzz": 0}),
+        };
+        assert_eq!(
+            error_code(&client, tool, args).await,
+            "context_not_found",
+            "{tool}"
+        );
+    }
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(value["files"][0]["hunks"][0]["fuzz"], 2, "{value}");
+    assert_eq!(value["warnings"][0]["code"], "fuzz", "{value}");
+    assert_eq!(t.read_str("f.txt"), "x\na\nB\nc\nd\ny\n");
+    client.cancel().await.expect("the session closes");
+}
+
 // The README's client configuration is the one this test starts the server from.
 #[tokio::test]
 async fn the_readme_client_configuration_works() {

@@ -31,6 +31,11 @@ export interface ApplyOptions {
   exclude?: string | readonly string[];
   /** `--window N`: how many lines from its hint a match still counts as near (default 20). */
   window?: number;
+  /**
+   * `--fuzz N`: when a hunk is found nowhere, ignore up to N outer context lines at each end,
+   * taking the rest only where it is unique in the whole file (default 2; 0 turns it off).
+   */
+  fuzz?: number;
   /** `--strict-base`: a diff's `index` blob id that does not match the file is `stale_file`. */
   strictBase?: boolean;
   /** `--protect GLOB`: refuse (`protected_file`) to touch the files that match. */
@@ -130,6 +135,7 @@ export type ErrorCode =
 
 export type WarningCode =
   | 'fuzzy_match'
+  | 'fuzz'
   | 'offset'
   | 'already_applied'
   | 'base_mismatch'
@@ -149,6 +155,8 @@ export interface HunkReport {
   /** 1-based first line of the hunk's old side in the original file (an insertion: the line it went after). */
   line: number;
   level: Level;
+  /** Outer context lines ignored to place the hunk (fuzz), both ends together; 0 when none. */
+  fuzz: number;
   /** Distance from the hunk's drift-adjusted line-number hint; `null` without a hint. */
   offset: number | null;
 }

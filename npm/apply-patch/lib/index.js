@@ -38,6 +38,7 @@ const APPLY_OPTIONS = {
   include: ['--include', 'texts'],
   exclude: ['--exclude', 'texts'],
   window: ['--window', 'count'],
+  fuzz: ['--fuzz', 'count'],
   strictBase: ['--strict-base', 'flag'],
   protect: ['--protect', 'texts'],
   allowNotebooks: ['--allow-notebooks', 'flag'],

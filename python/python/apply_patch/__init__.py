@@ -95,6 +95,7 @@ def apply(
     recount: bool = False,
     unidiff_zero: bool = False,
     window: Optional[int] = None,
+    fuzz: Optional[int] = None,
     format: Optional[str] = None,
     strict_base: bool = False,
     protect: Iterable[str] = (),
@@ -106,9 +107,11 @@ def apply(
     ``patch`` is the patch text (``str`` or ``bytes``) or a path to a patch file (a
     ``pathlib.Path``; a ``str`` is always the text). The keywords are the command line's
     flags (``three_way`` is ``--3way``, ``format`` one of ``"agent"``, ``"unified"``,
-    ``"json"``; ``window`` defaults to the command line's 20). Returns the ``--json``
-    report: ``ok``, ``files`` (``path``, ``op``, ``hunks`` with ``line``/``level``/
-    ``offset``, ...), ``warnings``, ``diff`` with ``diff=True``. Raises
+    ``"json"``; ``window`` defaults to the command line's 20, ``fuzz`` — outer context lines
+    a hunk found nowhere may lose at each end, the rest unique in the whole file — to its 2,
+    ``fuzz=0`` turning it off). Returns the ``--json`` report: ``ok``, ``files`` (``path``,
+    ``op``, ``hunks`` with ``line``/``level``/``fuzz``/``offset``, ...), ``warnings``,
+    ``diff`` with ``diff=True``. Raises
     :class:`ApplyPatchError` when the patch is refused; nothing in the tree has changed then.
     """
     options = {
@@ -126,6 +129,7 @@ def apply(
         "recount": recount,
         "unidiff_zero": unidiff_zero,
         "window": window,
+        "fuzz": fuzz,
         "format": format,
         "strict_base": strict_base,
         "protect": list(protect),

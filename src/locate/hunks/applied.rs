@@ -10,7 +10,7 @@
 use crate::model::{Hunk, LineKind};
 
 use super::super::search::{Ends, Pattern, Scope};
-use super::super::{Level, Piece, Placement};
+use super::super::{Fuzz, Level, Piece, Placement};
 use super::Locator;
 
 /// What the new side says about a level-1 match of the old side.
@@ -144,6 +144,7 @@ pub(super) fn applied(index: usize, s: usize, len: usize, explicit: Option<usize
         level: Level::Exact,
         offset: explicit.map(|h| s as isize - h as isize),
         already_applied: true,
+        fuzz: Fuzz::default(),
         pieces: (s..s + len).map(Piece::Keep).collect(),
         final_newline: None,
     }

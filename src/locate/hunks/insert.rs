@@ -9,7 +9,7 @@ use crate::model::Hunk;
 use super::super::diagnose::lossy;
 use super::super::ladder;
 use super::super::search::{Ends, Pattern, Scope};
-use super::super::{Level, LocateError, PatchPart, Piece, Placement};
+use super::super::{Fuzz, Level, LocateError, PatchPart, Piece, Placement};
 use super::applied::applied;
 use super::{final_newline, order_hint, Aim, Locator, Missing};
 
@@ -114,6 +114,7 @@ impl Locator<'_, '_> {
             level: Level::Exact,
             offset: explicit.map(|h| pos as isize - h as isize),
             already_applied: false,
+            fuzz: Fuzz::default(),
             pieces: new
                 .iter()
                 .map(|t| Piece::Insert {

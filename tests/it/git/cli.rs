@@ -247,9 +247,13 @@ fn three_way_clean_merge_matches_git_apply_three_way() {
         s.write("a.txt", &text.replace("5\n", "five\n"));
         s.commit_all("five");
     });
-    // A plain apply refuses: the context changed.
-    let run = ours.apply_patch(&["--json"], &diff);
+    // A plain apply without fuzz refuses: the context changed. (Fuzz would place it,
+    // ignoring the changed outer line; with --3way the merge comes first.)
+    let run = ours.apply_patch(&["--json", "--fuzz", "0"], &diff);
     assert_eq!(run.status, 1);
+    let run = ours.apply_patch(&["--json", "--check"], &diff);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    assert!(run.stdout.contains("\"code\": \"fuzz\""), "{}", run.stdout);
     let run = ours.apply_patch(&["--3way", "--index", "--json"], &diff);
     assert_eq!(run.status, 0, "{}", run.stdout);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -650,6 +654,53 @@ fn human_output_of_git_refusals_and_check_patches() {
         insta::assert_snapshot!("index_mismatch", shown(&mismatch));
         insta::assert_snapshot!("check_patches", shown(&checked));
     });
+}
+
+/// SPEC §5 "Fuzz": a patch that applies only with outer context lines ignored needs
+/// refreshing; `check-patches` fails it unless `--fuzz N` (or `-F N`) is given.
+#[test]
+fn check_patches_fails_a_patch_that_needs_fuzz_unless_fuzz_is_given() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    // The outer context line `3` is `three` in the patch: found only with fuzz 1.
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -3,7 +3,7 @@\n three\n 4\n 5\n-6\n+six\n 7\n 8\n 9\n";
+    s.write("p/0001-six.patch", patch);
+    s.commit_all("patch");
+    let run = s.apply_patch(&["check-patches", "--json", "p"], "");
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let error = &report["patches"][0]["error"];
+    assert_eq!(error["code"], "context_not_found", "{report}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("hunk 1 of a.txt applies only with 2 outer context lines ignored"),
+        "{message}"
+    );
+    assert!(
+        error["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("--fuzz N")),
+        "{error}"
+    );
+    for given in [["--fuzz", "1"], ["-F", "2"]] {
+        let run = s.apply_patch(&["check-patches", given[0], given[1], "p"], "");
+        assert_eq!(run.status, 0, "{given:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains("ok    p/0001-six.patch"),
+            "{}",
+            run.stdout
+        );
+    }
+    // --fuzz 0 turns fuzz off: the hunk is simply not found.
+    let run = s.apply_patch(&["check-patches", "--json", "--fuzz", "0", "p"], "");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let message = report["patches"][0]["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("not found"), "{report}");
+    // Nothing was written by any check.
+    let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    assert!(text.contains("\n6\n"), "{text}");
 }
 
 /// A patch whose hunk does not fit the staged file: its `FAIL` line is followed by the

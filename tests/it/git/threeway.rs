@@ -356,3 +356,101 @@ fn three_way_copy_and_modify_of_one_source_both_keep_the_local_edit() {
         "1\n2\n3\nfour\n5\nsix\n7\n8\n9\n10\n11\n12\n"
     );
 }
+
+/// A repository whose `a.txt` holds the first hunk of the diff already (committed).
+fn half_applied() -> Scratch {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    edit_line(&s, "a.txt", 2, "two");
+    s.commit_all("half");
+    s
+}
+
+#[test]
+fn three_way_merges_a_partly_applied_file_as_git_does() {
+    // SPEC §7: with --3way a file refused as partly applied is merged from its base blob
+    // (a real commit that git cherry-picks cleanly was refused).
+    let diff = {
+        let t = Scratch::new(&[]);
+        numbered(&t);
+        edit_line(&t, "a.txt", 2, "two");
+        edit_line(&t, "a.txt", 11, "eleven");
+        t.git(&["add", "-A"]);
+        t.git(&["diff", "--cached"])
+    };
+    let (ours, theirs) = (half_applied(), half_applied());
+    let plain = ours.apply_patch(&["--json"], &diff);
+    assert_eq!(plain.status, 1, "{}", plain.stdout);
+    assert_eq!(report(&plain)["error"]["code"], "already_applied");
+    let run = ours.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    let report = report(&run);
+    assert_eq!(merged_warnings(&report), 1, "{report}");
+    let warning = &report["warnings"][0];
+    assert!(
+        warning["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("hunk 1 was in the file already")),
+        "{warning}"
+    );
+    assert_eq!(warning["hunk"], 1);
+    assert_eq!(theirs.git_apply(&["--3way"], &diff), 0);
+    // git's --3way also stages the result; compare the work trees.
+    assert_eq!(files(&ours), files(&theirs));
+    let text = std::fs::read_to_string(ours.dir.join("a.txt")).unwrap();
+    assert!(
+        text.contains("two\n") && text.contains("eleven\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn three_way_on_a_partly_applied_file_whose_rest_conflicts_is_a_merge_conflict() {
+    // The file holds hunk 1 already and changed hunk 2's line its own way: the merge decides
+    // (SPEC §7), and it conflicts, as git's does; nothing is written.
+    let diff = {
+        let t = Scratch::new(&[]);
+        numbered(&t);
+        edit_line(&t, "a.txt", 2, "two");
+        edit_line(&t, "a.txt", 11, "eleven");
+        t.git(&["add", "-A"]);
+        t.git(&["diff", "--cached"])
+    };
+    let conflicted = || {
+        let s = half_applied();
+        edit_line(&s, "a.txt", 11, "ELEVEN");
+        s.commit_all("ELEVEN");
+        s
+    };
+    let (ours, theirs) = (conflicted(), conflicted());
+    let before = files(&ours);
+    let run = ours.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    assert_eq!(report(&run)["error"]["code"], "merge_conflict");
+    assert_eq!(files(&ours), before);
+    assert_ne!(theirs.git_apply(&["--3way"], &diff), 0);
+}
+
+#[test]
+fn three_way_tries_the_merge_before_fuzz_and_a_conflict_is_final() {
+    // The diff changes line 6; the file changed line 3 (the hunk's outermost context line,
+    // which fuzz would ignore) and line 6 itself: the merge conflicts, and fuzz is not tried.
+    let diff = diff_of(Op::Modify);
+    let s = edited(6, "SIX", false);
+    edit_line(&s, "a.txt", 3, "THREE");
+    let before = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    let run = s.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 1, "{}", run.stdout);
+    assert_eq!(report(&run)["error"]["code"], "merge_conflict");
+    assert_eq!(
+        std::fs::read_to_string(s.dir.join("a.txt")).unwrap(),
+        before
+    );
+    // Only line 3 changed: fuzz alone would place the hunk (not with --fuzz 0); the merge,
+    // tried first, is clean.
+    let s = edited(3, "THREE", false);
+    assert_eq!(s.apply_patch(&["--json", "--fuzz", "0"], &diff).status, 1);
+    let run = s.apply_patch(&["--3way", "--json"], &diff);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    assert_eq!(merged_warnings(&report(&run)), 1, "{}", run.stdout);
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 mod edits;
+mod fuzz;
 mod hints;
 mod order;
 mod props;

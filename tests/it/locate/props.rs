@@ -219,8 +219,10 @@ fn matches_at(level: usize, file: &[&str], pat: &[&str], s: usize) -> bool {
 
 #[derive(Debug, PartialEq)]
 enum Verdict {
-    Placed(usize, Level),
-    Applied(usize),
+    /// Placed at a start and level, with this many outer context lines ignored (fuzz).
+    Placed(usize, Level, usize),
+    /// Already applied at a start, with this many context lines ignored.
+    Applied(usize, usize),
     Ambiguous,
     NotFound,
 }
@@ -228,7 +230,7 @@ enum Verdict {
 /// Where the hunk is looked for: its explicit line-number hint (which chooses only when
 /// `trusted`; "the line after the previous hunk" opens no window); `floor`: candidates begin
 /// at or after it (below the previous hunk's first line); `start` / `end`: the ends of the
-/// file it is pinned to.
+/// file it is pinned to; `fuzz`: `--fuzz N`.
 struct Aim {
     explicit: Option<usize>,
     trusted: bool,
@@ -236,22 +238,36 @@ struct Aim {
     window: usize,
     start: bool,
     end: bool,
+    fuzz: usize,
 }
 
-/// SPEC §5 for one hunk, read as plainly as possible.
-fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
+/// A hunk as (kind, text) lines: ' ' context, '-' deleted, '+' inserted.
+type Lines<'a> = [(char, &'a str)];
+
+fn side<'a>(lines: &Lines<'a>, drop: char) -> Vec<&'a str> {
+    lines
+        .iter()
+        .filter(|(k, _)| *k != drop)
+        .map(|(_, t)| *t)
+        .collect()
+}
+
+/// SPEC §5 for one hunk, read as plainly as possible: the ladder, then fuzz.
+fn reference(file: &[&str], lines: &Lines<'_>, aim: &Aim) -> Verdict {
+    let (old, new) = (side(lines, '+'), side(lines, '-'));
     // A pinned pattern may start only where it touches its ends of the file.
     let pinned =
         |s: usize, len: usize| (!aim.start || s == 0) && (!aim.end || s + len == file.len());
-    let below = |level: usize, pat: &[&str]| -> Vec<usize> {
+    let from = |floor: usize, level: usize, pat: &[&str]| -> Vec<usize> {
         starts(level, file, pat)
             .into_iter()
-            .filter(|&s| s >= aim.floor && pinned(s, pat.len()))
+            .filter(|&s| s >= floor && pinned(s, pat.len()))
             .collect()
     };
+    let below = |level: usize, pat: &[&str]| from(aim.floor, level, pat);
     // Already applied: no level-1 match of the old side, exactly one of the new side.
-    let applied = || match (below(1, old).is_empty(), &below(1, new)[..]) {
-        (true, [s]) => Some(Verdict::Applied(*s)),
+    let applied = || match (below(1, &old).is_empty(), &below(1, &new)[..]) {
+        (true, [s]) => Some(Verdict::Applied(*s, 0)),
         _ => None,
     };
     // A match exactly at a trusted explicit hint, at the strictest level there, after the
@@ -263,27 +279,27 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
     {
         if let Some((level, name)) = (1..=4)
             .zip(Level::ALL)
-            .find(|&(level, _)| matches_at(level, file, old, h))
+            .find(|&(level, _)| matches_at(level, file, &old, h))
         {
             if level > 1 {
                 if let Some(v) = applied() {
                     return v;
                 }
             }
-            return Verdict::Placed(h, name);
+            return Verdict::Placed(h, name, 0);
         }
     }
     for (level, name) in (1..=4).zip(Level::ALL) {
-        let all = below(level, old);
+        let all = below(level, &old);
         if let Some(h) = aim.explicit.filter(|_| !pinned_anywhere) {
             let near: Vec<&usize> = all.iter().filter(|s| s.abs_diff(h) <= aim.window).collect();
             if near.len() == 1 {
-                return Verdict::Placed(*near[0], name);
+                return Verdict::Placed(*near[0], name, 0);
             }
         }
         match all.len() {
             0 => {}
-            1 => return Verdict::Placed(all[0], name),
+            1 => return Verdict::Placed(all[0], name, 0),
             _ => return Verdict::Ambiguous,
         }
         if level == 1 {
@@ -292,7 +308,69 @@ fn reference(file: &[&str], old: &[&str], new: &[&str], aim: &Aim) -> Verdict {
             }
         }
     }
+    // Fuzz: the whole file, at each step; the widest trim must match nowhere else.
+    let trims = fuzz_steps(lines, aim);
+    let Some(&widest) = trims.last() else {
+        return Verdict::NotFound;
+    };
+    let cut = |t: (usize, usize)| &lines[t.0..lines.len() - t.1];
+    let whole = |level: usize, pat: &[&str]| from(0, level, pat);
+    for &t in &trims {
+        let (old, new) = (side(cut(t), '+'), side(cut(t), '-'));
+        let (w_old, w_new) = (side(cut(widest), '+'), side(cut(widest), '-'));
+        let shift = widest.0 - t.0;
+        let lone = |all: &[usize], s: usize| all.iter().all(|&w| w == s + shift);
+        let fuzz = t.0 + t.1;
+        if whole(1, &old).is_empty() {
+            if let [s] = whole(1, &new)[..] {
+                if !lone(&whole(1, &w_new), s) {
+                    return Verdict::Ambiguous;
+                }
+                return if s >= aim.floor {
+                    Verdict::Applied(s, fuzz)
+                } else {
+                    Verdict::NotFound
+                };
+            }
+        }
+        for (level, name) in (1..=4).zip(Level::ALL) {
+            match whole(level, &old)[..] {
+                [] => continue,
+                [s] if !lone(&whole(level, &w_old), s) => return Verdict::Ambiguous,
+                [s] if s < aim.floor => return Verdict::NotFound,
+                [s] => return Verdict::Placed(s, name, fuzz),
+                _ => return Verdict::Ambiguous,
+            }
+        }
+    }
     Verdict::NotFound
+}
+
+/// The trims of SPEC §5 "Fuzz", step by step: (top, bottom) context lines ignored.
+fn fuzz_steps(lines: &Lines<'_>, aim: &Aim) -> Vec<(usize, usize)> {
+    let lead = lines.iter().take_while(|(k, _)| *k == ' ').count();
+    let trail = lines.iter().rev().take_while(|(k, _)| *k == ' ').count();
+    if lead == lines.len() {
+        return Vec::new();
+    }
+    let top_max = if aim.start { 0 } else { lead.saturating_sub(1) };
+    let bottom_max = if aim.end { 0 } else { trail.saturating_sub(1) };
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for k in 1..=aim.fuzz {
+        let t = (k.min(top_max), k.min(bottom_max));
+        if out.last().copied().unwrap_or((0, 0)) == t {
+            break;
+        }
+        let rest = &lines[t.0..lines.len() - t.1];
+        if !rest
+            .iter()
+            .any(|(k, l)| *k != '+' && !l.trim_matches(WS).is_empty())
+        {
+            break;
+        }
+        out.push(t);
+    }
+    out
 }
 
 fn variant() -> impl Strategy<Value = &'static str> {
@@ -320,6 +398,7 @@ proptest! {
     fn placements_follow_the_rules(
         mut file in prop::collection::vec(variant(), 0..14),
         old in prop::collection::vec(variant(), 1..4),
+        after in prop::collection::vec(variant(), 0..3),
         hint in prop::option::of(0usize..16),
         prev in prop::option::of(0usize..16),
         unified in any::<bool>(),
@@ -329,27 +408,36 @@ proptest! {
             LineNumbers::Trusted,
             LineNumbers::Untrusted,
         ]),
+        fuzz in 0usize..3,
     ) {
         let prev = prev.map(|p| p.min(file.len()));
         if let Some(p) = prev {
             file.insert(p, "P");
         }
         let hint = hint.map(|h| h.min(file.len()));
-        // Context lines, the last old line deleted, "n" inserted in its place.
-        let mut h = Hunk::default();
-        for (j, l) in old.iter().enumerate() {
-            let kind = if j + 1 == old.len() { LineKind::Delete } else { LineKind::Context };
-            h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
-        }
+        // Context lines, the last old line deleted, "n" inserted in its place, then the
+        // context lines `after`.
         // "n" at the old side's base indentation: re-basing never needs negative indentation.
-        let base = old.iter().find(|l| !l.trim_matches(WS).is_empty()).map_or("", |l| {
+        let base = old.iter().chain(&after).find(|l| !l.trim_matches(WS).is_empty()).map_or("", |l| {
             &l[..l.len() - l.trim_start_matches([' ', '\t']).len()]
         });
         let inserted = format!("{base}n");
-        h.lines.push(Line::new(LineKind::Insert, inserted.as_bytes().to_vec()));
+        let mut lines: Vec<(char, &str)> = old[..old.len() - 1].iter().map(|l| (' ', *l)).collect();
+        lines.push(('-', old[old.len() - 1]));
+        lines.push(('+', inserted.as_str()));
+        lines.extend(after.iter().map(|l| (' ', *l)));
+        let mut h = Hunk::default();
+        for (k, l) in &lines {
+            let kind = match k {
+                '-' => LineKind::Delete,
+                '+' => LineKind::Insert,
+                _ => LineKind::Context,
+            };
+            h.lines.push(Line::new(kind, l.as_bytes().to_vec()));
+        }
         if let Some(s) = hint {
             h.old_start = Some(s + 1);
-            h.old_count = Some(old.len());
+            h.old_count = Some(h.old_lines().count());
         }
         let format = if unified { Format::Unified } else { Format::Agent };
         let mut hunks = Vec::new();
@@ -369,34 +457,44 @@ proptest! {
             hunks.push(first);
         }
         hunks.push(h);
-        let new: Vec<&str> = old[..old.len() - 1].iter().copied().chain([inserted.as_str()]).collect();
         let aim = Aim {
             explicit: hint,
             trusted: numbers.trusted(format),
             floor: prev.map_or(0, |p| p + 1),
             window,
-            // A unified hunk has no context below its change here; one without context
-            // above (a lone deleted line) from line 1 is pinned to the start too.
+            // A unified hunk without context below its change is pinned to the end; one
+            // without context above (a lone deleted line) from line 1 to the start.
             start: unified && old.len() == 1 && hint == Some(0),
-            end: unified,
+            end: unified && after.is_empty(),
+            fuzz,
         };
-        let want = reference(&file, &old, &new, &aim);
+        let want = reference(&file, &lines, &aim);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let opts = LocateOptions { window, line_numbers: numbers, ..LocateOptions::default() };
+        let opts = LocateOptions { window, line_numbers: numbers, fuzz, ..LocateOptions::default() };
         let index = hunks.len() - 1;
         let got = match run(text.as_bytes(), &hunks, format, &opts) {
             Ok((_, ps)) => {
                 let p = ps.iter().find(|p| p.hunk == index).expect("one placement per hunk");
                 if p.already_applied {
-                    Verdict::Applied(p.start)
+                    Verdict::Applied(p.start, p.fuzz.lines())
                 } else {
-                    Verdict::Placed(p.start, p.level)
+                    Verdict::Placed(p.start, p.level, p.fuzz.lines())
                 }
             }
             Err(e) if e.hunk() != index => {
                 return Err(TestCaseError::fail(format!("the first hunk was refused: {e}")))
             }
             Err(LocateError::AmbiguousMatch { .. }) => Verdict::Ambiguous,
+            // Once outer context lines are ignored, the base indentation of the inserted
+            // line may be another line's: a place whose re-basing would need negative
+            // indentation is refused, never guessed (SPEC §5 "What is written").
+            Err(LocateError::ContextNotFound { message, .. })
+                if message.contains("negative indentation") =>
+            {
+                let loose = matches!(want, Verdict::Placed(_, level, _) if level >= Level::Whitespace);
+                prop_assert!(loose, "refused for indentation, want {:?}", want);
+                return Ok(());
+            }
             Err(LocateError::ContextNotFound { .. }) => Verdict::NotFound,
             Err(e) => return Err(TestCaseError::fail(format!("unexpected refusal: {e}"))),
         };
