@@ -44,6 +44,10 @@ struct Options {
     protect: Vec<String>,
     allow_notebooks: bool,
     strict_balance: bool,
+    /// `--path`: the file of every SEARCH/REPLACE block.
+    path: Option<String>,
+    /// `--base`: the Base of the `path` file.
+    base: Option<String>,
 }
 
 impl Default for Options {
@@ -70,6 +74,8 @@ impl Default for Options {
             protect: d.protect,
             allow_notebooks: d.allow_notebooks,
             strict_balance: d.strict_balance,
+            path: None,
+            base: None,
         }
     }
 }
@@ -87,9 +93,11 @@ impl Options {
             Some("agent") => Some(Format::Agent),
             Some("unified") => Some(Format::Unified),
             Some("json") => Some(Format::Json),
+            Some("blocks") => Some(Format::Blocks),
             Some(other) => {
                 return Err(usage(format!(
-                    "unknown format {other:?}: expected \"agent\", \"unified\" or \"json\""
+                    "unknown format {other:?}: expected \"agent\", \"unified\", \"json\" or \
+                     \"blocks\""
                 )))
             }
         };
@@ -117,6 +125,15 @@ impl Options {
         }
         if let Some(strip) = self.strip {
             builder = builder.strip(strip);
+        }
+        if self.base.is_some() && self.path.is_none() {
+            return Err(usage("base needs path: a Base belongs to one file".into()));
+        }
+        if let Some(path) = self.path {
+            builder = builder.path(path);
+        }
+        if let Some(base) = self.base {
+            builder = builder.base(base);
         }
         if let Some(directory) = self.directory {
             builder = builder.directory(directory);

@@ -128,14 +128,27 @@ pub struct WriteOptions {
     /// it off).
     #[serde(default)]
     pub fuzz: Option<usize>,
+    /// The file of SEARCH/REPLACE blocks and its Base (`apply_patch` and `preview` take them
+    /// as arguments of their own).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub blocks: (Option<String>, Option<String>),
 }
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct ApplyArgs {
     /// The patch: the agent patch language (`*** Begin Patch` … `*** End Patch`), a git /
-    /// unified diff, or a JSON edit request.
+    /// unified diff, a JSON edit request, or SEARCH/REPLACE blocks.
     pub patch: String,
+    /// With SEARCH/REPLACE blocks: the file every block edits, relative to the project root
+    /// (exactly; never guessed). Without it, the line before each block names its file.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// With `path`: the `base` that `read` returned for that file; the blocks'
+    /// `:start_line:N` hints are then trusted.
+    #[serde(default)]
+    pub base: Option<String>,
     #[serde(flatten)]
     pub options: WriteOptions,
 }
@@ -272,7 +285,9 @@ impl McpServer {
     #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
     async fn apply_patch_tool(&self, Parameters(args): Parameters<ApplyArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.write(args.patch.into_bytes(), None, args.options, false)).await
+        let mut options = args.options;
+        options.blocks = (args.path, args.base);
+        blocking(move || session.write(args.patch.into_bytes(), None, options, false)).await
     }
 
     #[tool(name = "edit", description = tools::EDIT)]
@@ -469,6 +484,12 @@ impl Session {
         }
         if let Some(fuzz) = options.fuzz {
             builder = builder.fuzz(fuzz);
+        }
+        if let Some(path) = options.blocks.0 {
+            builder = builder.path(path);
+        }
+        if let Some(base) = options.blocks.1 {
+            builder = builder.base(base);
         }
         if let Some(command) = post_check {
             builder = builder.post_check(PostCheck {
