@@ -208,6 +208,22 @@ fn convert_to_agent_writes_one_section_per_block() {
     assert_eq!(t.read_str("f"), "B\nb\n");
 }
 
+#[test]
+fn convert_to_unified_is_the_diff_the_blocks_make_with_real_line_numbers() {
+    let t = TempTree::with(&[("f", "a\nb\nc\nd\n")]);
+    let out = t.run(
+        &["convert", "--to", "unified", "--path", "f", "-"],
+        &block("c\n", "C\n"),
+    );
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    assert!(out.stdout.contains("@@ -1,4 +1,4 @@"), "{}", out.stdout);
+    assert!(out.stdout.contains("-c\n+C\n"), "{}", out.stdout);
+    assert_eq!(t.read_str("f"), "a\nb\nc\nd\n", "convert writes nothing");
+    let applied = t.run(&["-"], &out.stdout);
+    assert_eq!(applied.status, 0, "{}", applied.normalized());
+    assert_eq!(t.read_str("f"), "a\nb\nC\nd\n");
+}
+
 /// A file of distinct-ish lines and blocks made from its lines: each block takes a run of
 /// the file as it is after the blocks before it, and replaces its middle.
 /// One block's recipe: where it starts (modulo the file's length), how many lines SEARCH
