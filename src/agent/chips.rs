@@ -15,7 +15,7 @@ use std::time::SystemTime;
 use crate::agent::read::{read_confined, resolve};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::locate::{assess_hunks, locate_edits, LineNumbers, LocateOptions};
+use crate::locate::{assess_hunks, locate_edits, locate_hunks, LineNumbers, LocateOptions};
 use crate::model::{Body, FileOp, FilePatch, PatchSet, Trust};
 use crate::text::Text;
 
@@ -199,6 +199,24 @@ fn assess_file(
         code: result.err().map(|c| c.as_str().to_string()),
     };
     match &fp.body {
+        Body::Hunks(hunks) if patch.rules.sequential => {
+            // Blocks apply one after the other: each is assessed on the content the
+            // applicable ones before it left.
+            let mut current = bytes.to_vec();
+            for (i, h) in hunks.iter().enumerate() {
+                let text = Text::parse(&current);
+                let step = LocateOptions {
+                    ends_with_newline: Some(text.ends_with_newline()),
+                    ..opts.clone()
+                };
+                let placed = locate_hunks(text.contents(), std::slice::from_ref(h), patch.rules, &step);
+                let next = placed.as_ref().ok().map(|p| crate::splice::splice(&text, p));
+                out.push(status(i + 1, placed.map(|_| ()).map_err(|e| e.code())));
+                if let Some(next) = next {
+                    current = next;
+                }
+            }
+        }
         Body::Hunks(hunks) if !hunks.is_empty() => {
             for (i, r) in assess_hunks(lines, hunks, patch.rules, opts)
                 .into_iter()

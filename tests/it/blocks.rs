@@ -80,6 +80,35 @@ fn all_blocks_apply_or_none_does() {
 }
 
 #[test]
+fn a_refusal_names_the_blocks_that_would_apply_in_sequence() {
+    let t = TempTree::with(&[("f", "a\nb\n")]);
+    t.git_dir();
+    // Block 2 needs what block 1 writes; block 3 matches nothing.
+    let text = format!(
+        "{}{}{}",
+        block("a\n", "A\n"),
+        block("A\n", "AA\n"),
+        block("zz\n", "y\n")
+    );
+    let out = t.run(&["--path", "f", "--json", "-"], &text);
+    assert_eq!(out.status, 1, "{}", out.normalized());
+    let details = &out.json()["error"]["details"];
+    let hunks = |key: &str| -> Vec<u64> {
+        details[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|h| h["hunk"].as_u64())
+            .collect()
+    };
+    assert_eq!(
+        (hunks("applicable"), hunks("failed")),
+        (vec![1, 2], vec![3]),
+        "{details}"
+    );
+}
+
+#[test]
 fn two_places_are_ambiguous_and_the_selector_with_the_base_picks_one() {
     let t = TempTree::with(&[("f", "x\nmid\nx\n")]);
     let out = t.run(&["--path", "f", "--json", "-"], &block("x\n", "y\n"));
