@@ -187,20 +187,21 @@ pub(crate) fn balance_outcome(
     }
 }
 
-/// `convert`. SEARCH/REPLACE blocks have no line numbers and apply in sequence: their
-/// unified form is the diff they make to the files under `root` (planned, nothing written).
+/// `convert`. Hunks that apply in sequence (SEARCH/REPLACE blocks) have no line numbers of
+/// the file they end in: their unified form is the diff they make to the files under `root`
+/// (planned, nothing written).
 pub(crate) fn convert(
     root: &std::path::Path,
     input: &[u8],
     parse: &ParseOptions,
     to: ConvertTo,
 ) -> Result<Vec<u8>, Error> {
-    if to == ConvertTo::Unified && apply_patch::parse::parse(input, parse)?.format == Format::Blocks
-    {
+    let set = apply_patch::parse::parse(input, parse)?;
+    if to == ConvertTo::Unified && set.rules.sequential {
         let tree = apply_patch::tree::DiskTree::new(root)?;
         let mut opts = apply_patch::pipeline::Options::builder()
             .diff(true)
-            .format(Format::Blocks);
+            .format(set.format);
         if let Some(path) = &parse.path {
             opts = opts.path(path.clone());
         }
