@@ -738,7 +738,23 @@ fn fuzz_report_and_warning() {
     assert_cli_snapshot!("fuzz_json", out);
     let out = tree.run(&[], diff);
     assert_cli_snapshot!("fuzz_human", out);
-    assert_eq!(tree.read_str("a.rs"), file.replace("b = 2;", "b = 20;"));
+    let done = file.replace("b = 2;", "b = 20;");
+    assert_eq!(tree.read_str("a.rs"), done);
+    // Sent again, the trimmed hunk is found already applied: a no-op, not a second edit.
+    let out = tree.run(&["--json"], diff);
+    assert_eq!(out.status, 0, "{}", out.normalized());
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let codes: Vec<&str> = report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(
+        codes.contains(&"already_applied") && codes.contains(&"fuzz"),
+        "{report}"
+    );
+    assert_eq!(tree.read_str("a.rs"), done);
 }
 
 #[test]

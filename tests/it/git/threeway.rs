@@ -454,3 +454,24 @@ fn three_way_tries_the_merge_before_fuzz_and_a_conflict_is_final() {
     assert_eq!(run.status, 0, "{}", run.stdout);
     assert_eq!(merged_warnings(&report(&run)), 1, "{}", run.stdout);
 }
+
+#[test]
+fn three_way_without_a_base_blob_falls_back_to_fuzz() {
+    // A plain diff (no `index` line) names no base: the merge cannot help, and fuzz places
+    // the hunk whose outer context line `3` reads `three` in the diff.
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -3,7 +3,7 @@\n three\n 4\n 5\n-6\n+six\n 7\n 8\n 9\n";
+    assert_eq!(
+        s.apply_patch(&["--3way", "--json", "--fuzz", "0"], diff)
+            .status,
+        1
+    );
+    let run = s.apply_patch(&["--3way", "--json"], diff);
+    assert_eq!(run.status, 0, "{}", run.stdout);
+    let report = report(&run);
+    assert_eq!(merged_warnings(&report), 0, "{report}");
+    assert_eq!(report["files"][0]["hunks"][0]["fuzz"], 2, "{report}");
+    let text = std::fs::read_to_string(s.dir.join("a.txt")).unwrap();
+    assert!(text.contains("\n5\nsix\n7\n"), "{text}");
+}
