@@ -15,7 +15,7 @@
 //!   against a directory or a [`tree::MemTree`]; both return the pipeline's `Result`, whose
 //!   JSON view (the object of the command line's `--json`) is [`report::Report`]`::from(&result)`.
 //!   [`apply::plan`] plans without writing.
-//! - [`parse::parse`]: patch bytes to a [`PatchSet`] (any of the three formats;
+//! - [`parse::parse`]: patch bytes to a [`PatchSet`] (any of the four formats;
 //!   [`parse::ParseOptions`] fixes the format or the strip count).
 //! - [`locate::locate_hunks`] / [`locate::locate_edits`]: where hunks go in a [`text::Text`],
 //!   pure (no file system); [`splice::splice`] writes placed hunks into the text.
@@ -137,4 +137,4 @@ pub mod command {
 #[cfg(feature = "cli")]
 pub use entry::run_cli;
 pub use error::{Error, ErrorCode};
-pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
+pub use model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet, Rules};

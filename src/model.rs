@@ -17,14 +17,16 @@ pub enum Format {
     Unified,
     /// A JSON edit request (`{"edits": [...]}`).
     Json,
+    /// SEARCH/REPLACE edit blocks (Aider, Cline, Roo Code; SPEC §4b).
+    Blocks,
 }
 
 impl Format {
     /// Every format, in the order their names are listed.
-    pub const ALL: [Format; 3] = [Format::Agent, Format::Unified, Format::Json];
+    pub const ALL: [Format; 4] = [Format::Agent, Format::Unified, Format::Json, Format::Blocks];
 
     /// The names `--format` (and every front end's `format` option) takes.
-    pub const NAMES: [&'static str; 3] = ["agent", "unified", "json"];
+    pub const NAMES: [&'static str; 4] = ["agent", "unified", "json", "blocks"];
 
     /// The format called `name` (one of [`Format::NAMES`]).
     pub fn from_name(name: &str) -> Option<Format> {
@@ -37,6 +39,146 @@ impl Format {
             Format::Agent => "agent",
             Format::Unified => "unified",
             Format::Json => "json",
+            Format::Blocks => "blocks",
+        }
+    }
+}
+
+/// How the hunks of a patch set are to be read: what the planner and the locator need to know
+/// of the front end that made them, so that nothing past parsing asks which format it was.
+/// Each front end sets its own ([`Rules::AGENT`], [`Rules::UNIFIED`], [`Rules::JSON`],
+/// [`Rules::BLOCKS`]); the format itself only names the patch in messages and reports.
+///
+/// ```
+/// use apply_patch::model::{Rules, Trust};
+/// assert_eq!(Rules::UNIFIED.line_numbers, Trust::UnlessStale);
+/// assert!(Rules::BLOCKS.sequential && !Rules::AGENT.sequential);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Rules {
+    /// Whether the hunks' line numbers are evidence of where they go (SPEC §5 "Trust in line
+    /// numbers").
+    pub line_numbers: Trust,
+    /// A hunk without line numbers is looked for from the line after the previous hunk of
+    /// its file (an agent hunk's derived hint); false: nothing but the order of hunks and
+    /// file-wide uniqueness places it.
+    pub follows_previous: bool,
+    /// Ends are anchored as `git apply` anchors them: a hunk without leading context whose old
+    /// side starts at line 0 or 1 matches only at the start of the file, one without trailing
+    /// context (unless `--unidiff-zero`) only at the end (SPEC §5 "Anchored ends").
+    pub anchored_ends: bool,
+    /// With `--unidiff-zero`, a hunk without context goes exactly to its line numbers.
+    pub zero_context_at_numbers: bool,
+    /// The hunks of a file apply one after the other, each to the content the previous ones
+    /// left and each unique in that whole content (SPEC §4b); false: all against the file as
+    /// it was, each below the previous one (SPEC §5 "Order").
+    pub sequential: bool,
+    /// Line numbers that are not trusted are ignored altogether (no window is centred on
+    /// them); false: they still centre the window (SPEC §5).
+    pub untrusted_numbers_ignored: bool,
+    /// A file that is not UTF-8 is matched byte for byte at level 1; false: it is refused
+    /// (`invalid_utf8`).
+    pub bytes_ok: bool,
+    /// A file that holds only a BOM is one line, `\u{feff}` (as diff tools see it); false: it
+    /// is an empty file.
+    pub bom_is_a_line: bool,
+    /// The patch is a difference between two trees (a git diff): copy and rename sources are
+    /// read as they were before the patch, and a file's old side is named once. False: the
+    /// file operations run in sequence, each seeing the result of the previous ones.
+    pub two_trees: bool,
+    /// An Add may fill an existing empty file (a SEARCH/REPLACE block with an empty SEARCH);
+    /// false: an existing file is `file_exists` unless it holds exactly the content.
+    pub add_fills_empty: bool,
+    /// The patch can be reversed (`-R`).
+    pub reversible: bool,
+    /// Added and deleted files carry no mode lines: they are regular files.
+    pub modeless: bool,
+    /// What an `ambiguous_match` gives each candidate as the hint that selects it.
+    pub selector: Selector,
+}
+
+/// Whose line numbers are trusted (SPEC §5 "Trust in line numbers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Trust {
+    /// Trusted unless the patch's `index` blob id is known to differ from the file.
+    UnlessStale,
+    /// Trusted only under the file's Base (`*** Base:`, `--base`, `base`), which proves they
+    /// were read from this version: models guess line numbers.
+    UnderBase,
+}
+
+/// The hint an `ambiguous_match` gives each candidate (SPEC §5 "Uniqueness").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// An `@@ -N @@` line (with the `*** Base:` line of the file).
+    AgentHeader,
+    /// The full `@@ -N,M +N,M @@` header (with the `index` line when the blob id differs).
+    UnifiedHeader,
+    /// A `:start_line:N` line right after the block's SEARCH opener (with the file's Base).
+    StartLine,
+}
+
+impl Rules {
+    /// The agent patch language (SPEC §2).
+    pub const AGENT: Rules = Rules {
+        line_numbers: Trust::UnderBase,
+        follows_previous: true,
+        anchored_ends: false,
+        zero_context_at_numbers: false,
+        sequential: false,
+        untrusted_numbers_ignored: false,
+        bytes_ok: false,
+        bom_is_a_line: false,
+        two_trees: false,
+        add_fills_empty: false,
+        reversible: false,
+        modeless: true,
+        selector: Selector::AgentHeader,
+    };
+    /// Git and plain unified diffs (SPEC §3).
+    pub const UNIFIED: Rules = Rules {
+        line_numbers: Trust::UnlessStale,
+        follows_previous: false,
+        anchored_ends: true,
+        zero_context_at_numbers: true,
+        sequential: false,
+        untrusted_numbers_ignored: false,
+        bytes_ok: true,
+        bom_is_a_line: true,
+        two_trees: true,
+        add_fills_empty: false,
+        reversible: true,
+        modeless: false,
+        selector: Selector::UnifiedHeader,
+    };
+    /// JSON edit requests (SPEC §4): their edits carry no hunks; create and delete read as
+    /// the agent language's Add and Delete.
+    pub const JSON: Rules = Rules {
+        selector: Selector::AgentHeader,
+        ..Rules::AGENT
+    };
+    /// SEARCH/REPLACE edit blocks (SPEC §4b): each block unique in the whole file as the
+    /// blocks before it left it, its line hint trusted only under the file's Base.
+    pub const BLOCKS: Rules = Rules {
+        follows_previous: false,
+        sequential: true,
+        untrusted_numbers_ignored: true,
+        add_fills_empty: true,
+        selector: Selector::StartLine,
+        ..Rules::AGENT
+    };
+}
+
+impl From<Format> for Rules {
+    /// The rules of the front end of `format` (for library callers that place hunks
+    /// themselves).
+    fn from(format: Format) -> Self {
+        match format {
+            Format::Agent => Rules::AGENT,
+            Format::Unified => Rules::UNIFIED,
+            Format::Json => Rules::JSON,
+            Format::Blocks => Rules::BLOCKS,
         }
     }
 }
@@ -44,7 +186,10 @@ impl Format {
 /// A parsed patch: file operations in the order they must run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchSet<'a> {
+    /// The front end that read it (for messages and reports).
     pub format: Format,
+    /// How its hunks are read: set by the front end.
+    pub rules: Rules,
     /// Directory (relative to the root) that a heredoc opener `cd DIR && apply_patch <<EOF`
     /// named; every path of the patch is relative to it. `None` when there was none.
     pub cd: Option<String>,
@@ -322,6 +467,7 @@ impl<'a> PatchSet<'a> {
     pub fn into_owned(self) -> PatchSet<'static> {
         PatchSet {
             format: self.format,
+            rules: self.rules,
             cd: self.cd,
             files: self.files.into_iter().map(FilePatch::into_owned).collect(),
         }

@@ -14,7 +14,7 @@ use crate::content::{Content, ContentHash};
 use crate::error::Error;
 use crate::guard::{self, Globs};
 use crate::locate::LocateOptions;
-use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet};
+use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet, Rules};
 use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
 
 use crate::tree::{Node, Tree};
@@ -85,6 +85,7 @@ pub fn plan(
         tree,
         opts,
         format: patch.format,
+        rules: patch.rules,
         slots: BTreeMap::new(),
         order: Vec::new(),
         files: Vec::new(),
@@ -134,7 +135,10 @@ impl Slot {
 struct Planner<'a> {
     tree: &'a dyn Tree,
     opts: &'a PlanOptions,
+    /// The patch's format, for messages only.
     format: Format,
+    /// How the patch's hunks are read.
+    rules: Rules,
     slots: BTreeMap<String, Slot>,
     order: Vec<String>,
     files: Vec<FileReport>,
@@ -331,8 +335,14 @@ impl<'a> Planner<'a> {
         report: &mut FileReport,
     ) -> Result<(), Error> {
         let wanted = added_node(fp, shown)?;
+        let fills_empty = self.rules.add_fills_empty;
         let there = match self.node(real)? {
             Node::Missing => None,
+            // A SEARCH/REPLACE block with an empty SEARCH fills an empty file (SPEC §4b).
+            Node::File { bytes, mode } if fills_empty && bytes.is_empty() => {
+                let mode = *mode;
+                return self.fill_empty(shown, real, wanted, mode, report);
+            }
             Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
             Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if b == bytes) => {
                 Some(true)
@@ -361,6 +371,32 @@ impl<'a> Planner<'a> {
         self.record_diff(None, Some(shown), b"", node_bytes(&wanted));
         self.done.push(format!("{shown} (add)"));
         self.set(real, wanted);
+        Ok(())
+    }
+
+    /// An Add that writes an empty file's content (its mode kept): a change of that file.
+    fn fill_empty(
+        &mut self,
+        shown: &str,
+        real: &str,
+        wanted: Node,
+        mode: u32,
+        report: &mut FileReport,
+    ) -> Result<(), Error> {
+        let Node::File { bytes, .. } = wanted else {
+            return Ok(());
+        };
+        if bytes.is_empty() {
+            self.already.push(format!("{shown} (already empty)"));
+            return Ok(());
+        }
+        report.op = FileOp::Modify;
+        report.set_old_content(&Content::default());
+        report.added = content::line_count(bytes.as_slice());
+        report.new_sha256 = Some(hex(&bytes.sha256()));
+        self.record_diff(Some(shown), Some(shown), b"", bytes.as_slice());
+        self.done.push(format!("{shown} (filled)"));
+        self.set(real, Node::File { bytes, mode });
         Ok(())
     }
 

@@ -43,7 +43,7 @@ pub fn to_unified(set: &PatchSet<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     // The agent language and JSON have no modes: an added or deleted file is a regular one,
     // and git wants its mode line. A plain diff's Add stays as it was (it reads back the same).
-    let default_modes = set.format != Format::Unified;
+    let default_modes = set.rules.modeless;
     for fp in &set.files {
         file_to_unified(fp, default_modes, &mut out);
     }
@@ -268,10 +268,52 @@ fn usage(fp: &FilePatch<'_>, what: NoAgentForm) -> Error {
 pub fn to_agent(set: &PatchSet<'_>) -> Result<String, Error> {
     let mut out = String::from("*** Begin Patch\n");
     for fp in &set.files {
-        file_to_agent(fp, &mut out)?;
+        if set.rules.sequential {
+            for section in in_sections(fp) {
+                file_to_agent(&section, &mut out)?;
+            }
+        } else {
+            file_to_agent(fp, &mut out)?;
+        }
     }
     out.push_str("*** End Patch\n");
     Ok(out)
+}
+
+/// A file patch whose hunks apply in sequence (SEARCH/REPLACE blocks) as file patches of one
+/// hunk each: the agent language runs its file operations in sequence, each on what the ones
+/// before it left, and a lone hunk without a line number is placed by file-wide uniqueness,
+/// as a block is. A line hint counts only under the file's Base, which names the file before
+/// the first section: the first section keeps both, the others neither.
+fn in_sections<'a>(fp: &FilePatch<'a>) -> Vec<FilePatch<'a>> {
+    let Body::Hunks(hunks) = &fp.body else {
+        return vec![fp.clone()];
+    };
+    if fp.op != FileOp::Modify || hunks.len() < 2 && fp.base.is_some() {
+        return vec![fp.clone()];
+    }
+    hunks
+        .iter()
+        .enumerate()
+        .map(|(n, h)| {
+            let mut h = h.clone();
+            let mut section = fp.clone();
+            if n > 0 || fp.base.is_none() {
+                h.old_start = None;
+                section.base = None;
+            }
+            section.body = Body::Hunks(vec![h]);
+            section.patch_line = h_line(&section);
+            section
+        })
+        .collect()
+}
+
+fn h_line(fp: &FilePatch<'_>) -> usize {
+    fp.body
+        .hunks()
+        .first()
+        .map_or(fp.patch_line, |h| h.patch_line)
 }
 
 fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), Error> {
@@ -491,6 +533,7 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
             Ok(to_unified(set))
         }
         Format::Json => Err(ConvertError::ToJson.into()),
+        Format::Blocks => Err(ConvertError::ToBlocks.into()),
     }
 }
 

@@ -191,3 +191,21 @@ def test_fuzz_is_passed_through(tree: Path) -> None:
     assert report["files"][0]["hunks"][0]["fuzz"] == 2
     assert [w["code"] for w in report["warnings"]] == ["fuzz"]
     assert (tree / "f.txt").read_text() == "x\na\nB\nc\nd\ny\n"
+
+
+def test_search_replace_blocks_with_path_and_base(tree: Path) -> None:
+    blocks = "<<<<<<< SEARCH\ntwo\n=======\n2\n>>>>>>> REPLACE\n"
+    report = apply_patch.apply(tree, blocks, path="a.txt")
+    assert (tree / "a.txt").read_text() == "one\n2\nthree\n"
+    assert report["files"][0]["path"] == "a.txt"
+    # The path is taken exactly: never guessed.
+    with pytest.raises(ApplyPatchError) as e:
+        apply_patch.apply(tree, "<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n", path="b.txt")
+    assert e.value.code == "file_not_found"
+    base = apply_patch.read(tree, "a.txt")["base"]
+    hinted = "<<<<<<< SEARCH\n:start_line:1\n-------\none\n=======\n1\n>>>>>>> REPLACE\n"
+    apply_patch.apply(tree, hinted, path="a.txt", base=base, format="blocks")
+    assert (tree / "a.txt").read_text() == "1\n2\nthree\n"
+    with pytest.raises(ApplyPatchError) as e:
+        apply_patch.apply(tree, hinted, base=base)
+    assert e.value.code == "usage"

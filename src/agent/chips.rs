@@ -15,8 +15,8 @@ use std::time::SystemTime;
 use crate::agent::read::{read_confined, resolve};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
-use crate::locate::{assess_hunks, locate_edits, LineNumbers, LocateOptions};
-use crate::model::{Body, FileOp, FilePatch, Format, PatchSet};
+use crate::locate::{assess_hunks, locate_edits, locate_hunks, LineNumbers, LocateOptions};
+use crate::model::{Body, FileOp, FilePatch, PatchSet, Trust};
 use crate::text::Text;
 
 /// How many chips are kept (the oldest are pruned first).
@@ -185,7 +185,7 @@ fn assess_file(
         .is_some_and(|b| sha256_hex(bytes).starts_with(&b.to_ascii_lowercase()));
     let opts = &LocateOptions {
         ends_with_newline: Some(text.ends_with_newline()),
-        line_numbers: if based && patch.format != Format::Unified {
+        line_numbers: if based && patch.rules.line_numbers == Trust::UnderBase {
             LineNumbers::Trusted
         } else {
             opts.line_numbers
@@ -199,8 +199,26 @@ fn assess_file(
         code: result.err().map(|c| c.as_str().to_string()),
     };
     match &fp.body {
+        Body::Hunks(hunks) if patch.rules.sequential => {
+            // Blocks apply one after the other: each is assessed on the content the
+            // applicable ones before it left.
+            let mut current = bytes.to_vec();
+            for (i, h) in hunks.iter().enumerate() {
+                let text = Text::parse(&current);
+                let step = LocateOptions {
+                    ends_with_newline: Some(text.ends_with_newline()),
+                    ..opts.clone()
+                };
+                let placed = locate_hunks(text.contents(), std::slice::from_ref(h), patch.rules, &step);
+                let next = placed.as_ref().ok().map(|p| crate::splice::splice(&text, p));
+                out.push(status(i + 1, placed.map(|_| ()).map_err(|e| e.code())));
+                if let Some(next) = next {
+                    current = next;
+                }
+            }
+        }
         Body::Hunks(hunks) if !hunks.is_empty() => {
-            for (i, r) in assess_hunks(lines, hunks, patch.format, opts)
+            for (i, r) in assess_hunks(lines, hunks, patch.rules, opts)
                 .into_iter()
                 .enumerate()
             {
@@ -307,6 +325,7 @@ mod tests {
         };
         let patch = PatchSet {
             format: Format::Agent,
+            rules: crate::model::Rules::AGENT,
             cd: None,
             files: vec![
                 fp(

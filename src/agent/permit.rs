@@ -116,6 +116,7 @@ mod tests {
     fn set(files: Vec<FilePatch<'static>>) -> PatchSet<'static> {
         PatchSet {
             format: Format::Json,
+            rules: crate::model::Rules::JSON,
             cd: None,
             files,
         }

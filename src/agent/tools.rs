@@ -134,7 +134,10 @@ give about 3 unchanged lines before and after each change, copied exactly from `
 (without the line number and its tab). `@@ TEXT` names a line above the change (a def, a \
 class) to say where it goes; several `@@` lines narrow step by step. `*** Base: HEX` (from \
 `read`) makes sure the file is what you read. `*** Move to: NEW` after Update File renames. \
-Git / unified diffs and JSON edit requests are accepted too. Options: rebase (merge onto a \
+Git / unified diffs, JSON edit requests and SEARCH/REPLACE blocks are accepted too; for \
+blocks (<<<<<<< SEARCH, the file's lines, =======, their replacement, >>>>>>> REPLACE) give \
+`path` (the file every block edits) and, to have `:start_line:N` trusted, `base` from \
+`read`; each block must match one place in the whole file. Options: rebase (merge onto a \
 file that changed since your read), dry_run (check only), max_risk, strict_balance, \
 window, fuzz.\n",
     on_error!()

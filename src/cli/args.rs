@@ -254,6 +254,13 @@ pub struct ReadArgs {
     /// Accept zero-context hunks.
     #[arg(long)]
     pub unidiff_zero: bool,
+    /// The file every SEARCH/REPLACE block edits (lines outside the blocks are then prose).
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<String>,
+    /// The Base of the --path file (≥ 8 hex digits of its SHA-256): the blocks' line hints
+    /// are then trusted.
+    #[arg(long, value_name = "HEX", requires = "path")]
+    pub base: Option<String>,
 }
 
 /// `convert --to` values.

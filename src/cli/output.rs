@@ -187,7 +187,30 @@ pub(crate) fn balance_outcome(
     }
 }
 
-pub(crate) fn convert(input: &[u8], parse: &ParseOptions, to: ConvertTo) -> Result<Vec<u8>, Error> {
+/// `convert`. Hunks that apply in sequence (SEARCH/REPLACE blocks) have no line numbers of
+/// the file they end in: their unified form is the diff they make to the files under `root`
+/// (planned, nothing written).
+pub(crate) fn convert(
+    root: &std::path::Path,
+    input: &[u8],
+    parse: &ParseOptions,
+    to: ConvertTo,
+) -> Result<Vec<u8>, Error> {
+    let set = apply_patch::parse::parse(input, parse)?;
+    if to == ConvertTo::Unified && set.rules.sequential {
+        let tree = apply_patch::tree::DiskTree::new(root)?;
+        let mut opts = apply_patch::pipeline::Options::builder()
+            .diff(true)
+            .format(set.format);
+        if let Some(path) = &parse.path {
+            opts = opts.path(path.clone());
+        }
+        if let Some(base) = &parse.base {
+            opts = opts.base(base.clone());
+        }
+        let plan = apply_patch::apply::plan(&tree, input, &opts.build()).map_err(|r| r.error)?;
+        return Ok(plan.diff.unwrap_or_default().into_bytes());
+    }
     let to = match to {
         ConvertTo::Unified => Format::Unified,
         ConvertTo::Agent => Format::Agent,

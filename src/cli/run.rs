@@ -124,7 +124,7 @@ pub(crate) fn execute(opts: Options) -> Outcome {
             post_check,
         } => agent::serve_mcp(&opts.root, *read_only, post_check),
         Action::Convert { input, to, parse } => {
-            match read_input(input).and_then(|b| convert(&b, parse, *to)) {
+            match read_input(input).and_then(|b| convert(&opts.root, &b, parse, *to)) {
                 Ok(out) => Outcome {
                     stdout: out,
                     ..Outcome::default()

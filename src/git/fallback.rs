@@ -115,7 +115,7 @@ fn partly_applied(
         let Ok(file) = current(&path) else {
             continue;
         };
-        if hunk_states(fp.body.hunks(), patch.format, &file, opts).1.is_empty() {
+        if hunk_states(fp.body.hunks(), patch.rules, &file, opts).1.is_empty() {
             continue;
         }
         if let Some(base) = base_of(repo, patch, fp, (&path, cached), current, opts)? {
@@ -222,7 +222,7 @@ fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> 
         .filter(|fp| fp.old_path.as_deref().and_then(normal).as_deref() == Some(source))
         .filter_map(|fp| {
             let path = fp.new_path.as_deref().or(fp.old_path.as_deref())?;
-            let (failed_hunks, applied_hunks) = hunk_states(fp.body.hunks(), patch.format, file, opts);
+            let (failed_hunks, applied_hunks) = hunk_states(fp.body.hunks(), patch.rules, file, opts);
             Some(Target {
                 path: normal(path)?,
                 failed_hunks,
@@ -236,7 +236,7 @@ fn targets(patch: &PatchSet<'_>, source: &str, file: &[u8], opts: &Fallback) -> 
 /// in it. Each hunk is placed alone, without fuzz (the merge comes before fuzz).
 fn hunk_states(
     hunks: &[crate::model::Hunk<'_>],
-    format: crate::model::Format,
+    rules: crate::model::Rules,
     file: &[u8],
     opts: &Fallback,
 ) -> (Vec<usize>, Vec<usize>) {
@@ -250,7 +250,7 @@ fn hunk_states(
     };
     let (mut failed, mut applied) = (Vec::new(), Vec::new());
     for (i, h) in hunks.iter().enumerate() {
-        match crate::locate::locate_hunks(lines, std::slice::from_ref(h), format, &locate) {
+        match crate::locate::locate_hunks(lines, std::slice::from_ref(h), rules, &locate) {
             Err(_) => failed.push(i + 1),
             Ok(p) if p.iter().any(|p| p.already_applied) => applied.push(i + 1),
             Ok(_) => {}

@@ -6,7 +6,7 @@
 //! Pure. Must not touch line endings (the splicer owns them) nor decide the whole patch's
 //! already-applied state (the planner does, from `Placement::already_applied`).
 
-use crate::model::{Format, Hunk, LineKind};
+use crate::model::{Hunk, LineKind, Rules, Selector};
 
 use super::diagnose::{self, lossy};
 use super::ladder;
@@ -23,10 +23,10 @@ mod insert;
 pub(crate) fn locate_hunks(
     lines: &[&[u8]],
     hunks: &[Hunk<'_>],
-    format: Format,
+    rules: impl Into<Rules>,
     opts: &LocateOptions,
 ) -> Result<Vec<Placement>, LocateError> {
-    let mut locator = Locator::new(lines, format, opts, true);
+    let mut locator = Locator::new(lines, rules.into(), opts, true);
     let mut placements = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {
         placements.push(locator.place(index, hunk)?);
@@ -43,10 +43,10 @@ pub(crate) fn locate_hunks(
 pub(crate) fn assess_hunks(
     lines: &[&[u8]],
     hunks: &[Hunk<'_>],
-    format: Format,
+    rules: impl Into<Rules>,
     opts: &LocateOptions,
 ) -> Vec<Result<(), crate::error::ErrorCode>> {
-    let mut locator = Locator::new(lines, format, opts, false);
+    let mut locator = Locator::new(lines, rules.into(), opts, false);
     // The accepted placements that are not already applied, as placed (untrimmed), sorted by
     // arrangement order.
     let mut accepted: Vec<Placement> = Vec::new();
@@ -70,7 +70,7 @@ pub(crate) fn assess_hunks(
 struct Locator<'f, 'o> {
     view: FileView<'f>,
     opts: &'o LocateOptions,
-    format: Format,
+    rules: Rules,
     /// Net offset of the hunks placed so far at explicit hints (GNU patch's running offset).
     drift: isize,
     /// End of the previous hunk's old side: the next agent hunk's hint.
@@ -120,34 +120,31 @@ struct Aim {
 impl<'f, 'o> Locator<'f, 'o> {
     /// A locator at the top of the file; `diagnose`: a refusal carries the nearest-text
     /// diagnosis.
-    fn new(lines: &'f [&'f [u8]], format: Format, opts: &'o LocateOptions, diagnose: bool) -> Self {
+    fn new(lines: &'f [&'f [u8]], rules: Rules, opts: &'o LocateOptions, diagnose: bool) -> Self {
         Locator {
             view: FileView::new(lines),
             opts,
-            format,
+            rules,
             drift: 0,
             prev_end: None,
             prev: None,
             file_unit: None,
             diagnose,
-            trusted: opts.line_numbers.trusted(format),
+            trusted: opts.line_numbers.trusted(rules),
         }
     }
 
     fn place(&mut self, index: usize, hunk: &Hunk<'_>) -> Result<Placement, LocateError> {
         let written = self.explicit_hint(hunk);
         let has_context = hunk.lines.iter().any(|l| l.kind == LineKind::Context);
-        if self.format == Format::Unified && self.opts.unidiff_zero && !has_context {
+        if self.rules.zero_context_at_numbers && self.opts.unidiff_zero && !has_context {
             return self.place_exactly(index, hunk);
         }
         let (anchor, hint_placed_anchor) = self.find_anchors(index, hunk, written)?;
         // A line-number hint that placed an anchor was the anchor's, not the hunk's: the
         // hunk's offset is not measured from it, but it still centres the hunk's window.
         let explicit = written.filter(|_| !hint_placed_anchor);
-        let soft = match self.format {
-            Format::Unified => None,
-            _ => self.prev_end,
-        };
+        let soft = self.prev_end.filter(|_| self.rules.follows_previous);
         let after_anchor = anchor.map(|a| a + 1);
         let floor = self.prev.map_or(0, |p| p.floor);
         let aim = Aim {
@@ -187,12 +184,12 @@ impl<'f, 'o> Locator<'f, 'o> {
     fn ends(&self, hunk: &Hunk<'_>) -> Ends {
         let context =
             |l: Option<&crate::model::Line<'_>>| l.is_some_and(|l| l.kind == LineKind::Context);
-        match self.format {
-            Format::Unified => Ends {
+        match self.rules.anchored_ends {
+            true => Ends {
                 start: !context(hunk.lines.first()) && matches!(hunk.old_start, Some(0 | 1)),
                 end: hunk.end_of_file || (!context(hunk.lines.last()) && !self.opts.unidiff_zero),
             },
-            _ => Ends {
+            false => Ends {
                 start: false,
                 end: hunk.end_of_file,
             },
@@ -201,8 +198,11 @@ impl<'f, 'o> Locator<'f, 'o> {
 
     /// `@@ -N`: the 0-based line the old side starts at (for `-N,0`, the line after N),
     /// shifted by the drift and kept inside the file.
+    /// Untrusted numbers of rules that ignore them give no hint at all.
     fn explicit_hint(&self, hunk: &Hunk<'_>) -> Option<usize> {
-        let start = hunk.old_start?;
+        let start = hunk
+            .old_start
+            .filter(|_| self.trusted || !self.rules.untrusted_numbers_ignored)?;
         let base = if hunk.old_count == Some(0) {
             start
         } else {
@@ -288,8 +288,8 @@ impl<'f, 'o> Locator<'f, 'o> {
     /// `@@ -N @@` for an agent hunk or an anchor, the full header for a unified hunk.
     fn header_for(&self, hunk: Option<&Hunk<'_>>, s: usize) -> serde_json::Value {
         let n = (s as isize + 1 - self.drift).max(1);
-        let header = match (self.format, hunk) {
-            (Format::Unified, Some(h)) => {
+        let header = match (self.rules.selector, hunk) {
+            (Selector::UnifiedHeader, Some(h)) => {
                 let old_count = h.old_count.unwrap_or_else(|| h.old_lines().count());
                 let new_count = h.new_count.unwrap_or_else(|| h.new_lines().count());
                 let shift = match (h.new_start, h.old_start) {
@@ -299,6 +299,7 @@ impl<'f, 'o> Locator<'f, 'o> {
                 let new_start = (n + shift).max(0);
                 format!("@@ -{n},{old_count} +{new_start},{new_count} @@")
             }
+            (Selector::StartLine, Some(_)) => format!(":start_line:{n}"),
             _ => format!("@@ -{n} @@"),
         };
         serde_json::Value::String(header)
@@ -334,9 +335,10 @@ impl<'f, 'o> Locator<'f, 'o> {
             match found {
                 Found::One(s) => return self.build(index, hunk, s, level, aim.explicit),
                 Found::Many(all) => {
-                    let ways_out = match self.format {
-                        Format::Unified => UNIFIED_WAYS_OUT,
-                        _ => HUNK_WAYS_OUT,
+                    let ways_out = match self.rules.selector {
+                        Selector::UnifiedHeader => UNIFIED_WAYS_OUT,
+                        Selector::AgentHeader => HUNK_WAYS_OUT,
+                        Selector::StartLine => BLOCK_WAYS_OUT,
                     };
                     let selects = |k: usize| Some(self.header_for(Some(hunk), all[k]));
                     return Err(ambiguous_error(
@@ -618,6 +620,12 @@ const HUNK_WAYS_OUT: &str = "say which one: send the hunk again with the `@@` li
     the file's `*** Update File:` line (line numbers count only under the file's Base); or add \
     context lines that tell the places apart, or an `@@ ANCHOR` line naming a line above the \
     change (e.g. the enclosing function)";
+
+/// The ways out of an ambiguous SEARCH/REPLACE block.
+const BLOCK_WAYS_OUT: &str = "say which one: send the block again with the `:start_line:N` \
+    line its candidate names right after the SEARCH opener, together with the file's Base it \
+    names (`--base`, or `base` beside `path`: line numbers count only under the file's Base); \
+    or add lines to SEARCH (and REPLACE) that tell the places apart";
 
 /// The ways out of an ambiguous unified hunk.
 const UNIFIED_WAYS_OUT: &str = "say which one: send the hunk again with the header its \

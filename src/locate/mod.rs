@@ -3,7 +3,7 @@
 //! No I/O, no line endings (the splicer in `crate::splice` owns those).
 
 use crate::error::{Candidate, Error, ErrorCode, Nearest, NumberedLine};
-use crate::model::{Edit, Format, Hunk};
+use crate::model::{Edit, Hunk, Rules, Trust};
 use crate::text::Text;
 
 #[cfg(test)]
@@ -18,7 +18,8 @@ mod search;
 
 /// Place every hunk of one file (SPEC §5): one [`Placement`] per hunk, sorted by `start`, or
 /// the first refusal. `lines` are the file's line contents ([`Text::contents`]: no endings,
-/// no BOM); hunks are in patch order.
+/// no BOM); hunks are in patch order. `rules` are those of the patch set the hunks come from
+/// ([`crate::PatchSet::rules`]; a [`crate::Format`] gives its front end's).
 ///
 /// ```
 /// use apply_patch::locate::{locate_hunks, LocateOptions, Piece};
@@ -40,10 +41,10 @@ mod search;
 pub fn locate_hunks(
     lines: &[&[u8]],
     hunks: &[Hunk<'_>],
-    format: Format,
+    rules: impl Into<Rules>,
     opts: &LocateOptions,
 ) -> Result<Vec<Placement>, LocateError> {
-    hunks::locate_hunks(lines, hunks, format, opts)
+    hunks::locate_hunks(lines, hunks, rules, opts)
 }
 
 /// Which hunks of one file would apply, in order (for a refusal's chip): hunk `i` applies
@@ -52,10 +53,10 @@ pub fn locate_hunks(
 pub fn assess_hunks(
     lines: &[&[u8]],
     hunks: &[Hunk<'_>],
-    format: Format,
+    rules: impl Into<Rules>,
     opts: &LocateOptions,
 ) -> Vec<Result<(), ErrorCode>> {
-    hunks::assess_hunks(lines, hunks, format, opts)
+    hunks::assess_hunks(lines, hunks, rules, opts)
 }
 
 /// Place the JSON edits of one file (SPEC §4: `replace`, `line_range`, `insert`, `append`),
@@ -135,8 +136,8 @@ pub const DEFAULT_FUZZ: usize = 2;
 /// chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LineNumbers {
-    /// As the format says: a unified diff's numbers are trusted, an agent hunk's are not
-    /// (models guess line numbers).
+    /// As the patch's rules say ([`Rules::line_numbers`]): a unified diff's numbers are
+    /// trusted, an agent hunk's are not (models guess line numbers).
     #[default]
     ByFormat,
     /// Trusted: an agent patch under a `*** Base:` that matches the file.
@@ -146,10 +147,10 @@ pub enum LineNumbers {
 }
 
 impl LineNumbers {
-    /// Whether numbers of `format` are trusted.
-    pub fn trusted(self, format: Format) -> bool {
+    /// Whether numbers of a patch with `rules` are trusted.
+    pub fn trusted(self, rules: impl Into<Rules>) -> bool {
         match self {
-            LineNumbers::ByFormat => format == Format::Unified,
+            LineNumbers::ByFormat => rules.into().line_numbers == Trust::UnlessStale,
             LineNumbers::Trusted => true,
             LineNumbers::Untrusted => false,
         }

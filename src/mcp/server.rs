@@ -129,14 +129,27 @@ pub struct WriteOptions {
     /// it off).
     #[serde(default)]
     pub fuzz: Option<usize>,
+    /// The file of SEARCH/REPLACE blocks and its Base (`apply_patch` and `preview` take them
+    /// as arguments of their own).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub blocks: (Option<String>, Option<String>),
 }
 
 /// Arguments of `apply_patch`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct ApplyArgs {
     /// The patch: the agent patch language (`*** Begin Patch` … `*** End Patch`), a git /
-    /// unified diff, or a JSON edit request.
+    /// unified diff, a JSON edit request, or SEARCH/REPLACE blocks.
     pub patch: String,
+    /// With SEARCH/REPLACE blocks: the file every block edits, relative to the project root
+    /// (exactly; never guessed). Without it, the line before each block names its file.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// With `path`: the `base` that `read` returned for that file; the blocks'
+    /// `:start_line:N` hints are then trusted.
+    #[serde(default)]
+    pub base: Option<String>,
     #[serde(flatten)]
     pub options: WriteOptions,
 }
@@ -273,7 +286,9 @@ impl McpServer {
     #[tool(name = "apply_patch", description = tools::APPLY_PATCH)]
     async fn apply_patch_tool(&self, Parameters(args): Parameters<ApplyArgs>) -> CallToolResult {
         let session = self.session.clone();
-        blocking(move || session.write(args.patch.into_bytes(), None, args.options, false)).await
+        let mut options = args.options;
+        options.blocks = (args.path, args.base);
+        blocking(move || session.write(args.patch.into_bytes(), None, options, false)).await
     }
 
     #[tool(name = "edit", description = tools::EDIT)]
@@ -450,6 +465,8 @@ impl Session {
             window: options.window,
             fuzz: options.fuzz,
             format: format.map(|f| f.as_str().to_string()),
+            path: options.blocks.0.clone(),
+            base: options.blocks.1.clone(),
             post_check,
             rollback_on_fail: options.rollback_on_fail,
             max_risk: options.max_risk,

@@ -11,7 +11,7 @@ use nom::Parser;
 
 use super::position::{shown, LineCounter};
 use super::{detect, one_patch, ParseError, ParseOptions};
-use crate::model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
+use crate::model::{Body, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet, Rules};
 
 mod hunk;
 mod lex;
@@ -59,6 +59,7 @@ pub fn parse<'a>(
             number_lines(&mut files, &input[..end]);
             Ok(PatchSet {
                 format: Format::Agent,
+                rules: Rules::AGENT,
                 cd,
                 files,
             })

@@ -7,8 +7,8 @@
 //! this module and leaves it as a [`ParseError`]. Line text borrows from the input where it
 //! can.
 //!
-//! Not yet reachable from [`crate::parse::parse`]: format detection and `--format blocks`
-//! come with the engine's wiring (issue 26).
+//! [`crate::parse::parse`] reaches it when detection finds a SEARCH opener (or a block tool
+//! call), or with `--format blocks`; [`parse_set`] gives the model, with [`Rules::BLOCKS`].
 //!
 //! Submodules: `lex` (lines, markers, the private error type), `document` (blocks, their
 //! markers and paths), `part` (SEARCH and REPLACE lines: line numbers, escapes), `wrapper`
@@ -17,7 +17,8 @@
 use std::borrow::Cow;
 
 use super::position::LineCounter;
-use super::ParseError;
+use super::{ParseError, ParseOptions};
+use crate::model::{Format, PatchSet, Rules};
 
 mod convert;
 mod document;
@@ -25,7 +26,77 @@ mod lex;
 mod part;
 mod wrapper;
 
-pub use convert::{block_hunk, into_files, Change, FileBlocks};
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
+pub use convert::{block_hunk, into_files, into_patches, Change, FileBlocks};
+
+/// Read SEARCH/REPLACE blocks into the model (SPEC §4b): [`parse`] with `opts.path`, then
+/// [`into_patches`] with `opts.base`. The patch set's rules are [`Rules::BLOCKS`]: the blocks
+/// of a file apply in sequence, each unique in the whole file as the blocks before it left
+/// it; an empty SEARCH is an Add that may also fill an empty file.
+///
+/// ```
+/// use apply_patch::parse::{blocks, ParseOptions};
+/// use apply_patch::{FileOp, Format};
+/// let opts = ParseOptions { path: Some("a.txt".into()), ..ParseOptions::default() };
+/// let set = blocks::parse_set(b"<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n", &opts)
+///     .unwrap();
+/// assert_eq!(set.format, Format::Blocks);
+/// assert_eq!((set.files[0].op, set.files[0].path()), (FileOp::Modify, "a.txt"));
+/// ```
+pub fn parse_set<'a>(input: &'a [u8], opts: &ParseOptions) -> Result<PatchSet<'a>, ParseError> {
+    let base = match (&opts.base, &opts.path) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(ParseError::about_input(
+                "--base needs --path: a Base belongs to one file",
+            )
+            .with_hint("name the file the blocks edit with --path FILE"))
+        }
+        (Some(base), Some(_)) => Some(checked_base(base)?),
+    };
+    let blocks = parse(input, opts.path.as_deref())?;
+    Ok(PatchSet {
+        format: Format::Blocks,
+        rules: Rules::BLOCKS,
+        cd: None,
+        files: into_patches(blocks, base),
+    })
+}
+
+/// A Base given out of band: at least 8 hexadecimal digits, lowercased.
+fn checked_base(base: &str) -> Result<String, ParseError> {
+    let hex = base.trim();
+    if hex.len() < 8 || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ParseError::about_input(format!(
+            "--base needs 8 to 64 hexadecimal digits, found `{}`",
+            super::position::shown(hex.as_bytes())
+        ))
+        .with_hint("give a prefix of the SHA-256 of the file's bytes, as `apply-patch read` shows it"));
+    }
+    Ok(hex.to_ascii_lowercase())
+}
+
+/// A line that, trimmed, is a SEARCH opener (`<<<<<<< SEARCH`, `------- SEARCH`): where
+/// detection finds blocks (SPEC §1).
+pub(crate) fn is_opener_line(content: &[u8]) -> bool {
+    lex::is_opener(content)
+}
+
+/// A line that starts a block tool call: `{`, `<replace_in_file>` or `<apply_diff>`.
+pub(crate) fn is_call_line(content: &[u8]) -> bool {
+    content.trim_ascii_start().starts_with(b"{") || lex::tool_tag(content).is_some()
+}
+
+/// `text` starts with a JSON object that has a `diff` member and no `edits`: the arguments
+/// of a `replace_in_file` / `apply_diff` call, not an edit request.
+pub(crate) fn is_tool_call(text: &[u8]) -> bool {
+    let mut stream = serde_json::Deserializer::from_slice(text)
+        .into_iter::<std::collections::BTreeMap<String, serde::de::IgnoredAny>>();
+    match stream.next() {
+        Some(Ok(members)) => members.contains_key("diff") && !members.contains_key("edits"),
+        _ => false,
+    }
+}
 
 /// A parsed SEARCH/REPLACE input: its blocks in input order, each with its file.
 #[derive(Debug, Clone, PartialEq, Eq)]

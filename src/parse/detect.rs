@@ -32,7 +32,8 @@ pub(crate) struct Heredoc<'a> {
 
 /// Find the patch in `input` (SPEC §1): the first line that, trimmed, starts with
 /// `*** Begin Patch`, or starts with `diff --git `, or with `--- ` followed by a line starting
-/// with `+++ `, or with `{`. `None` when there is no such line.
+/// with `+++ `, or with `{`, or is a SEARCH opener (SPEC §4b). `None` when there is no such
+/// line.
 ///
 /// ```
 /// use apply_patch::parse::detect;
@@ -61,6 +62,10 @@ pub(crate) fn detect_as(input: &[u8], format: Format) -> Result<Detected, ParseE
                  by a `+++ ` line"
             }
             Format::Json => "no JSON edit request found: expected a line starting with `{`",
+            Format::Blocks => {
+                "no SEARCH/REPLACE block found: expected a `<<<<<<< SEARCH` or `------- SEARCH` \
+                 line, or a tool call holding one"
+            }
         };
         let mut message = expected.to_string();
         if let Some(other) = detect(input) {
@@ -88,6 +93,7 @@ pub(crate) fn describe(format: Format) -> &'static str {
         Format::Agent => "an agent patch",
         Format::Unified => "a unified diff",
         Format::Json => "a JSON edit request",
+        Format::Blocks => "SEARCH/REPLACE blocks",
     }
 }
 
@@ -114,22 +120,23 @@ pub(crate) fn nothing_found(input: &[u8]) -> ParseError {
         let lines = 1 + super::position::count_newlines(input.trim_ascii_end());
         format!(
             "no patch found in the input ({lines} line{}, none shown): expected a line \
-             starting with `*** Begin Patch`, `diff --git `, `--- ` followed by `+++ `, or `{{`",
+             starting with `*** Begin Patch`, `diff --git `, `--- ` followed by `+++ `, `{{`, \
+             or `<<<<<<< SEARCH`",
             if lines == 1 { "" } else { "s" }
         )
     };
     ParseError::about_input(message).with_hint(
         crate::spelling::Hint::new()
             .text(
-                "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff or \
-                 a JSON edit request",
+                "send an agent patch (`*** Begin Patch` … `*** End Patch`), a unified diff, a \
+                 JSON edit request or SEARCH/REPLACE blocks",
             )
             .clause(
                 crate::spelling::Hint::new()
                     .text("; `")
                     .opt(
                         crate::spelling::Opt::Format,
-                        crate::spelling::Value::Text("agent|unified|json".into()),
+                        crate::spelling::Value::Text("agent|unified|json|blocks".into()),
                     )
                     .text("` forces a format"),
             ),
@@ -165,6 +172,11 @@ fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
         }
         let format = if trim(content).starts_with(b"*** Begin Patch") {
             Some(Format::Agent)
+        } else if super::blocks::is_opener_line(content)
+            || (only == Some(Format::Blocks) && super::blocks::is_call_line(content))
+        {
+            // `--format blocks` also takes a tool call (`{"path", "diff"}`, `<apply_diff>`).
+            Some(Format::Blocks)
         } else if content.starts_with(b"diff --git ") {
             Some(Format::Unified)
         } else if content.starts_with(b"{")

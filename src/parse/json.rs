@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 
 use super::position::{shown, LineCounter};
 use super::{detect, one_patch, ParseError, ParseOptions};
-use crate::model::{Body, Edit, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet};
+use crate::model::{Body, Edit, FileOp, FilePatch, Format, Hunk, Line, LineKind, PatchSet, Rules};
 
 const OPS: &str = "replace, line_range, insert, append, create, delete";
 
@@ -76,6 +76,7 @@ pub fn parse<'a>(
     let files = reader.request(root)?;
     Ok(PatchSet {
         format: Format::Json,
+        rules: Rules::JSON,
         cd,
         files,
     })

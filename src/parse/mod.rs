@@ -1,8 +1,7 @@
-//! Stage: parse. Three nom front ends (agent language, unified diffs, JSON edit requests)
-//! turn patch input into the one [`crate::model`]. Format detection (SPEC §1) lives here.
+//! Stage: parse. Four nom front ends (agent language, unified diffs, JSON edit requests and
+//! SEARCH/REPLACE edit blocks) turn patch input into the one [`crate::model`], each setting
+//! the model's [`crate::model::Rules`]. Format detection (SPEC §1) lives here.
 //! No I/O; nom's error types never leave this module: every failure is a [`ParseError`].
-//! A fourth, `blocks` (SEARCH/REPLACE edit blocks, SPEC §4b), reads its syntax tree and
-//! converts it to hunks, but detection does not reach it yet (issue 26).
 //!
 //! Every front end has the same shape: `parse(input, start, opts)` reads from byte offset
 //! `start` (a line start found by [`detect`]) and counts lines from the beginning of `input`,
@@ -15,9 +14,6 @@ mod position;
 crate::internal_mod! {
     agent;
     binary;
-    // Complete and tested, but not reachable from `parse` until the engine is wired to it
-    // (issue 26): outside the tests' `internals` builds nothing calls it yet.
-    #[cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
     blocks;
     json;
     quoted;
@@ -39,6 +35,12 @@ pub struct ParseOptions {
     pub recount: bool,
     /// `--unidiff-zero`: accept zero-context hunks that do not cover the whole file.
     pub unidiff_zero: bool,
+    /// `--path FILE`: the file of every SEARCH/REPLACE block (SPEC §4b "Paths"); every line
+    /// outside the blocks is then prose. Only for blocks.
+    pub path: Option<String>,
+    /// `--base HEX`: the Base of the file `path` names (a prefix of the SHA-256 of its bytes,
+    /// ≥ 8 hex digits), under which the blocks' line hints are trusted. Only with `path`.
+    pub base: Option<String>,
 }
 
 /// A patch that could not be read: where, what was found, what was expected, what to do.
@@ -184,14 +186,35 @@ impl From<ParseError> for crate::Error {
 /// assert_eq!(set.files[0].path(), "hello.txt");
 /// ```
 pub fn parse<'a>(input: &'a [u8], opts: &ParseOptions) -> Result<PatchSet<'a>, ParseError> {
-    let detected = match opts.format {
+    let mut detected = match opts.format {
         Some(format) => detect::detect_as(input, format)?,
         None => detect::detect(input).ok_or_else(|| detect::nothing_found(input))?,
     };
+    // `{"path": P, "diff": D}` starts with `{` too: the arguments of a SEARCH/REPLACE tool
+    // call, not an edit request.
+    if detected.format == Format::Json
+        && opts.format.is_none()
+        && blocks::is_tool_call(&input[detected.start..])
+    {
+        detected.format = Format::Blocks;
+    }
+    if detected.format != Format::Blocks && (opts.path.is_some() || opts.base.is_some()) {
+        let given = if opts.path.is_some() {
+            "--path"
+        } else {
+            "--base"
+        };
+        return Err(ParseError::about_input(format!(
+            "{given} applies to SEARCH/REPLACE blocks only, and this input is {}",
+            detect::describe(detected.format)
+        ))
+        .with_hint("drop --path and --base: the patch names its own files"));
+    }
     let mut set = match detected.format {
         Format::Agent => agent::parse(input, detected.start, opts)?,
         Format::Json => json::parse(input, detected.start, opts)?,
         Format::Unified => unified::parse(input, detected.start, opts)?,
+        Format::Blocks => blocks::parse_set(input, opts)?,
     };
     if set.cd.is_none() {
         set.cd = detected.cd;

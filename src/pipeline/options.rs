@@ -182,6 +182,10 @@ pub struct RawOptions {
     pub fuzz: Option<usize>,
     /// One of [`Format::NAMES`]; None: detected.
     pub format: Option<String>,
+    /// The file every SEARCH/REPLACE block edits (`--path`; SPEC §4b).
+    pub path: Option<String>,
+    /// The Base of the `path` file (`--base`): the blocks' line hints are then trusted.
+    pub base: Option<String>,
     pub strict_base: bool,
     pub protect: Vec<String>,
     pub allow_notebooks: bool,
@@ -254,6 +258,8 @@ impl RawOptions {
         });
         let options = Options {
             format,
+            path: self.path,
+            base: self.base,
             strip: self.strip,
             recount: self.recount,
             unidiff_zero: self.unidiff_zero,
@@ -316,6 +322,11 @@ pub struct Options {
     pub strip: Option<usize>,
     pub recount: bool,
     pub unidiff_zero: bool,
+    /// `--path FILE`: the file of every SEARCH/REPLACE block (SPEC §4b); blocks only.
+    pub path: Option<String>,
+    /// `--base HEX`: the Base of the `path` file, under which the blocks' line hints are
+    /// trusted.
+    pub base: Option<String>,
     /// `--reverse` (unified diffs only).
     pub reverse: bool,
     /// `--directory DIR`: prefix every path.
@@ -359,6 +370,8 @@ impl Default for Options {
             strip: None,
             recount: false,
             unidiff_zero: false,
+            path: None,
+            base: None,
             reverse: false,
             directory: None,
             include: Vec::new(),
@@ -409,6 +422,10 @@ impl OptionsBuilder {
         recount: bool;
         /// Hunks without context (`--unidiff-zero`).
         unidiff_zero: bool;
+        /// The file every SEARCH/REPLACE block edits (`--path`).
+        path: String;
+        /// The Base of the `path` file (`--base`): the blocks' line hints are trusted.
+        base: String;
         /// Apply a unified diff in reverse.
         reverse: bool;
         /// Prefix every path with this folder.
@@ -516,6 +533,8 @@ impl Options {
             strip: self.strip,
             recount: self.recount,
             unidiff_zero: self.unidiff_zero,
+            path: self.path.clone(),
+            base: self.base.clone(),
         }
     }
 

@@ -3,8 +3,8 @@
 //! file adds the `unbalanced_edit` warning, or with `--strict-balance` refuses the patch. A
 //! file that was already unbalanced is not blamed. Pure; never refuses without the option.
 
+use super::content::Span;
 use crate::error::Error;
-use crate::locate::Placement;
 use crate::model::FilePatch;
 use crate::report::{FileReport, Warning};
 use crate::structure::{edit_balance, edit_introduced_problem, EditBalance};
@@ -29,21 +29,16 @@ impl Region {
 }
 
 /// The new-file regions of the placed hunks that change something.
-pub(super) fn regions(placements: &[Placement]) -> Vec<Region> {
-    let mut drift: isize = 0;
-    let mut out = Vec::new();
-    for p in placements {
-        let start = (p.start as isize + drift).max(0) as usize;
-        drift += p.pieces.len() as isize - p.old_len as isize;
-        if !p.already_applied {
-            out.push(Region {
-                hunk: p.hunk + 1,
-                start,
-                len: p.pieces.len().max(1),
-            });
-        }
-    }
-    out
+pub(super) fn regions(spans: &[Span]) -> Vec<Region> {
+    spans
+        .iter()
+        .filter(|s| !s.already_applied)
+        .map(|s| Region {
+            hunk: s.hunk + 1,
+            start: s.start,
+            len: s.len.max(1),
+        })
+        .collect()
 }
 
 /// The hunk to blame for a new problem: the only hunk that changed the file, else the one

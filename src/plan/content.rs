@@ -166,20 +166,61 @@ pub(super) fn node_sha256(node: &Node) -> [u8; 32] {
 /// report snippet: a snippet is for reading, and a whole-file one would cost a copy of the file.
 pub(crate) const SNIPPET_MAX_LINES: usize = 200;
 
+/// Where a placed hunk's new side stands in the new file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Span {
+    /// 0-based index of the hunk (or edit).
+    pub hunk: usize,
+    /// 0-based first line of its new side in the new file.
+    pub start: usize,
+    /// Lines of its new side.
+    pub len: usize,
+    pub already_applied: bool,
+}
+
+/// The spans of placements sorted by start, all made in the same file.
+pub(super) fn spans(placements: &[Placement]) -> Vec<Span> {
+    let mut drift: isize = 0;
+    let mut out = Vec::with_capacity(placements.len());
+    for p in placements {
+        out.push(Span {
+            hunk: p.hunk,
+            start: (p.start as isize + drift).max(0) as usize,
+            len: p.pieces.len(),
+            already_applied: p.already_applied,
+        });
+        drift += p.pieces.len() as isize - p.old_len as isize;
+    }
+    out
+}
+
+/// The spans of placements made one after the other, each in the content the previous ones
+/// left (SEARCH/REPLACE blocks): a later placement moves the spans that lie below what it
+/// replaced.
+pub(super) fn sequential_spans(placements: &[Placement]) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(placements.len());
+    for p in placements {
+        let delta = p.pieces.len() as isize - p.old_len as isize;
+        for s in out.iter_mut().filter(|s| s.start >= p.start + p.old_len) {
+            s.start = (s.start as isize + delta).max(0) as usize;
+        }
+        out.push(Span {
+            hunk: p.hunk,
+            start: p.start,
+            len: p.pieces.len(),
+            already_applied: p.already_applied,
+        });
+    }
+    out
+}
+
 /// The edited region of the new file with ±3 lines, numbered as in the new file; `None` when
 /// nothing was edited or the region spans more than [`SNIPPET_MAX_LINES`] lines.
-pub(super) fn snippet(new: &Content, placements: &[Placement]) -> Option<Snippet> {
-    let mut drift: isize = 0;
+pub(super) fn snippet(new: &Content, spans: &[Span]) -> Option<Snippet> {
     let mut region: Option<(usize, usize)> = None;
-    for p in placements {
-        let new_start = (p.start as isize + drift).max(0) as usize;
-        let new_len = p.pieces.len();
-        drift += new_len as isize - p.old_len as isize;
-        if p.already_applied {
-            continue;
-        }
-        let (lo, hi) = region.unwrap_or((new_start, new_start + new_len));
-        region = Some((lo.min(new_start), hi.max(new_start + new_len)));
+    for s in spans.iter().filter(|s| !s.already_applied) {
+        let (lo, hi) = region.unwrap_or((s.start, s.start + s.len));
+        region = Some((lo.min(s.start), hi.max(s.start + s.len)));
     }
     let (lo, hi) = region?;
     if hi - lo > SNIPPET_MAX_LINES {

@@ -6,11 +6,11 @@ use crate::content::{Content, Runs};
 use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
-use crate::model::{Body, FilePatch, Format, Hunk};
+use crate::model::{Body, FilePatch, Format, Hunk, Rules};
 use crate::report::{HunkReport, Warning, WarningCode};
 use crate::text::Text;
 
-use super::content::{level_words, snippet, without_bom};
+use super::content::{level_words, sequential_spans, snippet, spans, without_bom, Span};
 use super::trust;
 use super::{balance, Edited, Planner};
 use super::{BinaryWhy, PlanError};
@@ -24,6 +24,8 @@ pub(super) const PARALLEL_BYTES: usize = 1 << 20;
 struct Placed<'b> {
     lines: Lines<'b>,
     placements: Vec<Placement>,
+    /// Where each placement's new side stands in the new file.
+    spans: Vec<Span>,
     /// The patch drops the file's BOM (see `content::without_bom`).
     drops_bom: bool,
 }
@@ -35,17 +37,46 @@ struct Placed<'b> {
 enum Lines<'b> {
     Text(Text<'b>),
     Spliced(Runs),
+    /// The new content, already made (hunks placed one after the other).
+    Done(Vec<u8>),
 }
 
 /// Split `bytes` into lines and place the hunks or edits of `body` in them. Pure (no
 /// planner state), so it can run on another thread.
 fn place<'b>(
     body: &Body<'_>,
-    format: Format,
+    rules: Rules,
     bytes: &'b [u8],
     opts: &LocateOptions,
 ) -> Result<Placed<'b>, locate::LocateError> {
-    let text = if format == Format::Unified && bytes == crate::text::BOM {
+    if let (true, Body::Hunks(hunks)) = (rules.sequential, body) {
+        if hunks.len() > 1 {
+            return place_in_sequence(hunks, rules, bytes, opts);
+        }
+    }
+    let (text, placements, drops_bom) = locate_in(body, rules, bytes, opts)?;
+    let lines = if bytes.len() >= PARALLEL_BYTES && !drops_bom {
+        Lines::Spliced(crate::splice::splice_runs(bytes, &text, &placements))
+    } else {
+        Lines::Text(text)
+    };
+    Ok(Placed {
+        lines,
+        spans: spans(&placements),
+        placements,
+        drops_bom,
+    })
+}
+
+/// The lines of `bytes`, the placements of `body` in them, and whether the patch drops the
+/// file's BOM.
+fn locate_in<'b>(
+    body: &Body<'_>,
+    rules: Rules,
+    bytes: &'b [u8],
+    opts: &LocateOptions,
+) -> Result<(Text<'b>, Vec<Placement>, bool), locate::LocateError> {
+    let text = if rules.bom_is_a_line && bytes == crate::text::BOM {
         // Only a BOM: no lines for us, one line (`\u{feff}`) for the diff tool that wrote
         // the patch; match it as that line.
         Text::single_line(bytes)
@@ -67,30 +98,78 @@ fn place<'b>(
                 }
                 None => hunks.as_slice(),
             };
-            locate::locate_hunks(text.contents(), hunks, format, opts)?
+            locate::locate_hunks(text.contents(), hunks, rules, opts)?
         }
         Body::Edits(edits) => locate::locate_edits(&text, edits, opts)?,
         Body::Binary(_) | Body::BinaryWithoutData => Vec::new(),
     };
-    let lines = if bytes.len() >= PARALLEL_BYTES && !drops_bom {
-        Lines::Spliced(crate::splice::splice_runs(bytes, &text, &placements))
-    } else {
-        Lines::Text(text)
-    };
+    Ok((text, placements, drops_bom))
+}
+
+/// Place hunks one after the other, each in the content the ones before it left, each unique
+/// in the whole of that content (SEARCH/REPLACE blocks, SPEC §4b), and splice each in turn. A
+/// placement's `start` is a line of the content its hunk was placed in; a line hint names a
+/// line of the file as it was, and is moved by the hunks placed above it.
+fn place_in_sequence<'b>(
+    hunks: &[Hunk<'_>],
+    rules: Rules,
+    bytes: &[u8],
+    opts: &LocateOptions,
+) -> Result<Placed<'b>, locate::LocateError> {
+    let mut current = bytes.to_vec();
+    let mut placements: Vec<Placement> = Vec::with_capacity(hunks.len());
+    for (index, hunk) in hunks.iter().enumerate() {
+        let mut hunk = hunk.clone();
+        hunk.old_start = hunk.old_start.map(|n| {
+            placements.iter().fold(n, |line, p| {
+                let delta = p.pieces.len() as isize - p.old_len as isize;
+                match p.start + p.old_len < line {
+                    true => (line as isize + delta).max(1) as usize,
+                    false => line,
+                }
+            })
+        });
+        let body = Body::Hunks(vec![hunk]);
+        let (text, mut placed, drops_bom) =
+            locate_in(&body, rules, &current, opts).map_err(|e| renumbered(e, index))?;
+        let mut new = crate::splice::splice(&text, &placed);
+        if drops_bom && new.starts_with(crate::text::BOM) {
+            new.drain(..crate::text::BOM.len().min(new.len()));
+        }
+        current = new;
+        for p in &mut placed {
+            p.hunk = index;
+        }
+        placements.extend(placed);
+    }
     Ok(Placed {
-        lines,
+        lines: Lines::Done(current),
+        spans: sequential_spans(&placements),
         placements,
-        drops_bom,
+        drops_bom: false,
     })
 }
 
-/// Refuse NUL bytes and (for agent and JSON patches) non-UTF-8 files; pick the locate
-/// options. Pure, so that it can run on another thread.
+/// A refusal of the one hunk placed alone as the refusal of hunk `index` of its file.
+fn renumbered(mut error: locate::LocateError, index: usize) -> locate::LocateError {
+    use locate::LocateError::*;
+    match &mut error {
+        ContextNotFound { hunk, .. }
+        | AmbiguousMatch { hunk, .. }
+        | OverlappingHunks { hunk, .. }
+        | ExpectedMismatch { hunk, .. } => *hunk = index,
+    }
+    error
+}
+
+/// Refuse NUL bytes and (unless the rules match bytes) non-UTF-8 files; pick the locate
+/// options. Pure, so that it can run on another thread. `format` names the patch's format in
+/// the refusal.
 fn text_checks(
     shown: &str,
     bytes: &[u8],
     link: bool,
-    format: Format,
+    (format, rules): (Format, Rules),
     locate: &LocateOptions,
 ) -> Result<LocateOptions, Error> {
     if !link && guard::is_binary(bytes) {
@@ -102,7 +181,7 @@ fn text_checks(
     }
     let mut opts = locate.clone();
     if std::str::from_utf8(bytes).is_err() {
-        if format != Format::Unified {
+        if !rules.bytes_ok {
             return Err(PlanError::NotUtf8 {
                 path: shown.into(),
                 format,
@@ -155,9 +234,10 @@ impl Planner<'_> {
             Body::Hunks(hunks) if hunks.is_empty() => Ok(Edited::unchanged(current.clone())),
             Body::Edits(edits) if edits.is_empty() => Ok(Edited::unchanged(current.clone())),
             body => {
-                let mut opts = text_checks(shown, bytes, link, self.format, &self.opts.locate)?;
-                opts.line_numbers = trust::line_numbers(self.format, fp, stale);
-                let placed = place(body, self.format, bytes, &opts)
+                let kind = (self.format, self.rules);
+                let mut opts = text_checks(shown, bytes, link, kind, &self.opts.locate)?;
+                opts.line_numbers = trust::line_numbers(self.rules, fp, stale);
+                let placed = place(body, self.rules, bytes, &opts)
                     .map_err(|e| self.locate_error(fp, (shown, current), stale, e))?;
                 Ok(self.spliced((shown, fp.body.hunks()), placed, current))
             }
@@ -184,24 +264,24 @@ impl Planner<'_> {
         // The other thread places the hunks as in a UTF-8 file whose base matches, the
         // common case; this one checks whether it is one. A file that is not is placed
         // again, byte for byte or with its line numbers untrusted.
-        let format = self.format;
+        let (format, rules) = (self.format, self.rules);
         let assumed = LocateOptions {
-            line_numbers: trust::line_numbers(format, fp, None),
+            line_numbers: trust::line_numbers(rules, fp, None),
             ..self.opts.locate.clone()
         };
         let (bases, checks, placed) = std::thread::scope(|scope| {
-            let placing = crate::pool::beside(scope, || place(&fp.body, format, bytes, &assumed));
+            let placing = crate::pool::beside(scope, || place(&fp.body, rules, bytes, &assumed));
             let bases = self.check_bases(fp, shown, current);
-            let checks = text_checks(shown, bytes, link, format, &self.opts.locate);
+            let checks = text_checks(shown, bytes, link, (format, rules), &self.opts.locate);
             (bases, checks, joined(placing.join()))
         });
         let stale = bases?;
         let mut opts = checks?;
-        opts.line_numbers = trust::line_numbers(format, fp, stale.as_deref());
+        opts.line_numbers = trust::line_numbers(rules, fp, stale.as_deref());
         let placed = if opts == assumed {
             placed
         } else {
-            place(&fp.body, format, bytes, &opts)
+            place(&fp.body, rules, bytes, &opts)
         }
         .map_err(|e| self.locate_error(fp, (shown, current), stale.as_deref(), e))?;
         Ok(self.spliced((shown, fp.body.hunks()), placed, current))
@@ -218,7 +298,7 @@ impl Planner<'_> {
     ) -> PlanError {
         let line = match &error {
             locate::LocateError::AmbiguousMatch { .. } => {
-                trust::trust_line(self.format, fp, current, stale)
+                trust::trust_line(self.rules, fp, current, stale)
             }
             _ => None,
         };
@@ -240,10 +320,12 @@ impl Planner<'_> {
         let Placed {
             lines,
             placements,
+            spans,
             drops_bom,
         } = placed;
         let new = match lines {
             Lines::Spliced(runs) => Content::spliced(base.clone(), runs),
+            Lines::Done(bytes) => Content::from(bytes),
             Lines::Text(text) => {
                 let mut new = crate::splice::splice(&text, &placements);
                 if drops_bom && new.starts_with(crate::text::BOM) {
@@ -252,8 +334,8 @@ impl Planner<'_> {
                 Content::from(new)
             }
         };
-        let mut edited = self.edited((shown, hunks), new, &placements);
-        edited.regions = balance::regions(&placements);
+        let mut edited = self.edited((shown, hunks), new, &placements, &spans);
+        edited.regions = balance::regions(&spans);
         edited
     }
 
@@ -263,6 +345,7 @@ impl Planner<'_> {
         (shown, hunks): (&str, &[Hunk<'_>]),
         bytes: Content,
         placements: &[Placement],
+        spans: &[Span],
     ) -> Edited {
         let mut e = Edited::unchanged(Content::default());
         for p in placements {
@@ -320,7 +403,7 @@ impl Planner<'_> {
                 );
             }
         }
-        e.snippet = snippet(&bytes, placements);
+        e.snippet = snippet(&bytes, spans);
         e.bytes = bytes;
         e
     }

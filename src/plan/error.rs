@@ -301,6 +301,12 @@ fn add_exists_hint(format: Format) -> &'static str {
         Format::Unified => {
             "the diff creates a file that already exists: apply it to a tree without the file, or diff against the existing one"
         }
+        Format::Blocks => {
+            "an empty SEARCH on a file with text can mean two things: to replace the whole \
+             file, put its current lines in SEARCH (or delete it first); to append, put its \
+             last lines in SEARCH and repeat them in REPLACE before the new lines, or send a \
+             JSON `append` edit"
+        }
     }
 }
 
@@ -325,6 +331,10 @@ fn missing_hint(format: Format) -> &'static str {
         Format::Agent => "check the path, or add the file with *** Add File",
         Format::Json => "check the path, or create the file with a `create` edit",
         Format::Unified => "check the path and the strip count (-p N), --directory and --root",
+        Format::Blocks => {
+            "check the path (it is taken exactly, relative to the root: never guessed from a \
+             file name), or create the file with a block whose SEARCH is empty"
+        }
     }
 }
 

@@ -5,14 +5,14 @@
 
 use super::{PlanError, Planner};
 use crate::error::Error;
-use crate::model::{FileOp, FilePatch, Format};
+use crate::model::{FileOp, FilePatch};
 use crate::tree::Node;
 
 impl Planner<'_> {
     /// In a git diff, a file that an earlier file patch deleted or renamed away cannot be
     /// changed again: the diff names each file's old side once (`git apply` refuses it too).
     pub(super) fn check_not_gone(&mut self, shown: &str, real: &str) -> Result<(), Error> {
-        if self.format != Format::Unified || !matches!(self.node(real)?, Node::Missing) {
+        if !self.rules.two_trees || !matches!(self.node(real)?, Node::Missing) {
             return Ok(());
         }
         // `node` made the slot; gone now but there when read: taken away by this diff.
@@ -29,7 +29,7 @@ impl Planner<'_> {
     /// operations before it left it.
     pub(super) fn source(&mut self, op: FileOp, shown: &str, real: &str) -> Result<Node, Error> {
         let current = self.node(real)?.clone();
-        if self.format != Format::Unified {
+        if !self.rules.two_trees {
             return Ok(current);
         }
         // `node` made the slot. A rename takes its source away: when an earlier file patch

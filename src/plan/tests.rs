@@ -25,6 +25,7 @@ fn inserts(lines: &[&'static str]) -> Hunk<'static> {
 fn set(files: Vec<FilePatch<'static>>) -> PatchSet<'static> {
     PatchSet {
         format: Format::Agent,
+        rules: crate::model::Rules::AGENT,
         cd: None,
         files,
     }
@@ -436,6 +437,7 @@ fn edit_then(format: Format, op: FileOp) -> Result<Plan, Box<Refusal>> {
         fp(op, Some("a"), Some("b"), vec![]),
     ]);
     patch.format = format;
+    patch.rules = format.into();
     plan(&tree, &patch, &PlanOptions::default())
 }
 
@@ -581,6 +583,7 @@ fn on_two_threads_a_large_non_utf8_file_is_placed_byte_for_byte_or_refused() {
     );
     let unified = PatchSet {
         format: Format::Unified,
+        rules: crate::model::Rules::UNIFIED,
         cd: None,
         files: vec![file.clone()],
     };

@@ -9,7 +9,7 @@
 
 use crate::content::Content;
 use crate::locate::{LineNumbers, LocateError, PatchPart};
-use crate::model::{FilePatch, Format};
+use crate::model::{FilePatch, Rules, Selector, Trust};
 
 /// How many hex digits of the file's SHA-256 a selector's `*** Base:` line gives: as many as
 /// the `read` tool's version.
@@ -18,31 +18,34 @@ const BASE_DIGITS: usize = 16;
 /// The trust of `fp`'s line numbers; `stale`: the file's current blob id when the diff's
 /// `index` id is known to differ from it. A `*** Base:` reaching the planner matched the file
 /// (a stale one is refused before any hunk is placed).
-pub(super) fn line_numbers(format: Format, fp: &FilePatch<'_>, stale: Option<&str>) -> LineNumbers {
-    match format {
-        Format::Unified if stale.is_some() => LineNumbers::Untrusted,
-        Format::Unified => LineNumbers::ByFormat,
-        _ if fp.base.is_some() => LineNumbers::Trusted,
-        _ => LineNumbers::ByFormat,
+pub(super) fn line_numbers(rules: Rules, fp: &FilePatch<'_>, stale: Option<&str>) -> LineNumbers {
+    match rules.line_numbers {
+        Trust::UnlessStale if stale.is_some() => LineNumbers::Untrusted,
+        Trust::UnlessStale => LineNumbers::ByFormat,
+        Trust::UnderBase if fp.base.is_some() => LineNumbers::Trusted,
+        Trust::UnderBase => LineNumbers::ByFormat,
     }
 }
 
 /// The line that makes `fp`'s line numbers trusted when it is sent again, if one is needed:
-/// for an agent patch the `*** Base:` line of `current`; for a unified diff whose `index` id
-/// differs from the file, its `index` line with the file's blob id as the old id.
+/// for an agent patch the `*** Base:` line of `current`, for SEARCH/REPLACE blocks the
+/// `--base` option with it; for a unified diff whose `index` id differs from the file, its
+/// `index` line with the file's blob id as the old id.
 pub(super) fn trust_line(
-    format: Format,
+    rules: Rules,
     fp: &FilePatch<'_>,
     current: &Content,
     stale: Option<&str>,
 ) -> Option<String> {
-    match (format, stale, &fp.blob_ids) {
-        (Format::Agent, ..) => {
-            let mut hex = crate::hash::hex(&current.sha256());
-            hex.truncate(BASE_DIGITS);
-            Some(format!("*** Base: {hex}"))
-        }
-        (Format::Unified, Some(id), Some(ids)) => Some(format!("index {id}..{}", ids.new)),
+    let base = || {
+        let mut hex = crate::hash::hex(&current.sha256());
+        hex.truncate(BASE_DIGITS);
+        hex
+    };
+    match (rules.selector, stale, &fp.blob_ids) {
+        (Selector::AgentHeader, ..) => Some(format!("*** Base: {}", base())),
+        (Selector::StartLine, ..) => Some(format!("--base {}", base())),
+        (Selector::UnifiedHeader, Some(id), Some(ids)) => Some(format!("index {id}..{}", ids.new)),
         _ => None,
     }
 }
@@ -106,32 +109,29 @@ mod tests {
     fn numbers_are_trusted_under_a_base_or_a_matching_index() {
         use LineNumbers::*;
         let ids = Some(("1111111", "2222222"));
+        assert_eq!(line_numbers(Rules::UNIFIED, &fp(None, ids), None), ByFormat);
         assert_eq!(
-            line_numbers(Format::Unified, &fp(None, ids), None),
-            ByFormat
-        );
-        assert_eq!(
-            line_numbers(Format::Unified, &fp(None, ids), Some("ab")),
+            line_numbers(Rules::UNIFIED, &fp(None, ids), Some("ab")),
             Untrusted
         );
         assert_eq!(
-            line_numbers(Format::Agent, &fp(Some("abcdef12"), None), None),
+            line_numbers(Rules::AGENT, &fp(Some("abcdef12"), None), None),
             Trusted
         );
-        assert!(!line_numbers(Format::Agent, &fp(None, None), None).trusted(Format::Agent));
+        assert!(!line_numbers(Rules::AGENT, &fp(None, None), None).trusted(Rules::AGENT));
     }
 
     #[test]
     fn the_trust_line_goes_above_each_hunk_selector() {
         let current = Content::from(b"x\n".to_vec());
-        let agent = trust_line(Format::Agent, &fp(None, None), &current, None);
+        let agent = trust_line(Rules::AGENT, &fp(None, None), &current, None);
         let hex = crate::hash::sha256_hex(b"x\n");
         assert_eq!(agent, Some(format!("*** Base: {}", &hex[..16])));
         let ids = Some(("1111111", "2222222"));
-        let stale = trust_line(Format::Unified, &fp(None, ids), &current, Some("abcd"));
+        let stale = trust_line(Rules::UNIFIED, &fp(None, ids), &current, Some("abcd"));
         assert_eq!(stale.as_deref(), Some("index abcd..2222222"));
         assert_eq!(
-            trust_line(Format::Unified, &fp(None, ids), &current, None),
+            trust_line(Rules::UNIFIED, &fp(None, ids), &current, None),
             None
         );
         let err = LocateError::AmbiguousMatch {

@@ -36,6 +36,7 @@ fn unified_render_is_what_git_writes() {
 fn agent_hunks_get_line_numbers_and_counts() {
     let s = PatchSet {
         format: Format::Agent,
+        rules: crate::model::Rules::AGENT,
         cd: None,
         files: vec![FilePatch {
             op: FileOp::Modify,

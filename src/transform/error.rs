@@ -51,6 +51,9 @@ pub enum ConvertError {
     /// JSON asked as the target format.
     #[error("convert can write 'unified' or 'agent', not 'json'")]
     ToJson,
+    /// Blocks asked as the target format.
+    #[error("convert can write 'unified' or 'agent', not 'blocks'")]
+    ToBlocks,
 }
 
 /// What has no reverse.
@@ -110,7 +113,8 @@ impl ConvertError {
             | ConvertError::BadGlob { .. }
             | ConvertError::BadGlobSet { .. }
             | ConvertError::EditsToUnified
-            | ConvertError::ToJson => None,
+            | ConvertError::ToJson
+            | ConvertError::ToBlocks => None,
         }
     }
 }

@@ -10,7 +10,7 @@ mod error;
 pub use error::{ConvertError, Irreversible, NoAgentForm};
 
 use crate::error::Error;
-use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
+use crate::model::{Body, FileOp, FilePatch, LineKind, PatchSet};
 
 /// The inverse patch (`--reverse`): sides swapped, Add ↔ Delete, rename from ↔ to, modes,
 /// `\ No newline` flags and blob ids swapped, binary forward ↔ reverse data; file order is
@@ -29,7 +29,7 @@ use crate::model::{Body, FileOp, FilePatch, Format, LineKind, PatchSet};
 /// );
 /// ```
 pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
-    if set.format != Format::Unified {
+    if !set.rules.reversible {
         return Err(ConvertError::ReverseNotUnified { format: set.format }.into());
     }
     let mut files = set

@@ -28,7 +28,8 @@ fn reverse_swaps_everything_and_is_an_involution() {
 #[test]
 fn reverse_refuses_other_formats_and_copies() {
     let mut s = set(TWO);
-    s.format = Format::Agent;
+    s.format = crate::model::Format::Agent;
+    s.rules = crate::model::Rules::AGENT;
     assert_eq!(reverse(s).map(|_| ()).unwrap_err().code, ErrorCode::Usage);
     let copy = set("diff --git a/x b/y\ncopy from x\ncopy to y\n");
     assert!(reverse(copy)

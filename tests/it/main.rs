@@ -1,6 +1,7 @@
 //! The one integration test binary: one module per area.
 
 mod agent;
+mod blocks;
 mod cli;
 mod conformance;
 mod convert;

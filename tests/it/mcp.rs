@@ -190,6 +190,22 @@ async fn every_tool_and_refusal_over_stdio() {
     assert_eq!(value["error"]["code"], "context_not_found");
     assert!(value["error"]["details"]["chip"].is_string(), "{value}");
     assert!(value["error"]["nearest"].is_object());
+    // SEARCH/REPLACE blocks with `path`, and the `base` read handed out.
+    let r = call(&client, "read", json!({"path": "app.py"})).await;
+    let base = r.structured_content.expect("data")["base"]
+        .as_str()
+        .expect("base")
+        .to_string();
+    let blocks = "<<<<<<< SEARCH\n    message = 'hi ' + name\n=======\n    message = 'hey ' + name\n>>>>>>> REPLACE\n";
+    let args = json!({"patch": blocks, "path": "app.py", "base": base});
+    let (report, failed) = data(&client, "apply_patch", args).await;
+    assert!(!failed, "{report}");
+    assert!(t.read_str("app.py").contains("'hey ' + name"));
+    let args = json!({"patch": blocks, "path": "nope.py"});
+    assert_eq!(
+        error_code(&client, "apply_patch", args).await,
+        "file_not_found"
+    );
     let garbled = "*** Begin Patch\n*** Frobnicate File: app.py\n*** End Patch\n";
     assert_eq!(
         error_code(&client, "apply_patch", json!({"patch": garbled})).await,

@@ -226,6 +226,7 @@ fn file_patch() -> impl Strategy<Value = FilePatch<'static>> {
 fn patch_set() -> impl Strategy<Value = PatchSet<'static>> {
     proptest::collection::vec(file_patch(), 1..4).prop_map(|files| PatchSet {
         format: Format::Unified,
+        rules: apply_patch::Rules::UNIFIED,
         cd: None,
         files,
     })
@@ -412,7 +413,7 @@ proptest! {
 
     #[test]
     fn agent_render_then_parse_is_identity(files in proptest::collection::vec(agent_file(), 1..4)) {
-        let set = PatchSet { format: Format::Agent, cd: None, files };
+        let set = PatchSet { format: Format::Agent, rules: apply_patch::Rules::AGENT, cd: None, files };
         let text = render::to_agent(&set).expect("agent-shaped patch sets are expressible");
         let back = apply_patch::parse::parse(text.as_bytes(), &ParseOptions::default());
         prop_assert!(back.is_ok(), "{:?}\n{}", back, text);

@@ -6,7 +6,9 @@
 //! own parser refuses it, be refused. The parser-only tests the suite keeps in skipped.json
 //! (Aider's parsed blocks, Roo's marker checks) are held to the same. Every case where we
 //! differ on purpose is listed, with its reason, in tests/expectations/searchreplace.toml.
-//! The applying half comes when the engine reads blocks.
+//! The applying half runs each case through the engine (a memory tree holding `input/`, the
+//! response with its out-of-band path): every case ends as the peer's (the tree of
+//! `expected/`, or a refusal) or is listed with `apply = …` and its reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -53,7 +55,15 @@ fn expectations() -> Expectations {
         );
         for key in keys.keys() {
             assert!(
-                ["parse", "search", "replace", "reason"].contains(&key.as_str()),
+                [
+                    "parse",
+                    "search",
+                    "replace",
+                    "apply",
+                    "reason",
+                    "apply_reason"
+                ]
+                .contains(&key.as_str()),
                 "{name}: unknown key `{key}`"
             );
         }
@@ -181,6 +191,10 @@ fn check(case: &Case, listed: Option<&BTreeMap<String, String>>) -> Result<Outco
     let result = blocks::parse(&response, given.as_deref());
     let peer_parses = !PEER_PARSE_REFUSALS.contains(&case.name.as_str());
     let ours = listed.and_then(|l| l.get("parse")).map(String::as_str);
+    let listed = listed.filter(|l| {
+        l.keys()
+            .any(|k| ["parse", "search", "replace"].contains(&k.as_str()))
+    });
     let should_parse = match ours {
         Some("ok") => true,
         Some("refused") => false,
@@ -380,5 +394,101 @@ fn searchreplace_parser_only_tests_agree() {
         }
     }
     println!("searchreplace parser-only tests: {} checked", tests.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// How the engine ended a case: the files it left (every file of the tree), or a refusal's
+/// code.
+fn applied(case: &Case) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    use apply_patch::apply::apply_to_memory;
+    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::tree::MemTree;
+    let response = std::fs::read(case.dir.join("response.txt")).expect("response.txt");
+    let mut tree = MemTree::from_pairs(files(&case.dir.join("input")));
+    let mut opts = Options::builder();
+    if let Some(path) = case.given_path() {
+        opts = opts.path(path);
+    }
+    let opts = opts.format(apply_patch::Format::Blocks).build();
+    match apply_to_memory(&mut tree, &response, &opts, Mode::Write) {
+        Ok(_) => Ok(tree
+            .entries()
+            .filter_map(|(p, _)| Some((p.to_string(), tree.get(p)?.to_vec())))
+            .collect()),
+        Err(refused) => Err(refused.error.code.as_str().to_string()),
+    }
+}
+
+/// One case through the engine against the peer's result and the expectations file:
+/// `apply = "refused: CODE"` (the peer applies, we refuse with CODE), `apply = "applied"`
+/// (the peer refuses, we apply) or `apply = "differs"` (both apply, the results differ).
+fn check_applied(case: &Case, listed: Option<&str>) -> Result<(), String> {
+    let peer = case
+        .peer_applies()
+        .then(|| files(&case.dir.join("expected")));
+    let ours = applied(case);
+    let got = match (&ours, &peer) {
+        (Ok(tree), Some(want)) if tree == want => None,
+        (Ok(_), Some(_)) => Some("differs".to_string()),
+        (Ok(_), None) => Some("applied".to_string()),
+        (Err(code), Some(_)) => Some(format!("refused: {code}")),
+        (Err(_), None) => None,
+    };
+    match (got.as_deref(), listed) {
+        (None, None) => Ok(()),
+        (Some(got), Some(want)) if got == want => Ok(()),
+        (None, Some(want)) => Err(format!(
+            "listed as `apply = \"{want}\"`, but ends as the peer's"
+        )),
+        (Some(got), want) => {
+            let detail = match (&ours, &peer) {
+                (Ok(tree), Some(want)) => {
+                    let show = |t: &BTreeMap<String, Vec<u8>>| {
+                        t.iter()
+                            .map(|(p, b)| format!("=== {p}\n{}", String::from_utf8_lossy(b)))
+                            .collect::<String>()
+                    };
+                    format!("\nours:\n{}\npeer's:\n{}", show(tree), show(want))
+                }
+                _ => String::new(),
+            };
+            Err(format!("ends `{got}`, listed {want:?}{detail}"))
+        }
+    }
+}
+
+#[test]
+fn searchreplace_suite_applies_as_the_peers_do_or_differs_on_purpose() {
+    let Some(dir) = suite() else {
+        return;
+    };
+    let expect = expectations();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the suite folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("case.json").is_file())
+        .collect();
+    names.sort();
+    let (mut failures, mut same) = (Vec::new(), 0);
+    for dir in names {
+        let meta = std::fs::read_to_string(dir.join("case.json")).expect("case.json");
+        let case = Case {
+            name: dir
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned(),
+            meta: serde_json::from_str(&meta).expect("case.json is JSON"),
+            dir,
+        };
+        let listed = expect.get(&case.name).and_then(|l| l.get("apply"));
+        match check_applied(&case, listed.map(String::as_str)) {
+            Ok(()) if listed.is_none() => same += 1,
+            Ok(()) => {}
+            Err(why) => failures.push(format!("{}: {why}", case.name)),
+        }
+    }
+    println!("searchreplace suite through the engine: {same} cases end as the peer's");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

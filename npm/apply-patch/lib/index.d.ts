@@ -2,7 +2,7 @@
 // step. The report types are the `--json` objects of the command line (README "The report").
 
 /** A patch format the command line detects, or `format` forces. */
-export type Format = 'agent' | 'unified' | 'json';
+export type Format = 'agent' | 'unified' | 'json' | 'blocks';
 
 /** How durable a commit is (README "Durability"). */
 export type Durability = 'full' | 'fsync' | 'atomic';
@@ -23,6 +23,13 @@ export interface ApplyOptions {
   recount?: boolean;
   /** `--unidiff-zero`: accept zero-context hunks, placed at their line numbers. */
   unidiffZero?: boolean;
+  /**
+   * `--path FILE`: the file every SEARCH/REPLACE block edits (its lines outside the blocks are
+   * then prose); SEARCH/REPLACE blocks only.
+   */
+  path?: string;
+  /** `--base HEX`: the Base of the `path` file; the blocks' line hints are then trusted. */
+  base?: string;
   /** `--directory DIR`: prefix every path of the patch with DIR. */
   directory?: string;
   /** `--include GLOB`: only apply the files that match (one glob or several). */

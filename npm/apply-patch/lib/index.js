@@ -34,6 +34,8 @@ const APPLY_OPTIONS = {
   format: ['--format', 'text'],
   recount: ['--recount', 'flag'],
   unidiffZero: ['--unidiff-zero', 'flag'],
+  path: ['--path', 'text'],
+  base: ['--base', 'text'],
   directory: ['--directory', 'text'],
   include: ['--include', 'texts'],
   exclude: ['--exclude', 'texts'],

@@ -108,13 +108,16 @@ def apply(
     max_risk: Optional[int] = None,
     keep_chips: Optional[bool] = None,
     durability: Optional[str] = None,
+    path: Optional[str] = None,
+    base: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Apply ``patch`` to the directory ``root`` (with ``check=True``, only plan it).
 
     ``patch`` is the patch text (``str`` or ``bytes``) or a path to a patch file (a
     ``pathlib.Path``; a ``str`` is always the text). The keywords are the command line's
     flags (``three_way`` is ``--3way``, ``format`` one of ``"agent"``, ``"unified"``,
-    ``"json"``; ``window`` defaults to the command line's 20, ``fuzz`` — outer context lines
+    ``"json"``, ``"blocks"``; ``path`` is ``--path``, the file every SEARCH/REPLACE block
+    edits, ``base`` its ``--base``; ``window`` defaults to the command line's 20, ``fuzz`` — outer context lines
     a hunk found nowhere may lose at each end, the rest unique in the whole file — to its 2,
     ``fuzz=0`` turning it off). Returns the ``--json`` report: ``ok``, ``files`` (``path``,
     ``op``, ``hunks`` with ``line``/``level``/``fuzz``/``offset``, ...), ``warnings``,
@@ -168,6 +171,8 @@ def apply(
         "max_risk": max_risk,
         "keep_chips": keep_chips,
         "durability": durability,
+        "path": path,
+        "base": base,
     }
     # None: the library's default (the command line's), kept in one place.
     given = {k: v for k, v in options.items() if v is not None}

@@ -1,7 +1,7 @@
 //! Unit tests of the hunk locator (`super`).
 
 use super::*;
-use crate::model::Line;
+use crate::model::{Format, Line};
 use crate::text::Text;
 
 /// A hunk from lines written as in a patch: " ctx", "-del", "+ins".

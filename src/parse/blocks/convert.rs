@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use super::{Block, Blocks};
-use crate::model::{Hunk, Line, LineKind};
+use crate::model::{Body, FileOp, FilePatch, Hunk, Line, LineKind};
 
 /// The blocks of one file, as hunks that apply in sequence, each to the content the previous
 /// ones left (SPEC §4b).
@@ -84,6 +84,55 @@ pub fn into_files(blocks: Blocks<'_>) -> Vec<FileBlocks<'_>> {
         }
     }
     files
+}
+
+/// The blocks as file patches, in the order of [`into_files`]: a file's consecutive blocks
+/// with a SEARCH are one Modify whose hunks apply in sequence (the planner reads them so under
+/// [`crate::model::Rules::BLOCKS`]); a block with an empty SEARCH is an Add of REPLACE's
+/// lines (a missing file is created, an empty one filled, one with exactly that content is
+/// already applied, any other is `file_exists`). `base` goes to the first file patch of the
+/// path, when that is a Modify (only one path is given when a Base is).
+pub fn into_patches(blocks: Blocks<'_>, base: Option<String>) -> Vec<FilePatch<'_>> {
+    let mut out: Vec<FilePatch<'_>> = Vec::new();
+    for file in into_files(blocks) {
+        let first = out.len();
+        for change in file.changes {
+            let at = change.hunk().patch_line;
+            // A file patch of this file is the last one: the block joins it if a Modify.
+            let open = out.len() > first;
+            let path = Some(file.path.clone());
+            let empty = matches!(change, Change::EmptySearch(_));
+            let hunk = change.into_hunk();
+            if empty {
+                out.push(FilePatch::new(
+                    FileOp::Add,
+                    None,
+                    path,
+                    Body::Hunks(vec![hunk]),
+                    at,
+                ));
+                continue;
+            }
+            match out.last_mut().filter(|_| open) {
+                Some(FilePatch {
+                    op: FileOp::Modify,
+                    body: Body::Hunks(hunks),
+                    ..
+                }) => hunks.push(hunk),
+                _ => out.push(FilePatch::new(
+                    FileOp::Modify,
+                    path.clone(),
+                    path,
+                    Body::Hunks(vec![hunk]),
+                    at,
+                )),
+            }
+        }
+        if let Some(fp) = out.get_mut(first).filter(|fp| fp.op == FileOp::Modify) {
+            fp.base = base.clone();
+        }
+    }
+    out
 }
 
 /// One block as a hunk: the longest common prefix of SEARCH and REPLACE, then the longest

@@ -15,7 +15,7 @@ mod paths;
 pub(crate) use file::own_endings;
 use lines::{with_hint, Cursor};
 
-use crate::model::{Format, PatchSet};
+use crate::model::{Format, PatchSet, Rules};
 use crate::parse::{one_patch, ParseError, ParseOptions};
 
 /// grammar: patch
@@ -70,6 +70,7 @@ pub fn parse<'a>(
     one_patch::nothing_after(input, first, end)?;
     Ok(PatchSet {
         format: Format::Unified,
+        rules: Rules::UNIFIED,
         cd: None,
         files,
     })

@@ -523,6 +523,28 @@ fn check_patches_checks_series_against_the_staged_tree() {
     );
 }
 
+#[test]
+fn check_patches_reads_search_replace_blocks() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    let blocks = "a.txt\n<<<<<<< SEARCH\n1\n2\n=======\none\n2\n>>>>>>> REPLACE\n";
+    s.write("patches/0001-one.patch", blocks);
+    let wrong = "a.txt\n<<<<<<< SEARCH\nnine hundred\n=======\nx\n>>>>>>> REPLACE\n";
+    s.write("other/0001-wrong.patch", wrong);
+    s.commit_all("patches");
+    let run = s.apply_patch(&["check-patches", "patches"], "");
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("ok    patches/0001-one.patch"),
+        "{}",
+        run.stdout
+    );
+    let run = s.apply_patch(&["check-patches", "--json", "other"], "");
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["patches"][0]["error"]["code"], "context_not_found");
+}
+
 impl Scratch {
     /// As [`Scratch::apply_patch`] with one more environment variable.
     pub fn apply_patch_env(&self, args: &[&str], patch: &str, key: &str, value: &str) -> Run {
