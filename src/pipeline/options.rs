@@ -637,7 +637,7 @@ mod tests {
             let e = raw.resolve_with_env(None).expect_err("no such format");
             assert_eq!(
                 e.message,
-                "\"yaml\" is not a patch format; known: agent, unified, json"
+                "\"yaml\" is not a patch format; known: agent, unified, json, blocks"
             );
             assert!(e
                 .hint
