@@ -1,74 +1,12 @@
 //! Stage: parse — the line-level lexicon of the agent language: physical lines, blanks,
-//! markers, numbers, and the parser's private error type. Pure; no model building here.
+//! markers, numbers, and the parser's error type (shared with the blocks front end, in nom_fail). Pure; no model building here.
 
 use nom::bytes::complete::{tag, take_till, take_while};
 use nom::character::complete::digit1;
 use nom::combinator::eof;
-use nom::error::ErrorKind;
-use nom::{IResult, Parser};
+use nom::Parser;
 
-pub(super) type In<'a> = &'a [u8];
-pub(super) type Res<'a, O> = IResult<In<'a>, O, Fail>;
-
-/// Why a production failed. `addr` is the address of the offending spot: every slice the
-/// parsers see lies inside the input, so the byte offset is recovered from the input's address
-/// (slices of a line's content are not suffixes of the input, so a remaining length would not
-/// do).
-#[derive(Debug)]
-pub(super) struct Fail {
-    pub addr: usize,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl<'a> nom::error::ParseError<In<'a>> for Fail {
-    fn from_error_kind(i: In<'a>, kind: ErrorKind) -> Self {
-        Fail {
-            addr: i.as_ptr() as usize,
-            message: format!("unexpected input ({})", kind.description()),
-            hint: None,
-        }
-    }
-
-    fn append(_: In<'a>, _: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-/// A hard failure at `at`: no other production can apply.
-pub(super) fn fail<'a, O>(
-    at: In<'a>,
-    message: impl Into<String>,
-    hint: impl Into<String>,
-) -> Res<'a, O> {
-    Err(failure(at, message, hint))
-}
-
-pub(super) fn failure(
-    at: In<'_>,
-    message: impl Into<String>,
-    hint: impl Into<String>,
-) -> nom::Err<Fail> {
-    nom::Err::Failure(Fail {
-        addr: at.as_ptr() as usize,
-        message: message.into(),
-        hint: Some(hint.into()),
-    })
-}
-
-/// Not this production: let the caller try another.
-pub(super) fn miss<O>(at: In<'_>) -> Res<'_, O> {
-    Err(not_here(at))
-}
-
-/// The error of [`miss`], as a value.
-pub(super) fn not_here(at: In<'_>) -> nom::Err<Fail> {
-    nom::Err::Error(Fail {
-        addr: at.as_ptr() as usize,
-        message: "unexpected input".into(),
-        hint: None,
-    })
-}
+pub(super) use crate::parse::nom_fail::{fail, failure, miss, not_here, Fail, In, Res};
 
 /// grammar: begin_marker
 pub(super) fn begin_marker(i: In<'_>) -> Res<'_, ()> {

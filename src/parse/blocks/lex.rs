@@ -1,71 +1,14 @@
 //! Stage: parse — the line-level lexicon of SEARCH/REPLACE blocks: physical lines, blanks,
 //! numbers, the marker lines (opener, separator, closer, Roo's header lines), fences, and the
-//! parser's private error type. Pure; no syntax tree is built here, and nothing is decided
+//! parser's error type (shared with the agent front end, in nom_fail). Pure; no syntax tree is built here, and nothing is decided
 //! about paths or line hints.
 
 use nom::bytes::complete::{tag, take_till, take_while, take_while1, take_while_m_n};
 use nom::character::complete::digit1;
 use nom::combinator::{eof, opt};
-use nom::error::ErrorKind;
-use nom::{IResult, Parser};
+use nom::Parser;
 
-pub(super) type In<'a> = &'a [u8];
-pub(super) type Res<'a, O> = IResult<In<'a>, O, Fail>;
-
-/// Why a production failed. `addr` is the address of the offending spot: every slice the
-/// parsers see lies inside the text being read, so the byte offset is recovered from it
-/// (slices of a line's content are not suffixes of the text, so a remaining length would not
-/// do).
-#[derive(Debug)]
-pub(super) struct Fail {
-    pub addr: usize,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl<'a> nom::error::ParseError<In<'a>> for Fail {
-    fn from_error_kind(i: In<'a>, kind: ErrorKind) -> Self {
-        Fail {
-            addr: i.as_ptr() as usize,
-            message: format!("unexpected input ({})", kind.description()),
-            hint: None,
-        }
-    }
-
-    fn append(_: In<'a>, _: ErrorKind, other: Self) -> Self {
-        other
-    }
-}
-
-/// A hard failure at `at`: no other production can apply.
-pub(super) fn fail<'a, O>(
-    at: In<'a>,
-    message: impl Into<String>,
-    hint: impl Into<String>,
-) -> Res<'a, O> {
-    Err(failure(at, message, hint))
-}
-
-pub(super) fn failure(
-    at: In<'_>,
-    message: impl Into<String>,
-    hint: impl Into<String>,
-) -> nom::Err<Fail> {
-    nom::Err::Failure(Fail {
-        addr: at.as_ptr() as usize,
-        message: message.into(),
-        hint: Some(hint.into()),
-    })
-}
-
-/// Not this production: let the caller try another.
-pub(super) fn miss<O>(at: In<'_>) -> Res<'_, O> {
-    Err(nom::Err::Error(Fail {
-        addr: at.as_ptr() as usize,
-        message: "unexpected input".into(),
-        hint: None,
-    }))
-}
+pub(super) use crate::parse::nom_fail::{fail, failure, miss, Fail, In, Res};
 
 /// grammar: bom
 pub(super) fn bom(i: In<'_>) -> Res<'_, In<'_>> {
