@@ -1011,9 +1011,11 @@ fn a_post_check_rollback_never_reverts_another_writers_transaction() {
     .expect("write the other patch");
     // The post-check starts another writer that takes the lock and pauses in its commit,
     // then fails; the rollback has to wait for the lock, and by then the other committed.
+    // The other writer gets a second to reach its commit (a debug binary on a loaded
+    // machine), and pauses 1.5 s there: less than the 2 s the rollback waits for the lock.
     let check = format!(
-        "APPLY_PATCH_FAILPOINT=commit:1:pause APPLY_PATCH_FAILPOINT_PAUSE_MS=1000 {} {} \
-         >/dev/null 2>&1 & sleep 0.4; exit 1",
+        "APPLY_PATCH_FAILPOINT=commit:1:pause APPLY_PATCH_FAILPOINT_PAUSE_MS=1500 {} {} \
+         >/dev/null 2>&1 & sleep 1; exit 1",
         env!("CARGO_BIN_EXE_apply-patch"),
         other.display()
     );
