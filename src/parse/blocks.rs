@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 
+use super::one_patch;
 use super::position::LineCounter;
 use super::{ParseError, ParseOptions};
 use crate::model::{Format, PatchSet, Rules};
@@ -239,7 +240,7 @@ pub fn parse<'a>(input: &'a [u8], path: Option<&str>) -> Result<Blocks<'a>, Pars
         Some((at, Form::JsonCall)) => wrapper::json_call(input, at, given.as_deref()),
         Some((at, Form::XmlCall(tool))) => wrapper::xml_call(input, at, tool, given.as_deref()),
         _ => {
-            let blocks = read_document(input, body, given.as_deref(), PathFrom::Given)?;
+            let blocks = read_text(input, body, given.as_deref())?;
             Ok(Blocks {
                 form: Form::Text,
                 blocks,
@@ -271,6 +272,35 @@ fn read_document<'a>(
             Err(ParseError::at(text, text.len(), "the blocks end too early"))
         }
     }
+}
+
+/// [`read_document`] of blocks written as text (not inside a tool call), refusing a second
+/// patch — an agent envelope or a unified diff — in the prose before, between or after the
+/// blocks (SPEC §1: one input, one patch; the prose is never searched for a patch to apply).
+fn read_text<'a>(
+    input: &'a [u8],
+    body: &'a [u8],
+    given: Option<&str>,
+) -> Result<Vec<Block<'a>>, ParseError> {
+    let raw = match document::block_document(input, body, given.map(|p| (p, PathFrom::Given))) {
+        Ok(raw) => raw,
+        Err(nom::Err::Error(f) | nom::Err::Failure(f)) => return Err(to_parse_error(input, f)),
+        Err(nom::Err::Incomplete(_)) => {
+            return Err(ParseError::at(input, input.len(), "the blocks end too early"))
+        }
+    };
+    let base = input.as_ptr() as usize;
+    let offset = |addr: usize| addr.saturating_sub(base);
+    if let Some(first) = raw.first() {
+        let start = (Format::Blocks, offset(first.at));
+        let mut from = 0;
+        for b in &raw {
+            one_patch::no_patch_in_block_prose(input, start, from, offset(b.at))?;
+            from = offset(b.end);
+        }
+        one_patch::no_patch_in_block_prose(input, start, from, input.len())?;
+    }
+    Ok(number_lines(raw, input))
 }
 
 /// A private failure of the productions as the stage's error.

@@ -159,6 +159,18 @@ pub(crate) fn heredoc_before(input: &[u8], start: usize) -> Option<Heredoc<'_>> 
     open
 }
 
+/// The first line of `input` that starts an agent envelope or a unified diff: what counts as
+/// a second patch in the prose around SEARCH/REPLACE blocks (a `{` line there is a code
+/// snippet of the explanation, not a JSON request).
+pub(crate) fn envelope_or_diff(input: &[u8]) -> Option<Detected> {
+    let agent = scan(input, Some(Format::Agent));
+    let unified = scan(input, Some(Format::Unified));
+    match (agent, unified) {
+        (Some(a), Some(u)) => Some(if a.start <= u.start { a } else { u }),
+        (a, u) => a.or(u),
+    }
+}
+
 fn scan(input: &[u8], only: Option<Format>) -> Option<Detected> {
     let wanted = |f: Format| only.is_none_or(|o| o == f);
     // The offset of a `---` line seen on the previous line.

@@ -63,6 +63,26 @@ pub(crate) fn nothing_in_prose(
     Ok(())
 }
 
+/// Refuse the prose `input[from..to]` around SEARCH/REPLACE blocks (SPEC §4b: every line
+/// outside a block is prose) when an agent envelope or a unified diff starts in it: blocks
+/// first and an envelope after them must not apply the blocks and drop the envelope.
+pub(crate) fn no_patch_in_block_prose(
+    input: &[u8],
+    first: Start,
+    from: usize,
+    to: usize,
+) -> Result<(), ParseError> {
+    let prose = &input[from.min(to)..to.min(input.len())];
+    match super::detect::envelope_or_diff(prose) {
+        Some(second) => Err(two_patches(
+            input,
+            first,
+            (second.format, from + second.start),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The refusal of input holding a second patch: at the line where it starts, naming both.
 fn two_patches(input: &[u8], first: Start, second: Start) -> ParseError {
     let line = |at: usize| 1 + count_newlines(&input[..at.min(input.len())]);
@@ -70,9 +90,15 @@ fn two_patches(input: &[u8], first: Start, second: Start) -> ParseError {
         input,
         second.1,
         format!(
-            "the input holds more than one patch: {} starts at line {} and {} at line {}; one \
+            "the input holds more than one patch: {} {} at line {} and {} at line {}; one \
              run applies one patch",
             describe(first.0),
+            // "SEARCH/REPLACE blocks start", "an agent patch starts"
+            if first.0 == Format::Blocks {
+                "start"
+            } else {
+                "starts"
+            },
             line(first.1),
             describe(second.0),
             line(second.1)
@@ -152,6 +178,39 @@ mod tests {
             );
             assert_eq!(err.line, second, "{input}");
         }
+    }
+
+    #[test]
+    fn an_envelope_or_a_diff_in_the_prose_around_blocks_is_a_second_patch() {
+        let blocks = "f.txt\n<<<<<<< SEARCH\na\n=======\nA\n>>>>>>> REPLACE\n";
+        let envelope = "*** Begin Patch\n*** Update File: f.txt\n@@\n-b\n+B\n*** End Patch\n";
+        let diff = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n";
+        let after = refusal(&format!("{blocks}\nand also:\n{envelope}"));
+        assert!(
+            after
+                .message
+                .contains("SEARCH/REPLACE blocks start at line 2 and an agent patch at line 9"),
+            "{}",
+            after.message
+        );
+        let between = refusal(&format!("{diff}\n{blocks}"));
+        assert!(
+            between.message.contains("a unified diff"),
+            "{}",
+            between.message
+        );
+        let twice = format!("{blocks}{blocks}");
+        assert!(
+            refusal(&format!("{blocks}{diff}{blocks}"))
+                .message
+                .contains("line 7"),
+            "{}",
+            refusal(&format!("{blocks}{diff}{blocks}")).message
+        );
+        // Prose, code snippets (a `{` line) and fences between blocks stay prose.
+        parses(&format!(
+            "Sure:\n{blocks}\n```js\n{{ a: 1 }}\n```\n{twice}done\n"
+        ));
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub(super) struct RawBlock<'a> {
     pub end_line: Option<usize>,
     /// Address of the opener line.
     pub at: usize,
+    /// Address just after the closer line.
+    pub end: usize,
 }
 
 /// [`PathFrom`] with a path line still as an address.
@@ -84,6 +86,7 @@ pub(super) fn block_document<'a>(
                 hint: parsed.hint,
                 end_line: parsed.end_line,
                 at: i.as_ptr() as usize,
+                end: rest.as_ptr() as usize,
             });
             candidate = None;
             i = rest;
