@@ -70,6 +70,10 @@ pub enum Opt {
     Window,
     /// The `read` command (the MCP `read` tool, the APIs' `read` function).
     Read,
+    /// The file of SEARCH/REPLACE blocks (`--path`, the APIs' and MCP's `path`).
+    Path,
+    /// The Base of that file (`--base`, `base`).
+    Base,
 }
 
 /// The value a hint gives an option.
@@ -118,6 +122,8 @@ impl Opt {
             Opt::UnidiffZero => "--unidiff-zero",
             Opt::Window => "--window",
             Opt::Read => "`apply-patch read`",
+            Opt::Path => "--path",
+            Opt::Base => "--base",
         }
     }
 
@@ -148,6 +154,8 @@ impl Opt {
             Opt::UnidiffZero => "unidiff_zero",
             Opt::Window => "window",
             Opt::Read => "read",
+            Opt::Path => "path",
+            Opt::Base => "base",
         }
     }
 
@@ -184,6 +192,8 @@ impl Opt {
             | Opt::Rebase
             | Opt::RollbackOnFail
             | Opt::StrictBalance
+            | Opt::Path
+            | Opt::Base
             | Opt::Window => self.snake(),
             Opt::Read => "the read tool",
             Opt::Preview => "the preview tool",

@@ -43,6 +43,9 @@ pub enum UsageError {
     PostCheckWithoutWrite { check: bool },
     #[error("rolling back on a failed post-check needs a post-check")]
     RollbackWithoutPostCheck,
+    /// A Base for SEARCH/REPLACE blocks without the one file it belongs to.
+    #[error("a Base belongs to one file: a base needs the path of the file the blocks edit")]
+    BaseWithoutPath,
     #[error("a preview and a check do not go together")]
     PreviewWithCheck,
     #[error("the window must be at least 1 line")]
@@ -169,6 +172,11 @@ impl UsageError {
                 .text(", or leave out ")
                 .name(Opt::RollbackOnFail),
             UsageError::PreviewWithCheck => leave_out(Opt::Preview, Opt::Check),
+            UsageError::BaseWithoutPath => Hint::new()
+                .text("name the file with ")
+                .name(Opt::Path)
+                .text(", or leave out ")
+                .name(Opt::Base),
             UsageError::ZeroWindow => Hint::new()
                 .text("give ")
                 .opt(Opt::Window, Value::Number("N".into()))

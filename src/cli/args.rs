@@ -259,7 +259,7 @@ pub struct ReadArgs {
     pub path: Option<String>,
     /// The Base of the --path file (≥ 8 hex digits of its SHA-256): the blocks' line hints
     /// are then trusted.
-    #[arg(long, value_name = "HEX", requires = "path")]
+    #[arg(long, value_name = "HEX")]
     pub base: Option<String>,
 }
 

@@ -251,6 +251,9 @@ impl RawOptions {
         if self.rollback_on_fail && self.post_check.is_none() {
             return Err(UsageError::RollbackWithoutPostCheck.into());
         }
+        if self.base.is_some() && self.path.is_none() {
+            return Err(UsageError::BaseWithoutPath.into());
+        }
         let post_check = self.post_check.map(|command| PostCheck {
             command,
             timeout: None,

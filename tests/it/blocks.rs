@@ -332,3 +332,26 @@ proptest! {
         }
     }
 }
+
+/// `--base` without `--path` is refused by the one option rule every front end shares
+/// (RawOptions::resolve): the same code and message as Python's `base=` without `path=`.
+#[test]
+fn a_base_without_a_path_is_the_shared_usage_error() {
+    let t = TempTree::with(&[("a.txt", "one\n")]);
+    let out = t.run(
+        &["--json", "--base", "abcdef12", "-"],
+        &block("one\n", "1\n"),
+    );
+    assert_eq!(out.status, 2, "{}", out.normalized());
+    let json = out.json();
+    assert_eq!(json["error"]["code"], "usage");
+    assert_eq!(
+        json["error"]["message"],
+        "a Base belongs to one file: a base needs the path of the file the blocks edit"
+    );
+    assert_eq!(
+        json["error"]["hint"],
+        "name the file with --path, or leave out --base"
+    );
+    assert_eq!(t.read_str("a.txt"), "one\n");
+}
