@@ -82,6 +82,7 @@ pub mod locate;
 pub mod mcp;
 pub mod model;
 pub mod parse;
+pub mod patch_file;
 pub mod pipeline;
 pub mod plan;
 pub mod render;

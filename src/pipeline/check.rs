@@ -156,9 +156,8 @@ fn check_one(
     tree: &mut MemTree,
     seeded: &mut HashSet<String>,
 ) -> Result<Vec<Warning>, Box<Refused>> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| Refused::before(Error::io(&shown, "cannot read the patch", &e)))?;
+    // The command line's reader: a regular file within the size limit, a FIFO never waited on.
+    let bytes = crate::patch_file::read_patch_file(path).map_err(Refused::before)?;
     // Parsed once: the seeding and the apply both work from this patch.
     let opts = match fuzz {
         Some(n) => Options::builder().fuzz(n).build(),

@@ -956,3 +956,37 @@ fn a_touched_but_unchanged_file_still_matches_the_index() {
         theirs.git(&["ls-files", "--stage"])
     );
 }
+
+/// check-patches reads each patch file as the command line reads PATCH (one reader,
+/// `patch_file::read_patch_file`): a file over the 1 GiB limit is refused `usage` before it
+/// is read (it was read whole into memory), as a FIFO is refused at once instead of waited on.
+#[test]
+fn check_patches_reads_patch_files_with_the_command_lines_limits() {
+    let s = Scratch::new(&[]);
+    numbered(&s);
+    s.write(
+        "patches/0001-one.patch",
+        "a.txt\n<<<<<<< SEARCH\n1\n=======\none\n>>>>>>> REPLACE\n",
+    );
+    s.commit_all("patches");
+    // Sparse, and not committed: no gigabyte is written or hashed.
+    s.write("patches/0002-big.patch", "");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(s.dir.join("patches/0002-big.patch"))
+        .and_then(|f| f.set_len((1 << 30) + 1))
+        .expect("a sparse file over the limit");
+    let run = s.apply_patch(&["check-patches", "--json", "patches"], "");
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["patches"][0]["ok"], true, "{report}");
+    let error = &report["patches"][1]["error"];
+    assert_eq!(error["code"], "usage", "{report}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1 GiB"),
+        "{report}"
+    );
+}
