@@ -8,7 +8,7 @@
 //! so that error positions are those of the user's input.
 
 mod detect;
-mod nom_fail;
+mod nom_lex;
 mod one_patch;
 mod position;
 

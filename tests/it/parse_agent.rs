@@ -190,7 +190,11 @@ fn grammar_productions() -> BTreeSet<String> {
 /// detection it shares; other front ends may tag their own grammars).
 fn grammar_tags() -> Vec<String> {
     let parse = repo().join("src/parse");
-    let mut files = vec![parse.join("agent.rs"), parse.join("detect.rs")];
+    let mut files = vec![
+        parse.join("agent.rs"),
+        parse.join("detect.rs"),
+        parse.join("nom_lex.rs"),
+    ];
     let mut sub: Vec<PathBuf> = std::fs::read_dir(parse.join("agent"))
         .expect("src/parse/agent")
         .filter_map(|e| e.ok().map(|e| e.path()))

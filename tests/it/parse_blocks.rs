@@ -169,7 +169,7 @@ fn productions() -> BTreeSet<String> {
 /// `/// grammar: NAME` tags of the blocks front end's sources.
 fn tags() -> Vec<String> {
     let parse = repo().join("src/parse");
-    let mut files: Vec<PathBuf> = vec![parse.join("blocks.rs")];
+    let mut files: Vec<PathBuf> = vec![parse.join("blocks.rs"), parse.join("nom_lex.rs")];
     let mut sub: Vec<PathBuf> = std::fs::read_dir(parse.join("blocks"))
         .expect("src/parse/blocks")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -1,12 +1,12 @@
-//! Stage: parse — the line-level lexicon of the agent language: physical lines, blanks,
-//! markers, numbers, and the parser's error type (shared with the blocks front end, in nom_fail). Pure; no model building here.
+//! Stage: parse — the lexicon of the agent language: blanks, markers and numbers; the
+//! physical lines and the error type it shares with the blocks front end are in
+//! `parse::nom_lex`. Pure; no model building here.
 
-use nom::bytes::complete::{tag, take_till, take_while};
 use nom::character::complete::digit1;
-use nom::combinator::eof;
-use nom::Parser;
 
-pub(super) use crate::parse::nom_fail::{fail, failure, miss, not_here, Fail, In, Res};
+pub(super) use crate::parse::nom_lex::{
+    fail, failure, line, miss, not_here, text, ws, ws1, Fail, In, Res,
+};
 
 /// grammar: begin_marker
 pub(super) fn begin_marker(i: In<'_>) -> Res<'_, ()> {
@@ -103,37 +103,3 @@ pub(super) fn blank_lines(mut i: In<'_>) -> In<'_> {
     i
 }
 
-/// grammar: line
-///
-/// One physical line: its text (without the ending) — never matches at the end of the input.
-pub(super) fn line(i: In<'_>) -> Res<'_, In<'_>> {
-    if i.is_empty() {
-        return miss(i);
-    }
-    let (i, content) = text(i)?;
-    let (i, _) = eol(i)?;
-    Ok((i, content))
-}
-
-/// grammar: text
-///
-/// The bytes up to the line feed; a CR right before it belongs to the line ending.
-pub(super) fn text(i: In<'_>) -> Res<'_, In<'_>> {
-    let (rest, content) = take_till(|b| b == b'\n').parse(i)?;
-    Ok((rest, content.strip_suffix(b"\r").unwrap_or(content)))
-}
-
-/// grammar: eol
-pub(super) fn eol(i: In<'_>) -> Res<'_, In<'_>> {
-    nom::branch::alt((tag("\n"), eof)).parse(i)
-}
-
-/// grammar: ws
-pub(super) fn ws(i: In<'_>) -> Res<'_, In<'_>> {
-    take_while(|b| b == b' ' || b == b'\t').parse(i)
-}
-
-/// grammar: ws1
-pub(super) fn ws1(i: In<'_>) -> Res<'_, In<'_>> {
-    nom::bytes::complete::take_while1(|b| b == b' ' || b == b'\t').parse(i)
-}

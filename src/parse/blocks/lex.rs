@@ -1,53 +1,20 @@
-//! Stage: parse — the line-level lexicon of SEARCH/REPLACE blocks: physical lines, blanks,
-//! numbers, the marker lines (opener, separator, closer, Roo's header lines), fences, and the
-//! parser's error type (shared with the agent front end, in nom_fail). Pure; no syntax tree is built here, and nothing is decided
-//! about paths or line hints.
+//! Stage: parse — the lexicon of SEARCH/REPLACE blocks: blanks, numbers, the marker lines
+//! (opener, separator, closer, Roo's header lines) and fences; the physical lines and the
+//! error type it shares with the agent front end are in `parse::nom_lex`. Pure; no syntax
+//! tree is built here, and nothing is decided about paths or line hints.
 
-use nom::bytes::complete::{tag, take_till, take_while, take_while1, take_while_m_n};
+use nom::bytes::complete::{tag, take_while_m_n};
 use nom::character::complete::digit1;
 use nom::combinator::{eof, opt};
 use nom::Parser;
 
-pub(super) use crate::parse::nom_fail::{fail, failure, miss, Fail, In, Res};
+pub(super) use crate::parse::nom_lex::{
+    fail, failure, line, ws, ws1, Fail, In, Res,
+};
 
 /// grammar: bom
 pub(super) fn bom(i: In<'_>) -> Res<'_, In<'_>> {
     tag(crate::text::BOM).parse(i)
-}
-
-/// grammar: line
-///
-/// One physical line: its text (without the ending) — never matches at the end of the input.
-pub(super) fn line(i: In<'_>) -> Res<'_, In<'_>> {
-    if i.is_empty() {
-        return miss(i);
-    }
-    let (i, content) = text(i)?;
-    let (i, _) = eol(i)?;
-    Ok((i, content))
-}
-
-/// grammar: text
-///
-/// The bytes up to the line feed; a CR right before it belongs to the line ending.
-pub(super) fn text(i: In<'_>) -> Res<'_, In<'_>> {
-    let (rest, content) = take_till(|b| b == b'\n').parse(i)?;
-    Ok((rest, content.strip_suffix(b"\r").unwrap_or(content)))
-}
-
-/// grammar: eol
-pub(super) fn eol(i: In<'_>) -> Res<'_, In<'_>> {
-    nom::branch::alt((tag("\n"), eof)).parse(i)
-}
-
-/// grammar: ws
-pub(super) fn ws(i: In<'_>) -> Res<'_, In<'_>> {
-    take_while(|b| b == b' ' || b == b'\t').parse(i)
-}
-
-/// grammar: ws1
-pub(super) fn ws1(i: In<'_>) -> Res<'_, In<'_>> {
-    take_while1(|b| b == b' ' || b == b'\t').parse(i)
 }
 
 /// grammar: number

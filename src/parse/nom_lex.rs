@@ -1,8 +1,11 @@
-//! Stage: parse — the error type the nom front ends (the agent language, SEARCH/REPLACE
-//! blocks) share: where a production failed and why, and the helpers that raise it.
+//! Stage: parse — what the nom front ends (the agent language, SEARCH/REPLACE blocks) share:
+//! the error type (where a production failed and why) with the helpers that raise it, and the
+//! line-level productions both grammars name (`line`, `text`, `eol`, `ws`, `ws1`). Pure.
 
+use nom::bytes::complete::{tag, take_till, take_while, take_while1};
+use nom::combinator::eof;
 use nom::error::ErrorKind;
-use nom::IResult;
+use nom::{IResult, Parser};
 
 pub(crate) type In<'a> = &'a [u8];
 pub(crate) type Res<'a, O> = IResult<In<'a>, O, Fail>;
@@ -65,4 +68,39 @@ pub(crate) fn not_here(at: In<'_>) -> nom::Err<Fail> {
         message: "unexpected input".into(),
         hint: None,
     })
+}
+
+/// grammar: line
+///
+/// One physical line: its text (without the ending) — never matches at the end of the input.
+pub(crate) fn line(i: In<'_>) -> Res<'_, In<'_>> {
+    if i.is_empty() {
+        return miss(i);
+    }
+    let (i, content) = text(i)?;
+    let (i, _) = eol(i)?;
+    Ok((i, content))
+}
+
+/// grammar: text
+///
+/// The bytes up to the line feed; a CR right before it belongs to the line ending.
+pub(crate) fn text(i: In<'_>) -> Res<'_, In<'_>> {
+    let (rest, content) = take_till(|b| b == b'\n').parse(i)?;
+    Ok((rest, content.strip_suffix(b"\r").unwrap_or(content)))
+}
+
+/// grammar: eol
+pub(crate) fn eol(i: In<'_>) -> Res<'_, In<'_>> {
+    nom::branch::alt((tag("\n"), eof)).parse(i)
+}
+
+/// grammar: ws
+pub(crate) fn ws(i: In<'_>) -> Res<'_, In<'_>> {
+    take_while(|b| b == b' ' || b == b'\t').parse(i)
+}
+
+/// grammar: ws1
+pub(crate) fn ws1(i: In<'_>) -> Res<'_, In<'_>> {
+    take_while1(|b| b == b' ' || b == b'\t').parse(i)
 }
