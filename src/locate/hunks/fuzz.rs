@@ -283,26 +283,8 @@ impl Locator<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::hunk;
     use super::*;
-    use crate::model::Line;
-
-    fn hunk(spec: &str) -> Hunk<'static> {
-        let lines = spec
-            .lines()
-            .map(|l| {
-                let (kind, text) = match l.split_at(1) {
-                    ("-", t) => (LineKind::Delete, t),
-                    ("+", t) => (LineKind::Insert, t),
-                    (_, t) => (LineKind::Context, t),
-                };
-                Line::new(kind, text.as_bytes().to_vec())
-            })
-            .collect();
-        Hunk {
-            lines,
-            ..Hunk::default()
-        }
-    }
 
     fn fz(top: usize, bottom: usize) -> Fuzz {
         Fuzz { top, bottom }

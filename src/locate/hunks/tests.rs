@@ -4,8 +4,9 @@ use super::*;
 use crate::model::{Format, Line};
 use crate::text::Text;
 
-/// A hunk from lines written as in a patch: " ctx", "-del", "+ins".
-fn hunk(spec: &str) -> Hunk<'static> {
+/// A hunk from lines written as in a patch: " ctx", "-del", "+ins" (also used by the fuzz
+/// tests).
+pub(super) fn hunk(spec: &str) -> Hunk<'static> {
     let lines = spec
         .lines()
         .map(|l| {
