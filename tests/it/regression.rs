@@ -1297,3 +1297,21 @@ fn a_path_under_a_file_is_a_missing_file_not_an_io_error() {
     assert_eq!(code(add), "file_exists");
     assert_eq!(t.read_str("tool"), "#!/bin/sh\necho one\n");
 }
+
+/// Replayed from click's history (970364db2570 onto a base 19 commits older): a hunk near the
+/// top of a file whose upper context had changed, and whose lower context is two blank lines
+/// and a `def`. Fuzz stopped at step 1, since step 2 on both ends would leave only the blank
+/// lines; the top end alone may lose its second line, and the insertion lands where git puts it.
+#[test]
+fn fuzz_goes_on_at_one_end_when_both_would_leave_only_blank_lines() {
+    let file = "import sys\nimport codecs\nfrom collections import deque\n\nfrom ._compat import text_type, string_types, PY2\n\n\ndef unpack_args(args, nargs_spec):\n    \"\"\"Given an iterable of arguments\n    \"\"\"\n    return args\n";
+    let t = TempTree::with(&[("utils.py", file)]);
+    let patch = "--- a/utils.py\n+++ b/utils.py\n@@ -4,6 +4,9 @@ from collections import deque\n from ._compat import text_type, string_types, \\\n      PY2, get_best_encoding\n \n+if not PY2:\n+    from ._compat import _find_binary_writer\n+\n \n def unpack_args(args, nargs_spec):\n     \"\"\"Given an iterable of arguments\n";
+    let out = applies(&t, &["--json"], patch);
+    let want = file.replace(
+        "PY2\n\n\ndef",
+        "PY2\n\nif not PY2:\n    from ._compat import _find_binary_writer\n\n\ndef",
+    );
+    assert_eq!(t.read_str("utils.py"), want);
+    assert!(out.stdout.contains("\"fuzz\": 3"), "{}", out.stdout);
+}

@@ -22,8 +22,12 @@ const FUZZ_WAYS_OUT: &str = "the hunk's context differs from the file, and what 
 
 /// The trims fuzz tries on `hunk`, in order: step k ignores up to k outer context lines at
 /// each end that can lose them. An end can when it begins with context, is not pinned, and
-/// (at the bottom) carries no `\ No newline` marker; it keeps one context line. A step that
-/// trims no more than the one before it, or that leaves no non-blank old line, ends the list.
+/// (at the bottom) carries no `\ No newline` marker; it keeps one context line. At each step
+/// the top end trims its next line first, then the bottom end, each only while a non-blank old
+/// line is left: an end whose next line would leave only blank lines keeps it, and the other
+/// end goes on (a hunk at the top of a file whose lower context is `""`, `""`, `def f():`
+/// may still lose two lines above). A step that trims no more than the one before it ends the
+/// list.
 pub(super) fn steps(hunk: &Hunk<'_>, ends: Ends, fuzz: usize) -> Vec<Fuzz> {
     let context_run = |lines: &mut dyn Iterator<Item = &crate::model::Line<'_>>| {
         lines.take_while(|l| l.kind == LineKind::Context).count()
@@ -45,19 +49,34 @@ pub(super) fn steps(hunk: &Hunk<'_>, ends: Ends, fuzz: usize) -> Vec<Fuzz> {
     } else {
         trailing.saturating_sub(1)
     };
-    let mut out: Vec<Fuzz> = Vec::new();
-    for k in 1..=fuzz {
-        let trim = Fuzz {
-            top: k.min(top_max),
-            bottom: k.min(bottom_max),
-        };
-        if out.last().copied().unwrap_or_default() == trim {
-            break;
-        }
-        let keeps_text = trimmed(hunk, trim)
+    let keeps_text = |trim: Fuzz| {
+        trimmed(hunk, trim)
             .old_lines()
-            .any(|l| !ladder::trim(l).is_empty());
-        if !keeps_text {
+            .any(|l| !ladder::trim(l).is_empty())
+    };
+    let mut out: Vec<Fuzz> = Vec::new();
+    let mut trim = Fuzz::default();
+    for k in 1..=fuzz {
+        let before = trim;
+        if trim.top < k.min(top_max) {
+            let next = Fuzz {
+                top: trim.top + 1,
+                ..trim
+            };
+            if keeps_text(next) {
+                trim = next;
+            }
+        }
+        if trim.bottom < k.min(bottom_max) {
+            let next = Fuzz {
+                bottom: trim.bottom + 1,
+                ..trim
+            };
+            if keeps_text(next) {
+                trim = next;
+            }
+        }
+        if trim == before {
             break;
         }
         out.push(trim);
@@ -316,11 +335,29 @@ mod tests {
 
     #[test]
     fn a_non_blank_old_line_must_remain() {
-        // Only blank context would be left around a pure insertion.
+        // Only blank context would be left around a pure insertion once both ends lost a
+        // line: the top loses its line, the bottom keeps `b`.
         let h = hunk(" a\n \n+y\n \n b");
+        assert_eq!(steps(&h, Ends::default(), 2), [fz(1, 0)]);
+        let h = hunk(" \n+y\n \n b");
         assert_eq!(steps(&h, Ends::default(), 2), []);
         let h = hunk(" a\n b\n \n+y\n \n c");
         // Step 2 would leave only the blank lines around the insertion.
         assert_eq!(steps(&h, Ends::default(), 2), [fz(1, 1)]);
+    }
+
+    #[test]
+    fn an_end_that_would_leave_only_blank_lines_keeps_its_line_and_the_other_goes_on() {
+        // A hunk at the top of a file (click's utils.py, replayed): step 2 cannot trim both
+        // ends, since `""`, `""` would be left; the top still can, with `def` kept below.
+        let h = hunk(" import a, \\\n      b\n \n+x = 1\n \n def f():\n     pass");
+        assert_eq!(steps(&h, Ends::default(), 2), [fz(1, 1), fz(2, 1)]);
+        // The top end trims first: where either end alone could lose its second line but
+        // not both, the top does.
+        let h = hunk(" a\n b\n \n+x\n \n c\n d");
+        assert_eq!(steps(&h, Ends::default(), 2), [fz(1, 1), fz(2, 1)]);
+        // The bottom goes on when the top has no more lines to lose.
+        let h = hunk(" a\n b\n+x\n c\n d\n e");
+        assert_eq!(steps(&h, Ends::default(), 2), [fz(1, 1), fz(1, 2)]);
     }
 }
