@@ -18,6 +18,7 @@ use apply_patch::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, RawOptio
 use apply_patch::report::Report;
 use apply_patch::{Error, ErrorCode};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 /// A failure in the shape of `--json`'s: `{"ok": false, "files": [], "warnings": [],
 /// "error": {...}}`.
@@ -113,6 +114,21 @@ fn undo(py: Python<'_>, root: PathBuf) -> String {
     })
 }
 
+/// A patch file named by a path (`apply(root, pathlib.Path(...))`), read by the command
+/// line's one reader: a regular file only, opened without blocking, within the 1 GiB limit
+/// (a FIFO, a device or a folder is a `usage` refusal at once). Returns the bytes, or the
+/// failure's JSON.
+#[pyfunction]
+fn read_patch_file(py: Python<'_>, path: PathBuf) -> (Option<Py<PyBytes>>, Option<String>) {
+    match py.detach(|| apply_patch::patch_file::read_patch_file(&path)) {
+        Ok(bytes) => (Some(PyBytes::new(py, &bytes).unbind()), None),
+        Err(mut e) => {
+            e.set_front_end(FrontEnd::Python);
+            (None, Some(failure_json(e)))
+        }
+    }
+}
+
 /// The whole command line in this process (argv\[0\] first); returns the exit status.
 #[pyfunction]
 fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
@@ -127,5 +143,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(undo, m)?)?;
     m.add_function(wrap_pyfunction!(confirm, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(read_patch_file, m)?)?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -35,6 +36,23 @@ def test_patch_as_bytes_and_as_path(tree: Path, tmp_path: Path) -> None:
     patch_file.write_text(agent_patch("a.txt", "three", "3"))
     apply_patch.apply(tree, patch_file)
     assert (tree / "a.txt").read_text() == "1\ntwo\n3\n"
+
+
+def test_a_patch_path_is_read_by_the_command_lines_reader(tree: Path, tmp_path: Path) -> None:
+    # A FIFO with no writer hung Python's open(); a folder raised IsADirectoryError.
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    fifo = tmp_path / "fifo.patch"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "FIFO"), (tmp_path, "folder")):
+        with pytest.raises(ApplyPatchError) as caught:
+            apply_patch.apply(tree, path)
+        assert caught.value.code == "usage", caught.value.message
+        assert what in caught.value.message, caught.value.message
+    missing = tmp_path / "missing.patch"
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, missing)
+    assert caught.value.code == "usage"
 
 
 def test_refusal_raises_with_code_and_changes_nothing(tree: Path) -> None:

@@ -72,8 +72,13 @@ def _patch_bytes(patch: PatchInput) -> bytes:
     if isinstance(patch, str):
         return patch.encode("utf-8")
     if isinstance(patch, os.PathLike):
-        with open(patch, "rb") as f:
-            return f.read()
+        # The command line's reader: a regular file within the size limit, never a FIFO or
+        # a device (which Python's open() would block on or read without end).
+        data, failure = _native.read_patch_file(os.fspath(patch))
+        if failure is not None:
+            _checked(failure)
+        assert data is not None
+        return data
     raise TypeError(f"patch must be str, bytes or a path, not {type(patch).__name__}")
 
 
