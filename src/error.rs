@@ -4,9 +4,16 @@
 //! Stage errors (`ParseError`, `LocateError`, …) live beside their stage and convert into
 //! [`Error`]; this module only holds the shared vocabulary and the code → exit-status table.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
+use crate::parse::quoted::{escape_for_terminal, quote_for_terminal};
 use crate::spelling::{FrontEnd, Hint};
+
+/// The typed error an [`Error`] was made from (its [`std::error::Error::source`]): shared, so
+/// that an `Error` stays `Clone`.
+pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Every stable error code of SPEC §6. The string form (`as_str`) is the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -186,6 +193,8 @@ pub struct Error {
     rich: Option<Box<Rich>>,
     /// How the human output lays the message out (not part of the JSON).
     layout: Layout,
+    /// The stage error this one was made from (not part of the JSON, nor of equality).
+    cause: Option<Cause>,
 }
 
 /// How the human output lays an [`Error`] out: decided where the message is written, never
@@ -216,6 +225,53 @@ struct Rich {
     /// A hint that names options, kept as parts: `hint` is its rendering for the front end
     /// that runs ([`Error::set_front_end`]; the command line's until one is set).
     spelled: Option<Hint>,
+    /// Where the message names the error's path, when that path is quoted for a terminal.
+    message_names: Option<PathSlots>,
+    /// Where the hint names the error's path, likewise.
+    hint_names: Option<PathSlots>,
+}
+
+/// The places (byte offsets) where a text names a path, fixed when the text and the path
+/// are joined; the human output writes the path quoted there ([`PathSlots::render`]). Kept
+/// only for a path that a terminal shows quoted: any other is shown as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PathSlots(Vec<usize>);
+
+impl PathSlots {
+    /// Where `text` names `path`, when `path` is shown quoted (None otherwise).
+    pub(crate) fn of(text: &str, path: Option<&str>) -> Option<PathSlots> {
+        let path = path.filter(|p| !p.is_empty())?;
+        if matches!(quote_for_terminal(path), Cow::Borrowed(_)) {
+            return None;
+        }
+        let at: Vec<usize> = text.match_indices(path).map(|(i, _)| i).collect();
+        (!at.is_empty()).then_some(PathSlots(at))
+    }
+
+    /// `text` for a terminal: `path` quoted at each slot (a slot where `text` does not hold
+    /// `path` is passed over), every other control character escaped.
+    pub(crate) fn render<'a>(
+        slots: Option<&PathSlots>,
+        text: &'a str,
+        path: Option<&str>,
+    ) -> Cow<'a, str> {
+        let (Some(PathSlots(at)), Some(path)) = (slots, path) else {
+            return escape_for_terminal(text);
+        };
+        let quoted = quote_for_terminal(path);
+        let mut named = String::with_capacity(text.len() + 8);
+        let mut from = 0;
+        for &i in at {
+            if i < from || !text.get(i..).is_some_and(|t| t.starts_with(path)) {
+                continue;
+            }
+            named.push_str(&text[from..i]);
+            named.push_str(&quoted);
+            from = i + path.len();
+        }
+        named.push_str(&text[from..]);
+        Cow::Owned(escape_for_terminal(&named).into_owned())
+    }
 }
 
 impl Error {
@@ -229,13 +285,82 @@ impl Error {
             hint: None,
             rich: None,
             layout: Layout::default(),
+            cause: None,
         }
+    }
+
+    /// A new error about the same failure as `cause` (its code, path, hunk, hint, rich parts
+    /// and layout), with a message of its own that says more (a message is made once and
+    /// never edited: the wrapper writes a new one); `cause` stays whole as its
+    /// [`source`](std::error::Error::source) until the caller names a typed one.
+    pub(crate) fn around(cause: &Error, message: String) -> Error {
+        let mut out = Error {
+            code: cause.code,
+            message,
+            path: cause.path.clone(),
+            hunk: cause.hunk,
+            hint: cause.hint.clone(),
+            rich: cause.rich.clone(),
+            layout: cause.layout,
+            cause: None,
+        };
+        out.name_path();
+        out.caused_by(cause.clone())
+    }
+
+    /// Sets the typed error this one was made from (its [`std::error::Error::source`]).
+    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(Arc::new(cause));
+        self
+    }
+
+    /// The typed error this one was made from, when it was made from one.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.cause.as_deref()
+    }
+
+    /// Fixes where the message and the hint name the path (see [`PathSlots`]): called
+    /// whenever one of the three is set.
+    fn name_path(&mut self) {
+        let path = self.path.as_deref();
+        let message = PathSlots::of(&self.message, path);
+        let hint = self.hint.as_deref().and_then(|h| PathSlots::of(h, path));
+        if message.is_some() || hint.is_some() || self.rich.is_some() {
+            let rich = self.rich_mut();
+            rich.message_names = message;
+            rich.hint_names = hint;
+        }
+    }
+
+    /// The message as the human output shows it (SPEC §6): the path at each place the
+    /// message names it, quoted as every path is; any other control character escaped, since
+    /// a message may name paths it does not carry as fields. The JSON keeps the raw text.
+    pub fn terminal_message(&self) -> Cow<'_, str> {
+        let slots = self.rich.as_ref().and_then(|r| r.message_names.as_ref());
+        PathSlots::render(slots, &self.message, self.path.as_deref())
+    }
+
+    /// The hint shown ([`Error::shown_hint`]) as the human output shows it: the files found
+    /// elsewhere quoted, and the path quoted where the hint names it, as in
+    /// [`Error::terminal_message`].
+    pub fn terminal_hint(&self) -> Option<Cow<'_, str>> {
+        let shown = self.shown_hint_with(|p| quote_for_terminal(p).into_owned())?;
+        let slots = self.rich.as_ref().and_then(|r| r.hint_names.as_ref());
+        // The files found elsewhere come first: the hint's slots move past them.
+        let before = shown
+            .len()
+            .saturating_sub(self.hint.as_deref().map_or(0, |h| h.trim_end().len()));
+        let slots = slots.map(|PathSlots(at)| PathSlots(at.iter().map(|i| i + before).collect()));
+        Some(Cow::Owned(
+            PathSlots::render(slots.as_ref(), &shown, self.path.as_deref()).into_owned(),
+        ))
     }
 
     /// Sets the path the error is about; the message names it.
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self.layout.path_unnamed = false;
+        self.name_path();
         self
     }
 
@@ -244,6 +369,7 @@ impl Error {
     pub fn with_unnamed_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self.layout.path_unnamed = true;
+        self.name_path();
         self
     }
 
@@ -284,6 +410,7 @@ impl Error {
         if spelled.is_some() || self.rich.is_some() {
             self.rich_mut().spelled = spelled;
         }
+        self.name_path();
     }
 
     /// The next step as parts, when it names options (None for a plain one).
@@ -306,6 +433,7 @@ impl Error {
             let shown = h.render(front);
             // Every step named an option this front end lacks: no hint rather than an empty one.
             self.hint = (!shown.is_empty()).then_some(shown);
+            self.name_path();
         }
     }
 
@@ -458,7 +586,14 @@ impl Error {
         } else {
             ErrorCode::IoError
         };
-        Error::new(code, format!("{what} {path}: {err}")).with_path(path)
+        // The source keeps the failure's kind and words (and its OS error number).
+        let source = match err.raw_os_error() {
+            Some(n) => std::io::Error::from_raw_os_error(n),
+            None => std::io::Error::new(err.kind(), err.to_string()),
+        };
+        Error::new(code, format!("{what} {path}: {err}"))
+            .with_path(path)
+            .caused_by(source)
     }
 
     pub fn exit_status(&self) -> u8 {
@@ -543,9 +678,11 @@ impl From<Owned> for Error {
             details: o.details,
             elsewhere: None,
             spelled: None,
+            message_names: None,
+            hint_names: None,
         };
         let empty = rich == Rich::default();
-        Error {
+        let mut out = Error {
             code: o.code,
             message: o.message,
             path: o.path,
@@ -553,7 +690,10 @@ impl From<Owned> for Error {
             hint: o.hint,
             rich: (!empty).then(|| Box::new(rich)),
             layout: Layout::default(),
-        }
+            cause: None,
+        };
+        out.name_path();
+        out
     }
 }
 
@@ -563,7 +703,15 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+/// The chain of causes: the typed stage error the boundary error was made from, then that
+/// error's own source, and so on (an I/O failure ends it).
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -701,6 +849,110 @@ mod tests {
         assert_eq!(e, Error::new(ErrorCode::StaleFile, "s"));
         e.set_details(None);
         assert!(e.details().is_none());
+    }
+
+    /// A stage error's chain is visible through the boundary error: the typed error it was
+    /// made from, then what that one wraps, down to the operating system's failure.
+    #[test]
+    fn a_stage_errors_chain_is_the_errors_source() {
+        use std::error::Error as _;
+        let denied = std::io::Error::from_raw_os_error(13);
+        let step = Error::io("a.txt", "cannot write", &denied);
+        let e = Error::from(crate::txn::TxnError::RolledBack {
+            cause: Box::new(step.clone()),
+        });
+        let mut chain = Vec::new();
+        let mut at: Option<&(dyn std::error::Error + 'static)> = e.source();
+        while let Some(c) = at {
+            chain.push(c);
+            at = c.source();
+        }
+        assert_eq!(chain.len(), 3, "{chain:?}");
+        assert!(matches!(
+            chain[0].downcast_ref::<crate::txn::TxnError>(),
+            Some(crate::txn::TxnError::RolledBack { .. })
+        ));
+        // The cause is whole below the wrapper: its own message, not the wrapper's.
+        // (A boxed cause is met as its box.)
+        let cause = chain[1]
+            .downcast_ref::<Box<Error>>()
+            .expect("the failed step");
+        assert_eq!(**cause, step);
+        assert_eq!(cause.message, format!("cannot write a.txt: {denied}"));
+        assert_ne!(e.message, cause.message);
+        let io = chain[2]
+            .downcast_ref::<std::io::Error>()
+            .expect("the I/O failure");
+        assert_eq!(io.raw_os_error(), Some(13));
+        assert_eq!(io.to_string(), denied.to_string());
+        // Every stage's error is the source of the error made from it.
+        let usage = Error::from(crate::usage::UsageError::ZeroWindow);
+        assert!(usage
+            .source()
+            .and_then(|s| s.downcast_ref::<crate::usage::UsageError>())
+            .is_some());
+        // Not part of the JSON, nor of equality.
+        let json = serde_json::to_value(&e).expect("serialises");
+        let back: Error = serde_json::from_value(json).expect("reads back");
+        assert!(back.source().is_none());
+        assert_eq!(back, e);
+    }
+
+    /// What the human output printed when it searched the message for the path at render
+    /// time (before the places were fixed with the message): the reference.
+    fn searched(text: &str, path: Option<&str>) -> String {
+        if let Some(raw) = path.filter(|p| !p.is_empty() && text.contains(*p)) {
+            if let Cow::Owned(quoted) = quote_for_terminal(raw) {
+                return escape_for_terminal(&text.replace(raw, &quoted)).into_owned();
+            }
+        }
+        escape_for_terminal(text).into_owned()
+    }
+
+    #[test]
+    fn paths_are_quoted_where_the_message_names_them_as_before() {
+        let tab = "dir/a\tb.txt";
+        let cases = [
+            Error::new(ErrorCode::StaleFile, format!("{tab} changed; {tab} again"))
+                .with_path(tab)
+                .with_hint(format!("read {tab} again")),
+            Error::new(ErrorCode::FileNotFound, format!("cannot update {tab}"))
+                .with_hint(format!("check {tab}"))
+                .with_path(tab)
+                .with_elsewhere(vec!["x/a\tb.txt".into(), "plain.txt".into()]),
+            Error::new(ErrorCode::IoError, "no path named\x1b[2J").with_unnamed_path(tab),
+            Error::new(ErrorCode::IoError, "plain a.txt").with_path("a.txt"),
+            Error::io(tab, "cannot read", &std::io::Error::other("gone")),
+            Error::from(crate::txn::TxnError::RolledBack {
+                cause: Box::new(Error::new(ErrorCode::IoError, format!("{tab}: x")).with_path(tab)),
+            }),
+            serde_json::from_value(serde_json::json!({
+                "code": "io_error", "message": format!("{tab} read back"), "path": tab,
+            }))
+            .expect("reads"),
+        ];
+        for e in &cases {
+            assert_eq!(
+                e.terminal_message(),
+                searched(&e.message, e.path.as_deref()),
+                "{e:?}"
+            );
+            let shown = e.shown_hint_with(|p| quote_for_terminal(p).into_owned());
+            assert_eq!(
+                e.terminal_hint().map(Cow::into_owned),
+                shown.map(|h| searched(&h, e.path.as_deref())),
+                "{e:?}"
+            );
+        }
+        assert!(cases[0]
+            .terminal_message()
+            .contains(r#""dir/a\tb.txt" changed"#));
+        let w = crate::report::Warning::new(
+            crate::report::WarningCode::Rebased,
+            format!("{tab} was merged"),
+        )
+        .with_path(tab);
+        assert_eq!(w.terminal_message(), searched(&w.message, Some(tab)));
     }
 
     #[test]

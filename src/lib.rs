@@ -118,8 +118,8 @@ mod release;
 /// [`Plan`](plan::Plan) would commit.
 pub mod transaction {
     pub use crate::txn::{
-        recover, undo, Blocked, Change, NewState, RecoverAction, RecoverReport, Restoring,
-        Snapshot, Staleness, TxnError, TxnWarning, UndoReport, Worker,
+        recover, undo, Blocked, Change, IoFailure, NewState, RecoverAction, RecoverReport,
+        Restoring, Snapshot, Staleness, TxnError, TxnWarning, UndoReport, Worker,
     };
 }
 

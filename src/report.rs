@@ -219,6 +219,10 @@ pub struct Warning {
     pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hunk: Option<usize>,
+    /// Where the message names the path, when a terminal shows that path quoted (fixed in
+    /// [`Warning::with_path`]; not part of the JSON).
+    #[serde(skip)]
+    names: Option<crate::error::PathSlots>,
 }
 
 impl Warning {
@@ -234,12 +238,20 @@ impl Warning {
             message: message.into(),
             path: None,
             hunk: None,
+            names: None,
         }
     }
 
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
+        self.names = crate::error::PathSlots::of(&self.message, self.path.as_deref());
         self
+    }
+
+    /// The message as the human output shows it: the path quoted where the message names
+    /// it, any other control character escaped (as [`Error::terminal_message`]).
+    pub fn terminal_message(&self) -> std::borrow::Cow<'_, str> {
+        crate::error::PathSlots::render(self.names.as_ref(), &self.message, self.path.as_deref())
     }
 
     pub fn with_hunk(mut self, hunk: usize) -> Self {
@@ -455,7 +467,7 @@ fn warning_text(w: &Warning, style: Style) -> String {
     if let Some(h) = w.hunk {
         let _ = write!(s, "hunk {h}: ");
     }
-    s.push_str(&terminal_text(&w.message, w.path.as_deref()));
+    s.push_str(&w.terminal_message());
     s.push('\n');
     s
 }
@@ -469,7 +481,7 @@ pub fn error_text(e: &Error, style: Style) -> String {
         let _ = write!(s, "{}: ", quote_for_terminal(p));
     }
     // The lines after the first (the locator's comparison, a list) are printed indented.
-    let message = terminal_text(&e.message, e.path.as_deref());
+    let message = e.terminal_message();
     let mut lines = message.lines();
     s.push_str(lines.next().unwrap_or(""));
     s.push('\n');
@@ -481,24 +493,10 @@ pub fn error_text(e: &Error, style: Style) -> String {
         structured_context(e, &mut s);
     }
     other_details(e, &mut s);
-    if let Some(h) = e.shown_hint_with(|p| quote_for_terminal(p).into_owned()) {
-        let h = terminal_text(&h, e.path.as_deref());
+    if let Some(h) = e.terminal_hint() {
         let _ = writeln!(s, "  {}: {h}", style.paint("36", "hint"));
     }
     s
-}
-
-/// A message (or hint) as human output prints it (SPEC §6): where it names the path it is
-/// about, that path quoted as every path is; any other control character escaped, since a
-/// message may name paths it does not carry as fields. The JSON keeps the raw text.
-pub(crate) fn terminal_text<'a>(text: &'a str, path: Option<&str>) -> std::borrow::Cow<'a, str> {
-    if let Some(raw) = path.filter(|p| !p.is_empty() && text.contains(*p)) {
-        if let std::borrow::Cow::Owned(quoted) = quote_for_terminal(raw) {
-            let named = text.replace(raw, &quoted);
-            return std::borrow::Cow::Owned(escape_for_terminal(&named).into_owned());
-        }
-    }
-    escape_for_terminal(text)
 }
 
 /// The expected lines, the nearest text and the candidates of an error.

@@ -238,8 +238,15 @@ impl UsageError {
 
 impl From<UsageError> for Error {
     fn from(err: UsageError) -> Error {
-        Error::of_stage(err.code(), err.to_string(), err.path(), err.hint(), None)
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: UsageError) -> crate::Error {
+    Error::of_stage(err.code(), err.to_string(), err.path(), err.hint(), None)
 }
 
 #[cfg(test)]

@@ -59,6 +59,7 @@ pub enum AgentError {
         path: String,
         /// The file actually read, when a symlink led elsewhere.
         read_as: String,
+        #[source]
         cause: Box<Error>,
     },
     /// A change to a file not read in this session.
@@ -79,6 +80,7 @@ pub enum AgentError {
     /// A refused patch kept as chip `chip`: the refusal, with what would have applied.
     #[error("{}", cause.message)]
     Chipped {
+        #[source]
         cause: Box<Error>,
         chip: String,
         hunks: Vec<HunkStatus>,
@@ -322,23 +324,30 @@ impl AgentError {
 
 impl From<AgentError> for Error {
     fn from(err: AgentError) -> Error {
-        let err = match err {
-            AgentError::Unreadable {
-                path,
-                read_as,
-                cause,
-            } => return unreadable(path, &read_as, *cause),
-            AgentError::Chipped { cause, chip, hunks } => return chipped(*cause, &chip, &hunks),
-            err => err,
-        };
-        Error::of_stage(
-            err.code(),
-            err.to_string(),
-            err.path(),
-            err.hint(),
-            err.details(),
-        )
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: AgentError) -> crate::Error {
+    let err = match err {
+        AgentError::Unreadable {
+            path,
+            read_as,
+            cause,
+        } => return unreadable(path, &read_as, *cause),
+        AgentError::Chipped { cause, chip, hunks } => return chipped(*cause, &chip, &hunks),
+        err => err,
+    };
+    Error::of_stage(
+        err.code(),
+        err.to_string(),
+        err.path(),
+        err.hint(),
+        err.details(),
+    )
 }
 
 /// A failed read of `path` (the file read was `read_as`): the cause, about `path`.

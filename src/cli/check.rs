@@ -6,7 +6,6 @@
 use super::*;
 use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 use apply_patch::pipeline::CheckReport;
-use apply_patch::report::terminal_text;
 
 /// The lines under a `FAIL` line are indented past the `FAIL  ` column.
 const INDENT: &str = "    ";
@@ -21,12 +20,9 @@ pub(crate) fn check_text(report: &CheckReport, style: Style) -> String {
         let patch = quote_for_terminal(&p.patch);
         match (&p.error, p.skipped) {
             (None, _) => out.push_str(&format!("ok    {patch}\n")),
-            (Some(e), true) => out.push_str(&format!(
-                "skip  {patch}: {}\n",
-                terminal_text(&e.message, e.path.as_deref())
-            )),
+            (Some(e), true) => out.push_str(&format!("skip  {patch}: {}\n", e.terminal_message())),
             (Some(e), false) => {
-                let message = terminal_text(&e.message, e.path.as_deref());
+                let message = e.terminal_message();
                 let first = message.lines().next().unwrap_or("");
                 out.push_str(&format!("FAIL  {patch}: {}: {first}\n", e.code));
                 // The refusal as an apply prints it, less its first line (said above).

@@ -57,7 +57,7 @@ impl FileArgError {
 
 impl From<FileArgError> for Error {
     fn from(err: FileArgError) -> Error {
-        let out = Error::new(err.code(), err.to_string());
+        let out = Error::new(err.code(), err.to_string()).caused_by(err.clone());
         match err {
             FileArgError::IsDirectory { path }
             | FileArgError::NotRegular { path, .. }

@@ -327,14 +327,21 @@ impl GitError {
 
 impl From<GitError> for Error {
     fn from(err: GitError) -> Error {
-        Error::of_stage(
-            err.code(),
-            err.to_string(),
-            err.path(),
-            err.hint(),
-            err.details(),
-        )
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: GitError) -> crate::Error {
+    Error::of_stage(
+        err.code(),
+        err.to_string(),
+        err.path(),
+        err.hint(),
+        err.details(),
+    )
 }
 
 #[cfg(test)]

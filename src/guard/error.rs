@@ -189,20 +189,27 @@ impl GuardError {
 
 impl From<GuardError> for Error {
     fn from(err: GuardError) -> Error {
-        let details = match &err {
-            GuardError::StaleBase {
-                expected, actual, ..
-            } => Some(serde_json::json!({"expected": expected, "actual": actual})),
-            _ => None,
-        };
-        Error::of_stage(
-            err.code(),
-            err.to_string(),
-            err.path(),
-            err.hint(),
-            details,
-        )
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: GuardError) -> crate::Error {
+    let details = match &err {
+        GuardError::StaleBase {
+            expected, actual, ..
+        } => Some(serde_json::json!({"expected": expected, "actual": actual})),
+        _ => None,
+    };
+    Error::of_stage(
+        err.code(),
+        err.to_string(),
+        err.path(),
+        err.hint(),
+        details,
+    )
 }
 
 #[cfg(test)]

@@ -64,10 +64,29 @@ pub struct ParseError {
     pub located: bool,
     /// What went wrong, lowercase ("expected a hunk line starting with ' ', '-' or '+'").
     pub message: String,
+    /// The part of the input the position is in, when it is not the patch itself (a JSON
+    /// tool call's `diff` string): named before the message wherever it is shown.
+    pub within: Option<InputPart>,
     /// What to do about it (as the command line words it).
     pub hint: Option<String>,
     /// The hint as parts when it names options (each front end spells them its own way).
     pub hint_parts: Option<crate::spelling::Hint>,
+}
+
+/// A part of the input a [`ParseError`] can be in, other than the patch itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputPart {
+    /// The `diff` string of a SEARCH/REPLACE tool call (`{"path": …, "diff": …}`).
+    DiffString,
+}
+
+impl std::fmt::Display for InputPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InputPart::DiffString => "the `diff` string",
+        })
+    }
 }
 
 impl ParseError {
@@ -80,6 +99,7 @@ impl ParseError {
             line_text: pos.line_text,
             located: true,
             message: message.into(),
+            within: None,
             hint: None,
             hint_parts: None,
         }
@@ -93,6 +113,7 @@ impl ParseError {
             line_text: String::new(),
             located: false,
             message: message.into(),
+            within: None,
             hint: None,
             hint_parts: None,
         }
@@ -104,6 +125,14 @@ impl ParseError {
         self.hint = Some(hint.render(crate::spelling::FrontEnd::CommandLine));
         self.hint_parts = (!hint.options().is_empty()).then_some(hint);
         self
+    }
+
+    /// What went wrong, in the part of the input it is in ([`ParseError::within`]).
+    pub fn what(&self) -> std::borrow::Cow<'_, str> {
+        match self.within {
+            Some(part) => format!("in {part}: {}", self.message).into(),
+            None => self.message.as_str().into(),
+        }
     }
 
     /// The error for humans: the message, the offending line, a caret under the column, and
@@ -119,7 +148,7 @@ impl ParseError {
     /// ```
     pub fn render(&self) -> String {
         if !self.located {
-            let mut out = format!("parse error: {}\n", self.message);
+            let mut out = format!("parse error: {}\n", self.what());
             if let Some(hint) = &self.hint {
                 out.push_str(&format!("hint: {hint}\n"));
             }
@@ -138,7 +167,10 @@ impl ParseError {
             .collect();
         let mut out = format!(
             "parse error: line {}, column {}: {}\n{gutter} |\n{number} | {}\n{gutter} | {pad}^\n",
-            self.line, self.column, self.message, self.line_text
+            self.line,
+            self.column,
+            self.what(),
+            self.line_text
         );
         if let Some(hint) = &self.hint {
             out.push_str(&format!("hint: {hint}\n"));
@@ -152,7 +184,7 @@ impl std::fmt::Display for ParseError {
         if self.located {
             write!(f, "line {}, column {}: ", self.line, self.column)?;
         }
-        f.write_str(&self.message)
+        f.write_str(&self.what())
     }
 }
 
@@ -160,18 +192,25 @@ impl std::error::Error for ParseError {}
 
 impl From<ParseError> for crate::Error {
     fn from(err: ParseError) -> Self {
-        let mut out = crate::Error::new(crate::ErrorCode::ParseError, err.to_string());
-        // Not located: no position to give, and no line of the input to show.
-        if err.located {
-            out = out.with_details(serde_json::json!({
-                "line": err.line,
-                "column": err.column,
-                "line_text": err.line_text,
-            }));
-        }
-        out.set_hint(err.hint_parts.or(err.hint.map(crate::spelling::Hint::from)));
-        out
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: ParseError) -> crate::Error {
+    let mut out = crate::Error::new(crate::ErrorCode::ParseError, err.to_string());
+    // Not located: no position to give, and no line of the input to show.
+    if err.located {
+        out = out.with_details(serde_json::json!({
+            "line": err.line,
+            "column": err.column,
+            "line_text": err.line_text,
+        }));
+    }
+    out.set_hint(err.hint_parts.or(err.hint.map(crate::spelling::Hint::from)));
+    out
 }
 
 /// Read a patch: detect its format (SPEC §1) unless `opts.format` forces one, then run that
@@ -276,6 +315,7 @@ mod tests {
             line_text: "\tab".into(),
             located: true,
             message: "bad".into(),
+            within: None,
             hint: Some("fix it".into()),
             hint_parts: None,
         };

@@ -61,7 +61,7 @@ impl HookError {
 
 impl From<HookError> for Error {
     fn from(err: HookError) -> Error {
-        let out = Error::new(err.code(), err.to_string());
+        let out = Error::new(err.code(), err.to_string()).caused_by(err.clone());
         match err {
             HookError::RiskExceeded { risk, .. } => out
                 .with_hint(

@@ -220,7 +220,10 @@ impl From<RebaseAdvice> for Error {
     fn from(advice: RebaseAdvice) -> Error {
         let hint = advice.hint();
         let (mut out, value, front) = match advice {
-            RebaseAdvice::Possible { cause, front, .. } => (*cause, REBASE_POSSIBLE, front),
+            RebaseAdvice::Possible { cause, front, .. } => {
+                let out = Error::around(&cause, cause.message.clone());
+                (out, REBASE_POSSIBLE, front)
+            }
             RebaseAdvice::NoBase {
                 cause,
                 version,
@@ -229,14 +232,14 @@ impl From<RebaseAdvice> for Error {
                 let option = Opt::Rebase
                     .spell(front, &Value::On)
                     .unwrap_or_else(|| "rebase".into());
-                let mut out = *cause;
-                // The one composition point: the cause's words, then why nothing merged.
-                out.message = format!(
+                // The one composition point: the cause's words, then why nothing merged, in
+                // a message of its own (the cause's stays as it was, its source).
+                let message = format!(
                     "{}; {option} had nothing to merge from: no snapshot of the content of \
                      version {version} was kept, and neither the git index nor HEAD holds it",
-                    out.message
+                    cause.message
                 );
-                (out, REBASE_NO_BASE, front)
+                (Error::around(&cause, message), REBASE_NO_BASE, front)
             }
         };
         out.set_hint(Some(hint));

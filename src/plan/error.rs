@@ -99,6 +99,7 @@ pub enum PlanError {
     Locate {
         path: String,
         /// Boxed: the locator's refusal carries its teaching by value.
+        #[source]
         error: Box<LocateError>,
     },
 }
@@ -253,43 +254,50 @@ impl BinaryWhy {
 
 impl From<PlanError> for Error {
     fn from(err: PlanError) -> Error {
-        let err = match err {
-            PlanError::Locate { path, error } => return error.into_error(&path),
-            err => err,
-        };
-        let mut out = Error::new(err.code(), err.to_string());
-        out = match err.path() {
-            Some((path, true)) => out.with_path(path),
-            Some((path, false)) => out.with_unnamed_path(path),
-            None => out,
-        };
-        if let PlanError::DeleteDiffers { .. } = err {
-            out = out.with_hunk(1);
-        }
-        out = match &err {
-            PlanError::BaseMismatch {
-                expected, actual, ..
-            } => out.with_details(serde_json::json!({"expected": expected, "actual": actual})),
-            PlanError::PartlyApplied {
-                already,
-                not_applied,
-                ..
-            } => out.with_details(
-                serde_json::json!({"already_applied": already, "not_applied": not_applied}),
-            ),
-            _ => out,
-        };
-        let hint = match &err {
-            PlanError::MissingToUpdate {
-                format: Format::Unified,
-                ..
-            } => Some(unified_missing_hint()),
-            _ => err.hint().map(crate::spelling::Hint::from),
-        };
-        match hint {
-            Some(hint) => out.with_hint(hint),
-            None => out,
-        }
+        let source = err.clone();
+        boundary(err).caused_by(source)
+    }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: PlanError) -> crate::Error {
+    let err = match err {
+        PlanError::Locate { path, error } => return error.into_error(&path),
+        err => err,
+    };
+    let mut out = Error::new(err.code(), err.to_string());
+    out = match err.path() {
+        Some((path, true)) => out.with_path(path),
+        Some((path, false)) => out.with_unnamed_path(path),
+        None => out,
+    };
+    if let PlanError::DeleteDiffers { .. } = err {
+        out = out.with_hunk(1);
+    }
+    out = match &err {
+        PlanError::BaseMismatch {
+            expected, actual, ..
+        } => out.with_details(serde_json::json!({"expected": expected, "actual": actual})),
+        PlanError::PartlyApplied {
+            already,
+            not_applied,
+            ..
+        } => out.with_details(
+            serde_json::json!({"already_applied": already, "not_applied": not_applied}),
+        ),
+        _ => out,
+    };
+    let hint = match &err {
+        PlanError::MissingToUpdate {
+            format: Format::Unified,
+            ..
+        } => Some(unified_missing_hint()),
+        _ => err.hint().map(crate::spelling::Hint::from),
+    };
+    match hint {
+        Some(hint) => out.with_hint(hint),
+        None => out,
     }
 }
 

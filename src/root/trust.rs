@@ -37,22 +37,29 @@ pub enum TrustError {
 
 impl From<TrustError> for Error {
     fn from(err: TrustError) -> Error {
-        let message = err.to_string();
-        let TrustError::NotOwned { repo, path, owner } = err;
-        let shown = repo.display().to_string();
-        Error::new(ErrorCode::Usage, message)
-            .with_path(shown.clone())
-            .with_hint(format!(
-                "if you trust this repository, add an exception as git asks: git config \
-                 --global --add safe.directory {shown}"
-            ))
-            .with_details(serde_json::json!({
-                "repository": shown,
-                "owned_by": owner,
-                "not_owned": path.display().to_string(),
-                "safe_directory": shown,
-            }))
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: TrustError) -> crate::Error {
+    let message = err.to_string();
+    let TrustError::NotOwned { repo, path, owner } = err;
+    let shown = repo.display().to_string();
+    Error::new(ErrorCode::Usage, message)
+        .with_path(shown.clone())
+        .with_hint(format!(
+            "if you trust this repository, add an exception as git asks: git config \
+             --global --add safe.directory {shown}"
+        ))
+        .with_details(serde_json::json!({
+            "repository": shown,
+            "owned_by": owner,
+            "not_owned": path.display().to_string(),
+            "safe_directory": shown,
+        }))
 }
 
 /// Refuses (`usage`) the repository `repo` when the current user owns neither it nor an

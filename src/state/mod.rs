@@ -68,22 +68,29 @@ impl StateError {
 
 impl From<StateError> for Error {
     fn from(err: StateError) -> Error {
-        let out = Error::new(err.code(), err.to_string());
-        match err {
-            StateError::BadFolderName { .. } => out,
-            StateError::DamagedSecret { path } => out.with_path(path.display().to_string()).with_hint(
-                "remove it: a new one is made (journals and undo records made with the old one \
-                 are then refused)",
-            ),
-            StateError::NoStateDir => out.with_hint("set XDG_STATE_HOME to a writable directory"),
-            StateError::Unsafe { path, keeps, found } => out
-                .with_path(path.display().to_string())
-                .with_hint(safety::hint(&path, keeps, &found))
-                .with_details(serde_json::json!({
-                    "state": path.display().to_string(),
-                    "found": found.word(),
-                })),
-        }
+        let source = err.clone();
+        boundary(err).caused_by(source)
+    }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: StateError) -> crate::Error {
+    let out = Error::new(err.code(), err.to_string());
+    match err {
+        StateError::BadFolderName { .. } => out,
+        StateError::DamagedSecret { path } => out.with_path(path.display().to_string()).with_hint(
+            "remove it: a new one is made (journals and undo records made with the old one \
+             are then refused)",
+        ),
+        StateError::NoStateDir => out.with_hint("set XDG_STATE_HOME to a writable directory"),
+        StateError::Unsafe { path, keeps, found } => out
+            .with_path(path.display().to_string())
+            .with_hint(safety::hint(&path, keeps, &found))
+            .with_details(serde_json::json!({
+                "state": path.display().to_string(),
+                "found": found.word(),
+            })),
     }
 }
 

@@ -417,27 +417,34 @@ impl UnbalancedError {
 
 impl From<UnbalancedError> for crate::Error {
     fn from(err: UnbalancedError) -> crate::Error {
-        let hint = match err.problem.hint.clone() {
-            Some(h) => crate::spelling::Hint::from(h),
-            None => crate::spelling::Hint::new()
-                .text(
-                    "fix the patch so that every bracket, tag and quote it opens is closed, or \
-                     apply ",
-                )
-                .opt(
-                    crate::spelling::Opt::StrictBalance,
-                    crate::spelling::Value::Off,
-                ),
-        };
-        let mut out = crate::Error::new(err.code(), err.to_string())
-            .with_path(&err.path)
-            .with_hint(hint);
-        if let Some(hunk) = err.hunk {
-            out = out.with_hunk(hunk);
-        }
-        out.set_details(serde_json::to_value(&err.problem).ok());
-        out
+        let source = err.clone();
+        boundary(err).caused_by(source)
     }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: UnbalancedError) -> crate::Error {
+    let hint = match err.problem.hint.clone() {
+        Some(h) => crate::spelling::Hint::from(h),
+        None => crate::spelling::Hint::new()
+            .text(
+                "fix the patch so that every bracket, tag and quote it opens is closed, or \
+                 apply ",
+            )
+            .opt(
+                crate::spelling::Opt::StrictBalance,
+                crate::spelling::Value::Off,
+            ),
+    };
+    let mut out = crate::Error::new(err.code(), err.to_string())
+        .with_path(&err.path)
+        .with_hint(hint);
+    if let Some(hunk) = err.hunk {
+        out = out.with_hunk(hunk);
+    }
+    out.set_details(serde_json::to_value(&err.problem).ok());
+    out
 }
 
 #[cfg(test)]

@@ -102,34 +102,41 @@ pub enum RangeError {
 
 impl From<RangeError> for crate::Error {
     fn from(err: RangeError) -> Self {
-        let code = match err {
-            RangeError::NotFound { .. } => crate::ErrorCode::ContextNotFound,
-            RangeError::NotRead { .. } => crate::ErrorCode::UnsupportedFile,
-            _ => crate::ErrorCode::Usage,
-        };
-        let hint = match &err {
-            RangeError::NotFound {
-                kind: Kind::Function,
-                ..
-            } => Some(
-                Hint::new()
-                    .text("try ")
-                    .opt(Opt::Kind, Value::Text("block".into()))
-                    .text(", or a line inside a function"),
-            ),
-            RangeError::Unsupported { .. } => Some(
-                Hint::new()
-                    .text("try ")
-                    .opt(Opt::Kind, Value::Text("block".into()))
-                    .text(" (or tag for markup)"),
-            ),
-            _ => None,
-        };
-        let out = crate::Error::new(code, err.to_string());
-        match hint {
-            Some(h) => out.with_hint(h),
-            None => out,
-        }
+        let source = err.clone();
+        boundary(err).caused_by(source)
+    }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: RangeError) -> crate::Error {
+    let code = match err {
+        RangeError::NotFound { .. } => crate::ErrorCode::ContextNotFound,
+        RangeError::NotRead { .. } => crate::ErrorCode::UnsupportedFile,
+        _ => crate::ErrorCode::Usage,
+    };
+    let hint = match &err {
+        RangeError::NotFound {
+            kind: Kind::Function,
+            ..
+        } => Some(
+            Hint::new()
+                .text("try ")
+                .opt(Opt::Kind, Value::Text("block".into()))
+                .text(", or a line inside a function"),
+        ),
+        RangeError::Unsupported { .. } => Some(
+            Hint::new()
+                .text("try ")
+                .opt(Opt::Kind, Value::Text("block".into()))
+                .text(" (or tag for markup)"),
+        ),
+        _ => None,
+    };
+    let out = crate::Error::new(code, err.to_string());
+    match hint {
+        Some(h) => out.with_hint(h),
+        None => out,
     }
 }
 

@@ -121,26 +121,33 @@ impl ConvertError {
 
 impl From<ConvertError> for Error {
     fn from(err: ConvertError) -> Error {
-        let mut out = Error::new(err.code(), err.to_string());
-        if let Some(path) = err.path() {
-            out = out.with_path(path);
+        let source = err.clone();
+        boundary(err).caused_by(source)
+    }
+}
+
+/// The boundary error of `err` (its message, path, hint and details, written once); the
+/// conversion adds `err` itself as its source.
+fn boundary(err: ConvertError) -> crate::Error {
+    let mut out = Error::new(err.code(), err.to_string());
+    if let Some(path) = err.path() {
+        out = out.with_path(path);
+    }
+    match err {
+        ConvertError::AnchorToUnified { hunk, .. } => out.with_hunk(hunk),
+        ConvertError::NoAgentForm { .. } => {
+            out.with_hint("convert to a unified diff instead (--to unified)")
         }
-        match err {
-            ConvertError::AnchorToUnified { hunk, .. } => out.with_hunk(hunk),
-            ConvertError::NoAgentForm { .. } => {
-                out.with_hint("convert to a unified diff instead (--to unified)")
-            }
-            // A copy leaves its source in place, so its inverse would be a delete that the
-            // diff cannot check; `git apply -R` cannot undo one either.
-            ConvertError::Irreversible {
-                what: Irreversible::Copy,
-                ..
-            } => out.with_hint(
-                "delete the copy by hand (git apply -R cannot undo a copy either), then reverse \
-                 the rest of the diff",
-            ),
-            _ => out,
-        }
+        // A copy leaves its source in place, so its inverse would be a delete that the
+        // diff cannot check; `git apply -R` cannot undo one either.
+        ConvertError::Irreversible {
+            what: Irreversible::Copy,
+            ..
+        } => out.with_hint(
+            "delete the copy by hand (git apply -R cannot undo a copy either), then reverse \
+             the rest of the diff",
+        ),
+        _ => out,
     }
 }
 

@@ -28,7 +28,6 @@ mod windows;
 pub use windows::{fchmod, fchown_if_permitted, file_stat, is_not_a_real_dir, path_identity};
 
 use super::TxnError;
-use crate::Error;
 
 /// What `lstat` says about one name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -713,14 +712,13 @@ pub fn fchown_if_permitted(file: &std::fs::File, uid: u32, gid: u32) -> io::Resu
 
 /// Splits a root-relative `/`-separated path into its components, refusing `.`/`..`/empty
 /// components and absolute paths (the planner normalises; this is the last guard).
-pub fn components(path: &str) -> Result<Vec<&[u8]>, Error> {
+pub fn components(path: &str) -> Result<Vec<&[u8]>, TxnError> {
     let mut out = Vec::new();
     for comp in path.split('/') {
         if comp.is_empty() || comp == "." || comp == ".." {
             return Err(TxnError::NotNormalised {
                 path: path.to_string(),
-            }
-            .into());
+            });
         }
         out.push(comp.as_bytes());
     }

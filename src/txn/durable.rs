@@ -29,7 +29,6 @@ use std::sync::Arc;
 
 use super::dirfd::Dir;
 use super::{TxnError, Worker};
-use crate::Error;
 
 /// From this many objects on the root's file system, a point is one `syncfs`.
 pub const SYNCFS_FROM: usize = 12;
@@ -160,15 +159,15 @@ pub struct Point<'a> {
 
 impl<'a> Point<'a> {
     /// A point for a commit under `root` (held open from the start of the commit).
-    pub fn new(root: &'a Dir, shown: String, durability: Durability) -> Result<Point<'a>, Error> {
+    pub fn new(root: &'a Dir, shown: String, durability: Durability) -> Result<Point<'a>, TxnError> {
         Point::with_method(root, shown, durability.method())
     }
 
     /// [`Point::new`] with its method (`None`: nothing is synced).
-    fn with_method(root: &'a Dir, shown: String, method: Option<Method>) -> Result<Point<'a>, Error> {
+    fn with_method(root: &'a Dir, shown: String, method: Option<Method>) -> Result<Point<'a>, TxnError> {
         let (root_dev, _) = root
             .identity()
-            .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+            .map_err(|e| TxnError::io(&shown, "cannot open the root", e))?;
         Ok(Point {
             root,
             shown,
@@ -189,12 +188,12 @@ impl<'a> Point<'a> {
 
     /// A staged file (on device `dev`) whose content and entry must be durable by the next
     /// [`Point::sync`].
-    pub fn file(&mut self, path: &str, file: File, dev: u64) -> Result<(), Error> {
+    pub fn file(&mut self, path: &str, file: File, dev: u64) -> Result<(), TxnError> {
         self.hold(path, Held::File(file), dev)
     }
 
     /// A folder whose entries must be durable by the next [`Point::sync`] (once per folder).
-    pub fn dir(&mut self, path: &str, dir: Arc<Dir>) -> Result<(), Error> {
+    pub fn dir(&mut self, path: &str, dir: Arc<Dir>) -> Result<(), TxnError> {
         if !self.syncs() {
             return Ok(());
         }
@@ -203,21 +202,21 @@ impl<'a> Point<'a> {
     }
 
     /// [`Point::dir`] for a folder the caller keeps.
-    pub fn dir_ref(&mut self, path: &str, dir: &'a Dir) -> Result<(), Error> {
+    pub fn dir_ref(&mut self, path: &str, dir: &'a Dir) -> Result<(), TxnError> {
         if !self.syncs() {
             return Ok(());
         }
         self.folder(path, identity(path, dir)?, Held::Borrowed(dir))
     }
 
-    fn folder(&mut self, path: &str, (dev, ino): (u64, u64), held: Held<'a>) -> Result<(), Error> {
+    fn folder(&mut self, path: &str, (dev, ino): (u64, u64), held: Held<'a>) -> Result<(), TxnError> {
         if !self.dirs.insert((dev, ino)) {
             return Ok(());
         }
         self.hold(path, held, dev)
     }
 
-    fn hold(&mut self, path: &str, held: Held<'a>, dev: u64) -> Result<(), Error> {
+    fn hold(&mut self, path: &str, held: Held<'a>, dev: u64) -> Result<(), TxnError> {
         if self.method.is_none() {
             return Ok(()); // Closed now: nothing is flushed.
         }
@@ -243,11 +242,11 @@ impl<'a> Point<'a> {
 
     /// The durability point: everything given since the last one is on disk when this
     /// returns.
-    pub fn sync(&mut self) -> Result<(), Error> {
+    pub fn sync(&mut self) -> Result<(), TxnError> {
         self.sync_held()?;
         if self.whole {
             syncfs(self.root)
-                .map_err(|e| Error::io(&self.shown, "cannot make the changes durable under", &e))?;
+                .map_err(|e| TxnError::io(&self.shown, "cannot make the changes durable under", e))?;
             self.calls.0 += 1;
         }
         self.whole = false;
@@ -258,7 +257,7 @@ impl<'a> Point<'a> {
 
     /// Syncs the objects held, on up to [`THREADS`] threads (none for a few), and closes
     /// them.
-    fn sync_held(&mut self) -> Result<(), Error> {
+    fn sync_held(&mut self) -> Result<(), TxnError> {
         let held = std::mem::take(&mut self.held);
         self.calls.1 += held.len();
         let fds: Vec<(&str, Syncable)> = held
@@ -267,7 +266,7 @@ impl<'a> Point<'a> {
             .collect();
         let sync_part = |part: &[(&str, Syncable)]| {
             part.iter().try_for_each(|(path, fd)| {
-                full_sync(*fd).map_err(|e| Error::io(path, "cannot sync", &e))
+                full_sync(*fd).map_err(|e| TxnError::io(path, "cannot sync", e))
             })
         };
         if fds.len() <= 4 {
@@ -287,8 +286,7 @@ impl<'a> Point<'a> {
                 w.join().unwrap_or_else(|_| {
                     Err(TxnError::WorkerPanicked {
                         worker: Worker::Sync,
-                    }
-                    .into())
+                    })
                 })
             })
         })
@@ -296,9 +294,9 @@ impl<'a> Point<'a> {
 }
 
 /// The device and inode (volume and file index on Windows) of the folder `dir`.
-fn identity(path: &str, dir: &Dir) -> Result<(u64, u64), Error> {
+fn identity(path: &str, dir: &Dir) -> Result<(u64, u64), TxnError> {
     dir.identity()
-        .map_err(|e| Error::io(path, "cannot sync", &e))
+        .map_err(|e| TxnError::io(path, "cannot sync", e))
 }
 
 /// `fsync`, or `F_FULLFSYNC` on macOS (falling back to `fsync` where the file system does not

@@ -20,20 +20,28 @@ pub enum TxnError {
          recovering it failed: {}",
         .cause.message
     )]
-    RecoveryFailed { cause: Box<Error> },
+    RecoveryFailed {
+        #[source]
+        cause: Box<Error> },
     /// A commit failed after it had renamed files, and the work tree was rolled back.
     #[error("{}; the work-tree changes were rolled back", .cause.message)]
-    RolledBack { cause: Box<Error> },
+    RolledBack {
+        #[source]
+        cause: Box<Error> },
     /// A file changed since it was planned against (`stale_file`), right after a crashed
     /// transaction was recovered, which is what changed it.
     #[error("{}", .cause.message)]
-    StaleAfterRecovery { cause: Box<Error> },
+    StaleAfterRecovery {
+        #[source]
+        cause: Box<Error> },
     /// A post-check failed and reverting the transaction failed too (`rollback_failed`).
     #[error(
         "the post-check failed and the change could not be rolled back: {}",
         .cause.message
     )]
-    RevertFailed { cause: Box<Error> },
+    RevertFailed {
+        #[source]
+        cause: Box<Error> },
     /// An undo record without its journal.
     #[error("the undo record {} has no journal", record.display())]
     NoJournal { record: PathBuf },
@@ -185,6 +193,51 @@ pub enum TxnError {
     /// restoring.
     #[error("{path} was not a file; cannot restore it")]
     NotAFileToRestore { path: String },
+    /// The operating system refused a step (`what`, "cannot write the journal") on `path`:
+    /// `permission_denied` or `io_error`, as [`Error::io`] words it.
+    #[error("{what} {path}: {cause}")]
+    Io {
+        path: String,
+        what: String,
+        #[source]
+        cause: IoFailure,
+    },
+}
+
+/// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
+/// another of the same kind and words; its source is the [`std::io::Error`] itself.
+#[derive(Debug, Clone)]
+pub struct IoFailure(std::sync::Arc<std::io::Error>);
+
+impl IoFailure {
+    /// The failure.
+    pub fn io(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl From<std::io::Error> for IoFailure {
+    fn from(e: std::io::Error) -> Self {
+        IoFailure(std::sync::Arc::new(e))
+    }
+}
+
+impl PartialEq for IoFailure {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for IoFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
 }
 
 /// How a target differs from what it was planned against.
@@ -296,6 +349,25 @@ pub(crate) fn blocked_text(b: &Blocked) -> String {
 }
 
 impl TxnError {
+    /// The operating system's refusal of `what` on `path` (see [`TxnError::Io`]).
+    pub(crate) fn io(path: &str, what: &str, cause: std::io::Error) -> TxnError {
+        TxnError::Io {
+            path: path.to_string(),
+            what: what.to_string(),
+            cause: cause.into(),
+        }
+    }
+
+    /// [`TxnError::io`] of a failure met by reference (kept as its kind and words, and its
+    /// OS error number).
+    pub(crate) fn io_of(path: &str, what: &str, cause: &std::io::Error) -> TxnError {
+        let copy = match cause.raw_os_error() {
+            Some(n) => std::io::Error::from_raw_os_error(n),
+            None => std::io::Error::new(cause.kind(), cause.to_string()),
+        };
+        TxnError::io(path, what, copy)
+    }
+
     /// The next step, when this refusal names one of its own.
     fn hint(&self) -> Option<Hint> {
         let hint = match self {
@@ -377,7 +449,8 @@ impl TxnError {
             | TxnError::JournalUnencodable { .. }
             | TxnError::OwnFolder { .. }
             | TxnError::SymlinkOnPath { .. }
-            | TxnError::NotAFolderOnPath { .. } => return None,
+            | TxnError::NotAFolderOnPath { .. }
+            | TxnError::Io { .. } => return None,
         };
         hint.map(Hint::from)
     }
@@ -418,6 +491,13 @@ impl TxnError {
             TxnError::RecoveryFailed { cause }
             | TxnError::RolledBack { cause }
             | TxnError::StaleAfterRecovery { cause } => cause.code,
+            TxnError::Io { cause, .. } => {
+                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
+                    ErrorCode::PermissionDenied
+                } else {
+                    ErrorCode::IoError
+                }
+            }
         }
     }
 
@@ -438,7 +518,8 @@ impl TxnError {
             | TxnError::NotAFile { path }
             | TxnError::OwnFolder { path }
             | TxnError::SymlinkOnPath { path, .. }
-            | TxnError::NotAFolderOnPath { path, .. } => Some(path),
+            | TxnError::NotAFolderOnPath { path, .. }
+            | TxnError::Io { path, .. } => Some(path),
             TxnError::JournalDamaged { journal, .. } | TxnError::JournalVersion { journal, .. } => {
                 Some(journal)
             }
@@ -515,29 +596,34 @@ impl From<TxnError> for Error {
     fn from(err: TxnError) -> Error {
         let message = err.to_string();
         let hint = err.hint();
-        let (TxnError::RecoveryFailed { cause }
-        | TxnError::RolledBack { cause }
-        | TxnError::StaleAfterRecovery { cause }) = err
-        else {
+        let out = match &err {
+            // The wrapper's own message (the cause's words inside it), about the cause's
+            // file with its code; the cause stays whole below it in the chain.
+            TxnError::RecoveryFailed { cause }
+            | TxnError::RolledBack { cause }
+            | TxnError::StaleAfterRecovery { cause } => {
+                let mut out = Error::around(cause, message);
+                if let Some(hint) = hint {
+                    out.set_hint(Some(hint));
+                }
+                out
+            }
             // A refusal of its own (a failed revert keeps only its cause's details).
-            let mut out = Error::new(err.code(), message);
-            if let Some(path) = err.own_path() {
-                out = out.with_path(path);
+            _ => {
+                let mut out = Error::new(err.code(), message);
+                if let Some(path) = err.own_path() {
+                    out = out.with_path(path);
+                }
+                if let Some(hint) = hint {
+                    out = out.with_hint(hint);
+                }
+                if let Some(details) = err.own_details() {
+                    out = out.with_details(details);
+                }
+                out
             }
-            if let Some(hint) = hint {
-                out = out.with_hint(hint);
-            }
-            if let Some(details) = err.own_details() {
-                out = out.with_details(details);
-            }
-            return out;
         };
-        let mut out = *cause;
-        out.message = message;
-        if let Some(hint) = hint {
-            out.set_hint(Some(hint));
-        }
-        out
+        out.caused_by(err)
     }
 }
 

@@ -17,6 +17,7 @@ use super::{recover_with, TxnError, TxnOptions, TxnWarning};
 use crate::state::safety::{self, Keeps};
 use crate::state::StateDir;
 use crate::{Error, ErrorCode};
+use crate::spelling::Hint;
 
 /// What the run about to plan may do to the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +95,7 @@ fn cannot_recover(e: Error) -> Error {
         .flatten();
     let mut out: Error = TxnError::RecoveryFailed { cause: Box::new(e) }.into();
     if own.is_some() {
-        out.hint = own;
+        out.set_hint(own.map(Hint::from));
     }
     out
 }

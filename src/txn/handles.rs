@@ -184,6 +184,7 @@ impl Handles {
                     // The walk from the root names the symlink (`path_escape`) or the file.
                     return Err(journal::locate(root, path)
                         .err()
+                        .map(Error::from)
                         .unwrap_or_else(|| Error::io(path, "cannot open a folder of", &e)));
                 }
                 Err(e) => return Err(Error::io(path, "cannot open a folder of", &e)),

@@ -140,7 +140,7 @@ pub use crate::hash::hex;
 impl Journal {
     /// Writes the journal atomically into `dir` (the journal folder) and syncs the folder,
     /// with its MAC made with `secret`.
-    pub fn write(&mut self, dir: &Dir, dir_path: &Path, secret: &[u8]) -> Result<(), Error> {
+    pub fn write(&mut self, dir: &Dir, dir_path: &Path, secret: &[u8]) -> Result<(), TxnError> {
         self.write_with(dir, dir_path, secret, super::Durability::Full)
     }
 
@@ -152,11 +152,11 @@ impl Journal {
         dir_path: &Path,
         secret: &[u8],
         durability: super::Durability,
-    ) -> Result<(), Error> {
+    ) -> Result<(), TxnError> {
         let file = self.write_pending(dir, dir_path, secret)?;
         if durability.syncs() {
             file.sync_all()
-                .map_err(|e| Error::io(&shown(dir_path), "cannot write the journal", &e))?;
+                .map_err(|e| TxnError::io(&shown(dir_path), "cannot write the journal", e))?;
         }
         drop(file);
         Journal::install_pending(dir, dir_path, durability)
@@ -170,9 +170,9 @@ impl Journal {
         dir: &Dir,
         dir_path: &Path,
         secret: &[u8],
-    ) -> Result<std::fs::File, Error> {
+    ) -> Result<std::fs::File, TxnError> {
         let shown = shown(dir_path);
-        let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
+        let io = |e: std::io::Error| TxnError::io(&shown, "cannot write the journal", e);
         self.mac = self.compute_mac(secret)?;
         let json = serde_json::to_vec_pretty(self).map_err(encode_error)?;
         // A temporary file is left only by a write that did not finish: removed then.
@@ -193,9 +193,9 @@ impl Journal {
         dir: &Dir,
         dir_path: &Path,
         durability: super::Durability,
-    ) -> Result<(), Error> {
+    ) -> Result<(), TxnError> {
         let shown = shown(dir_path);
-        let io = |e: std::io::Error| Error::io(&shown, "cannot write the journal", &e);
+        let io = |e: std::io::Error| TxnError::io(&shown, "cannot write the journal", e);
         dir.rename(PENDING, dir, FILE.as_bytes()).map_err(io)?;
         if durability.syncs() {
             dir.sync().map_err(io)?;
@@ -204,7 +204,7 @@ impl Journal {
     }
 
     /// The MAC of everything but the MAC itself.
-    fn compute_mac(&self, secret: &[u8]) -> Result<String, Error> {
+    fn compute_mac(&self, secret: &[u8]) -> Result<String, TxnError> {
         let mut bare = self.clone();
         bare.mac = String::new();
         let bytes = serde_json::to_vec(&bare).map_err(encode_error)?;
@@ -217,7 +217,7 @@ impl Journal {
     /// and every id and name in it has the form this code gives it (so that nothing in it
     /// names a file outside its folder). Else an `io_error` naming the journal, which is
     /// left alone.
-    pub fn check_trusted(&self, secret: &[u8], root: &Dir, place: &Path) -> Result<(), Error> {
+    pub fn check_trusted(&self, secret: &[u8], root: &Dir, place: &Path) -> Result<(), TxnError> {
         let reason = if !constant_eq(self.compute_mac(secret)?.as_bytes(), self.mac.as_bytes()) {
             Some("it was not written with this state place's secret")
         } else if root
@@ -299,20 +299,18 @@ fn shown(dir_path: &Path) -> String {
     dir_path.join(FILE).display().to_string()
 }
 
-fn encode_error(e: serde_json::Error) -> Error {
+fn encode_error(e: serde_json::Error) -> TxnError {
     TxnError::JournalUnencodable {
         cause: e.to_string(),
     }
-    .into()
 }
 
 /// The refusal of a journal or undo record that is not this root's own.
-pub fn untrusted(place: &Path, reason: &str) -> Error {
+pub fn untrusted(place: &Path, reason: &str) -> TxnError {
     TxnError::Untrusted {
         place: place.display().to_string(),
         reason: reason.to_string(),
     }
-    .into()
 }
 
 /// Is `id` a transaction id as [`super::stage`] makes them (`<19 digits>-<pid>`)?
@@ -374,12 +372,12 @@ pub type DirCache = HashMap<Vec<u8>, Arc<Dir>>;
 
 /// Opens the parent of `path` under `root` component by component (`O_NOFOLLOW`). A symlink
 /// on the way is `path_escape`.
-pub fn locate(root: &Dir, path: &str) -> Result<Located, Error> {
+pub fn locate(root: &Dir, path: &str) -> Result<Located, TxnError> {
     locate_in(root, path, &mut DirCache::new())
 }
 
 /// [`locate`], reusing and filling `cache` (only folders found whole are cached).
-pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, Error> {
+pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located, TxnError> {
     locate_inner(root, path, cache)?.map_err(Blocked::into_error)
 }
 
@@ -395,26 +393,24 @@ pub struct Blocked {
 
 impl Blocked {
     /// The refusal of a write through it (`path_escape` for a symlink).
-    fn into_error(self) -> Error {
+    fn into_error(self) -> TxnError {
         if self.symlink {
             TxnError::SymlinkOnPath {
                 path: self.path,
                 symlink: self.at,
             }
-            .into()
         } else {
             TxnError::NotAFolderOnPath {
                 path: self.path,
                 at: self.at,
             }
-            .into()
         }
     }
 }
 
 /// [`locate`], telling a path whose way is blocked by a replaced folder ([`Blocked`]) from
 /// other failures: a rollback or recovery reports such a path and goes on.
-pub fn locate_or_blocked(root: &Dir, path: &str) -> Result<Result<Located, Blocked>, Error> {
+pub fn locate_or_blocked(root: &Dir, path: &str) -> Result<Result<Located, Blocked>, TxnError> {
     locate_inner(root, path, &mut DirCache::new())
 }
 
@@ -422,7 +418,7 @@ fn locate_inner(
     root: &Dir,
     path: &str,
     cache: &mut DirCache,
-) -> Result<Result<Located, Blocked>, Error> {
+) -> Result<Result<Located, Blocked>, TxnError> {
     let comps = checked_components(path)?;
     let (name, parents) = comps
         .split_last()
@@ -438,13 +434,13 @@ fn locate_inner(
         }));
     }
     let start =
-        Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
+        Dir::open_child(root, b".").map_err(|e| TxnError::io(path, "cannot open the root for", e))?;
     let walked = match start.walk(parents) {
         Ok(walked) => walked,
         Err(e) => {
             return match blocked(root, path, parents, &e) {
                 Some(b) => Ok(Err(b)),
-                None => Err(Error::io(path, "cannot open a folder on the path of", &e)),
+                None => Err(TxnError::io(path, "cannot open a folder on the path of", e)),
             }
         }
     };
@@ -466,21 +462,21 @@ fn locate_inner(
 
 /// The components of `path`, refusing a path inside git's or apply-patch's own folders
 /// (`path_escape`).
-pub fn checked_components(path: &str) -> Result<Vec<&[u8]>, Error> {
+pub fn checked_components(path: &str) -> Result<Vec<&[u8]>, TxnError> {
     let comps = dirfd::components(path)?;
     if comps.iter().any(|c| *c == b".git")
         || comps.first() == Some(&crate::state::ROOT_JOURNAL_DIR.as_bytes())
     {
-        return Err(TxnError::OwnFolder { path: path.into() }.into());
+        return Err(TxnError::OwnFolder { path: path.into() });
     }
     Ok(comps)
 }
 
 /// Names the component that is a symlink (`path_escape`) or not a folder (`io_error`).
-fn walk_error(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -> Error {
+fn walk_error(root: &Dir, path: &str, parents: &[&[u8]], err: &std::io::Error) -> TxnError {
     match blocked(root, path, parents, err) {
         Some(b) => b.into_error(),
-        None => Error::io(path, "cannot open a folder on the path of", err),
+        None => TxnError::io_of(path, "cannot open a folder on the path of", err),
     }
 }
 
@@ -543,30 +539,30 @@ pub fn current_state(parent: Option<&Dir>, name: &[u8]) -> std::io::Result<State
 pub fn state_or_blocked(
     root: &Dir,
     path: &str,
-) -> Result<Result<(Located, State), Blocked>, Error> {
+) -> Result<Result<(Located, State), Blocked>, TxnError> {
     let located = match locate_or_blocked(root, path)? {
         Ok(located) => located,
         Err(blocked) => return Ok(Err(blocked)),
     };
     let state = current_state(located.parent.as_deref(), &located.name)
-        .map_err(|e| Error::io(path, "cannot read", &e))?;
+        .map_err(|e| TxnError::io(path, "cannot read", e))?;
     Ok(Ok((located, state)))
 }
 
 /// Opens the parent of a located path, creating missing folders (for restoring a deleted
 /// file whose folder was removed).
-pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Result<Dir, Error> {
+pub fn open_or_create_parent(root: &Dir, located: &Located, path: &str) -> Result<Dir, TxnError> {
     let mut dir =
-        Dir::open_child(root, b".").map_err(|e| Error::io(path, "cannot open the root for", &e))?;
+        Dir::open_child(root, b".").map_err(|e| TxnError::io(path, "cannot open the root for", e))?;
     let parents = &located.components[..located.components.len() - 1];
     for comp in parents {
         dir = match dir.open_child(comp) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 dir.mkdir(comp)
-                    .map_err(|e| Error::io(path, "cannot create a folder for", &e))?;
+                    .map_err(|e| TxnError::io(path, "cannot create a folder for", e))?;
                 dir.open_child(comp)
-                    .map_err(|e| Error::io(path, "cannot open a folder of", &e))?
+                    .map_err(|e| TxnError::io(path, "cannot open a folder of", e))?
             }
             Err(e) => {
                 let refs: Vec<&[u8]> = parents.iter().map(|c| c.as_slice()).collect();
@@ -640,7 +636,7 @@ mod tests {
             "a//b",
             "a/../b",
         ] {
-            let err = locate(&root, path).err().map(|e| e.code);
+            let err = locate(&root, path).err().map(|e| e.code());
             assert_eq!(err, Some(ErrorCode::PathEscape), "{path}");
         }
     }

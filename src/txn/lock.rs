@@ -28,7 +28,7 @@ impl Lock {
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
         let shown = path.display().to_string();
         let file = open(path)?;
-        Lock::take(file, &shown, wait)
+        Ok(Lock::take(file, &shown, wait)?)
     }
 
     /// [`Lock::acquire`] of a state place's lock, the state folder created first when it is
@@ -44,10 +44,10 @@ impl Lock {
             }
             other => other,
         }?;
-        Lock::take(file, &shown, wait)
+        Ok(Lock::take(file, &shown, wait)?)
     }
 
-    fn take(file: File, shown: &str, wait: Duration) -> Result<Lock, Error> {
+    fn take(file: File, shown: &str, wait: Duration) -> Result<Lock, TxnError> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
@@ -55,7 +55,7 @@ impl Lock {
                 Ok(()) => return Ok(Lock { _file: file }),
                 Err(TryLockError::WouldBlock) => {}
                 Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(TryLockError::Error(e)) => return Err(Error::io(shown, "cannot lock", &e)),
+                Err(TryLockError::Error(e)) => return Err(TxnError::io(shown, "cannot lock", e)),
             }
             let waited = start.elapsed();
             if waited >= wait {
@@ -76,12 +76,11 @@ fn open(path: &Path) -> Result<File, Error> {
     .map(|(file, _)| file)
 }
 
-fn busy(lock: &str, waited: Duration) -> Error {
+fn busy(lock: &str, waited: Duration) -> TxnError {
     TxnError::Busy {
         lock: lock.to_string(),
         waited,
     }
-    .into()
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub use durable::Durability;
 // The command line's `recover` report names blocked paths as the errors do.
 #[cfg(feature = "cli")]
 pub(crate) use error::blocked_text;
-pub use error::{Restoring, Staleness, TxnError, Worker};
+pub use error::{IoFailure, Restoring, Staleness, TxnError, Worker};
 pub use journal::Blocked;
 // Fault injection is for this crate's own crash tests, not an API.
 #[cfg(not(feature = "internals"))]

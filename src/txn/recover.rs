@@ -276,7 +276,8 @@ fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result
     Err(journal::untrusted(
         jpath,
         "the index lock it names is not in this root's git dir",
-    ))
+    )
+    .into())
 }
 
 /// Device and inode of `path` (not followed), when it exists.

@@ -1177,7 +1177,7 @@ fn sync_parents(
             point.dir(dir, parent)?;
         }
     }
-    point.sync()
+    Ok(point.sync()?)
 }
 
 /// Step 6: what is on disk now is what was planned. A written file must be the very file

@@ -96,7 +96,8 @@ fn revert_inner(
         return Err(journal::untrusted(
             &dir,
             "it is not the record of its transaction",
-        ));
+        )
+        .into());
     }
     // Its backups are read through the record's folder opened without following a symlink,
     // and let go before the revert, whose end drops the record (Windows cannot move a folder

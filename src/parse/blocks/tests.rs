@@ -560,7 +560,7 @@ fn json_tool_call_refusals() {
         ),
     ] {
         let e = err(call, None);
-        assert!(e.message.contains(needle), "{call}: {}", e.message);
+        assert!(e.what().contains(needle), "{call}: {}", e.what());
         assert_eq!(e.line, line, "{call}");
     }
     let e = err(r#"{"path": "a", "diff": "x"}"#, Some("b"));

@@ -161,9 +161,11 @@ fn json_members<'a>(
 }
 
 /// An error inside a JSON tool call's `diff` string: its position is a line of that string.
-fn in_diff_string(mut err: ParseError) -> ParseError {
-    err.message = format!("in the `diff` string: {}", err.message);
-    err
+fn in_diff_string(err: ParseError) -> ParseError {
+    ParseError {
+        within: Some(crate::parse::InputPart::DiffString),
+        ..err
+    }
 }
 
 /// The tool call's path against the one given out of band: they must agree.

@@ -32,6 +32,7 @@ impl<'a> RawLine<'a> {
             line_text: crate::parse::position::excerpt(self.body(), column),
             located: true,
             message: message.into(),
+            within: None,
             hint: None,
             hint_parts: None,
         }
@@ -120,6 +121,7 @@ impl<'a> Cursor<'a> {
             line_text: String::new(),
             located: true,
             message: message.into(),
+            within: None,
             hint: None,
             hint_parts: None,
         }

@@ -436,3 +436,32 @@ fn check_own(cases: Vec<(TxnError, ErrorCode, &str, Option<&str>)>) {
         assert_eq!(out.details(), None, "{message}");
     }
 }
+
+/// The commit's own I/O refusals are typed now: the boundary error is the one `Error::io`
+/// made before (code, message, path), with the typed error, then the I/O failure, below it.
+#[test]
+fn an_io_refusal_of_the_commit_is_the_error_io_made() {
+    use std::error::Error as _;
+    for os in [13, 2, 28] {
+        let err = std::io::Error::from_raw_os_error(os);
+        let before = Error::io("a/b.txt", "cannot write the journal", &err);
+        let typed = TxnError::io("a/b.txt", "cannot write the journal", err);
+        assert_eq!(typed.code(), before.code);
+        let now = Error::from(typed.clone());
+        assert_eq!(now, before);
+        assert_eq!(now.path_unnamed(), before.path_unnamed());
+        let source = now.source().expect("the typed error");
+        assert_eq!(source.downcast_ref::<TxnError>(), Some(&typed));
+        let io = source
+            .source()
+            .and_then(|s| s.source())
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("the I/O failure");
+        assert_eq!(io.raw_os_error(), Some(os));
+    }
+    let copied = TxnError::io_of("x", "cannot read", &std::io::Error::other("gone"));
+    assert_eq!(
+        Error::from(copied),
+        Error::io("x", "cannot read", &std::io::Error::other("gone"))
+    );
+}
