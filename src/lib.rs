@@ -117,9 +117,14 @@ mod release;
 /// transaction and recovers first by itself; [`Change`](transaction::Change) is what a
 /// [`Plan`](plan::Plan) would commit.
 pub mod transaction {
+    pub use crate::content::{Content, ContentHash};
+    // The functions only: `txn::recover` and `txn::undo` are also crate-private modules,
+    // which a `use` of the bare names would bring along.
+    pub use crate::txn::recover::recover;
+    pub use crate::txn::undo::undo;
     pub use crate::txn::{
-        recover, undo, Blocked, Change, NewState, RecoverAction, RecoverReport, Restoring,
-        Snapshot, Staleness, TxnError, TxnWarning, UndoReport, Worker,
+        Blocked, Change, NewState, RecoverAction, RecoverReport, Restoring, Snapshot, Staleness,
+        TxnError, TxnWarning, TxnWarningCode, UndoReport, Worker,
     };
 }
 

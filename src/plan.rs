@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::content::{Content, ContentHash};
 use crate::error::Error;
-use crate::guard::{self, Globs};
+use crate::guard;
+pub use crate::guard::Globs;
 use crate::locate::LocateOptions;
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet, Rules};
 use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};

@@ -61,7 +61,8 @@ impl ChipStore {
         Ok(id)
     }
 
-    /// The kept patch of chip `id`.
+    /// The kept patch of chip `id` (`apply-patch chip ID`).
+    #[cfg(any(test, feature = "cli"))]
     pub fn load(&self, id: &str) -> Result<Vec<u8>, Error> {
         let unknown = || -> Error { AgentError::UnknownChip { id: id.to_string() }.into() };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {

@@ -17,7 +17,9 @@
 mod error;
 pub mod read;
 
+pub use chips::HunkStatus;
 pub use error::{AgentError, BadArguments, PreviewGone};
+pub use postcheck::Verification;
 
 crate::internal_mod! {
     // `range --around` of the command line and the MCP server.
@@ -50,10 +52,13 @@ pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
 /// The agent features' folders in the state place of a root (never in the work tree).
 #[derive(Debug, Clone)]
 pub struct AgentState {
-    pub state: StateDir,
-    pub snapshots: snapshots::SnapshotStore,
-    pub previews: preview::PreviewStore,
-    pub chips: chips::ChipStore,
+    // Read by `pipeline::read` (the `mcp` feature).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) state: StateDir,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) snapshots: snapshots::SnapshotStore,
+    pub(crate) previews: preview::PreviewStore,
+    pub(crate) chips: chips::ChipStore,
 }
 
 impl AgentState {

@@ -285,7 +285,7 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
         ));
     }
     for b in &r.blocked {
-        s.push_str(&format!("{}\n", txn::blocked_text(b)));
+        s.push_str(&format!("{}\n", crate::txn::blocked_text(b)));
     }
     if let Some(kept) = &r.kept {
         s.push_str(&format!(

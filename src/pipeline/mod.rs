@@ -53,6 +53,7 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
+pub use crate::state::StateDir;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
@@ -387,7 +388,7 @@ fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Er
 /// transaction a crash left under the root before planning against it; `check` (a run that
 /// must not write) refuses instead, naming `apply-patch recover`. Returns the `recovered`
 /// warnings for the run's report.
-pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>, Error> {
+pub(crate) fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>, Error> {
     let access = if check {
         crate::txn::Access::ReadOnly
     } else {
@@ -398,7 +399,7 @@ pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>,
 
 /// Transaction warnings as report warnings (`recovered`, `later_edit`, or `cleanup` for a
 /// failed step after the commit point).
-pub fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
+pub(crate) fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
     use crate::report::WarningCode;
     use crate::txn::TxnWarningCode;
     warnings

@@ -27,8 +27,6 @@ mod yaml;
 pub use lang::Lang;
 pub use output::{around, BalanceReport, FileBalance, RangeReport};
 pub use range::{range, Kind, Range};
-// Used by the tests only.
-#[cfg(any(test, feature = "internals"))]
 pub use {output::Around, range::RangeError};
 
 use lang::Family;
