@@ -448,8 +448,8 @@ fn apply_in_memory(
     for (p, b) in start {
         tree.insert(p, b.clone());
     }
-    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
-        &mut tree,
+    let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(
+        apply_patch::pipeline::Target::Memory(&mut tree),
         patch,
         opts,
         apply_patch::pipeline::Mode::Write,
@@ -525,7 +525,7 @@ proptest! {
         let start = std::collections::BTreeMap::from([("f.txt".to_string(), a.clone())]);
         let mut tree = apply_patch::tree::MemTree::new();
         tree.insert("f.txt", a.clone());
-        let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::pipeline::Options::default(), apply_patch::pipeline::Mode::Write));
+        let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(apply_patch::pipeline::Target::Memory(&mut tree), diff.as_bytes(), &apply_patch::pipeline::Options::default(), apply_patch::pipeline::Mode::Write));
         prop_assert!(report.ok, "{:?}\n{}", report.error, diff);
         prop_assert_eq!(tree.get("f.txt"), Some(&b[..]), "{}\n{:?}", diff, start);
     }
@@ -626,8 +626,8 @@ fn an_insert_above_a_context_line_takes_its_crlf() {
     let mut tree = apply_patch::tree::MemTree::new();
     tree.insert("f", b"\r\n".to_vec());
     let diff = b"--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n+a\n \n";
-    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
-        &mut tree,
+    let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(
+        apply_patch::pipeline::Target::Memory(&mut tree),
         diff,
         &apply_patch::pipeline::Options::default(),
         apply_patch::pipeline::Mode::Write,
