@@ -363,6 +363,7 @@ impl Report {
 
 /// Whether to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Style {
     Plain,
     Color,

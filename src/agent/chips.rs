@@ -24,6 +24,7 @@ pub const MAX_CHIPS: usize = 50;
 
 /// One hunk (or edit) of a refused patch and whether it would have applied.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct HunkStatus {
     pub path: String,
     /// 1-based hunk (or edit) number within its file patch; 0 for a whole-file operation

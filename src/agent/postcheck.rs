@@ -22,6 +22,7 @@ pub const TAIL_BYTES: usize = 4096;
 
 /// The `verification` object of the report.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Verification {
     pub command: String,
     /// `passed`, `failed` (non-zero exit or killed by a signal) or `timed_out`.

@@ -33,6 +33,7 @@ pub use super::around::{AroundOutput, AroundRange};
 /// `--lines A:B`: 1-based, inclusive; either side may be left out (`A:`, `:B`), and a single
 /// number reads one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LineRange {
     pub start: Option<usize>,
     pub end: Option<usize>,

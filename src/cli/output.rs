@@ -7,6 +7,7 @@ use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Outcome {
     pub stdout: Vec<u8>,
     pub stderr: String,

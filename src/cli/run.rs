@@ -6,6 +6,7 @@ use crate::usage::UsageError;
 use apply_patch::pipeline::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
+#[non_exhaustive]
 pub struct Env {
     pub stdin_is_terminal: bool,
     pub stdout_is_terminal: bool,

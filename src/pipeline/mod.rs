@@ -65,6 +65,7 @@ pub use view::{AgentReport, ConfirmReport};
 
 /// What a patch is applied to.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Target<'t> {
     /// A directory on disk (inside a git work tree, with git's guards and modes).
     Dir(&'t Path),
@@ -75,6 +76,7 @@ pub enum Target<'t> {
 /// A patch that applied (or, in [`Mode::Check`], would apply; in [`Mode::Preview`], was kept).
 #[derive(Debug, Clone)]
 #[must_use = "a result says whether the post-check passed and what was written"]
+#[non_exhaustive]
 pub struct Applied {
     pub files: Vec<FileReport>,
     pub warnings: Vec<Warning>,
@@ -91,6 +93,7 @@ pub struct Applied {
 
 /// A patch refused: nothing in the work tree changed (except conflict markers asked for).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Refused {
     pub error: Error,
     /// What would have been touched, up to the refusal.

@@ -173,6 +173,7 @@ pub trait Companion {
 /// What a [`TxnWarning`] is about; the report maps each to its SPEC §8 warning code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TxnWarningCode {
     /// What the recovery of a crashed transaction did.
     Recovered,

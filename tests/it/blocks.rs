@@ -305,7 +305,7 @@ proptest! {
         let text: String = file.iter().map(|l| format!("{l}\n")).collect();
         let blocks = blocks_of(&file, &edits);
         let opts = Options::builder().path("f".to_string()).build();
-        let parse = apply_patch::parse::ParseOptions { path: Some("f".into()), ..Default::default() };
+        let parse = apply_patch::parse::ParseOptions::default().with_path(Some("f".into()));
         let agent = apply_patch::render::convert(blocks.as_bytes(), &parse, apply_patch::Format::Agent)
             .expect("blocks convert to the agent form");
         let run = |input: &[u8], opts: &Options| {

@@ -276,12 +276,7 @@ fn describe(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut out = FileBalance {
-        path: name,
-        lang,
-        balance: check_balance(&text, lang),
-    }
-    .render();
+    let mut out = FileBalance::new(name, lang, check_balance(&text, lang)).render();
     let kinds: &[Option<Kind>] = match lang {
         Lang::Html | Lang::Xml | Lang::Vue | Lang::Jsx | Lang::Tsx => &[None, Some(Kind::Tag)],
         _ => &[None],
