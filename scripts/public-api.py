@@ -51,18 +51,18 @@ class Skip(Exception):
     pass
 
 
-def build_json():
+def build_json(root=ROOT, crate=CRATE):
     # A folder of its own: RUSTC_BOOTSTRAP is part of what cargo fingerprints, so building the
     # JSON in target/ would make the next `cargo build` or `cargo test` rebuild part of the
     # tree (and the other way round). Here only the first run builds the dependencies.
-    target = ROOT / "target" / "public-api"
+    target = root / "target" / "public-api"
     env = dict(os.environ, RUSTC_BOOTSTRAP="1", CARGO_TARGET_DIR=str(target))
     cmd = ["cargo", "rustdoc", "--lib", "--quiet", "--", "-Z", "unstable-options",
            "--output-format", "json", "-A", "rustdoc::all"]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise Skip("rustdoc JSON could not be built (`%s`):\n%s" % (" ".join(cmd), done.stderr[-2000:]))
-    return target / "doc" / (CRATE + ".json")
+    return target / "doc" / (crate + ".json")
 
 
 class Api:
@@ -78,7 +78,7 @@ class Api:
         self.unnameable = {}  # definition path -> the items whose signatures name it
         self.lines = []
         self.context = None
-        self._walk(self.root, (CRATE,), set())
+        self._walk(self.root, (self.index[self.root]["name"],), set())
         self.canonical = {i: self._choose(i, ps) for i, ps in self.reach.items()}
 
     # ---- which paths reach which item -------------------------------------------------------

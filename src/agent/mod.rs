@@ -43,7 +43,7 @@ crate::internal_mod! {
 use crate::error::Error;
 use crate::state::StateDir;
 
-/// Refuse (`usage`) a root that is not an existing directory: [`crate::root::check_root`],
+/// Refuse (`usage`) a root that is not an existing directory: `root::check_root`,
 /// the one check every front end shares.
 pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
     crate::root::check_root(root).map(drop)

@@ -29,7 +29,7 @@ pub struct Verification {
     pub status: String,
     /// The exit code (None when killed by a signal or timed out).
     pub exit_code: Option<i32>,
-    /// The last [`TAIL_BYTES`] of standard output (lossily decoded).
+    /// The last `TAIL_BYTES` (4 KiB) of standard output (lossily decoded).
     pub stdout_tail: String,
     pub stderr_tail: String,
     /// The command was run with `--rollback-on-fail` and failed: the commit was undone.

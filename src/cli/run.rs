@@ -27,7 +27,7 @@ impl Env {
     }
 }
 
-/// Run the command for `args` (argv[0] first).
+/// Run the command for `args` (argv\[0\] first).
 pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
     if invoked_as_codex(&args) {
         return run_codex(&args[1..]);
