@@ -6,8 +6,7 @@
 //! `cargo run --example snapshot_suite` prints every case; `cargo test --example
 //! snapshot_suite` checks them against `snapshots/examples/` with insta.
 
-use apply_patch::apply::apply_to_memory;
-use apply_patch::pipeline::{Mode, Options};
+use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
 use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
 
@@ -39,8 +38,8 @@ const CASES: &[Case] = &[
 /// The case's snapshot: the tree after the apply, then the report as JSON.
 fn run(case: &Case) -> String {
     let mut tree = MemTree::from_pairs(case.files.iter().copied());
-    let report = Report::from(&apply_to_memory(
-        &mut tree,
+    let report = Report::from(&apply_bytes(
+        Target::Memory(&mut tree),
         case.patch.as_bytes(),
         &Options::default(),
         Mode::Write,

@@ -1,34 +1,25 @@
-//! Stage: the library's front door. Parse-and-apply conveniences over [`crate::pipeline`]
-//! (where the one apply sequence lives), taking its [`Options`] and [`Mode`]: a directory
-//! ([`apply_to_dir`]), a memory tree ([`apply_to_memory`]), or a plan only ([`plan`]). They
-//! return the pipeline's `Result<Applied, Box<Refused>>`; [`Report::from`] is its JSON view.
-//! Nothing here plans or writes by itself, and there is no second list of options.
+//! Stage: plan only. [`plan`] parses a patch with the pipeline's [`Options`] and plans it
+//! against any [`Tree`], writing nothing: the [`Plan`]'s changes are what a commit would
+//! write. Applying is [`pipeline::apply_bytes`] (or [`pipeline::apply`] for a parsed patch),
+//! the one door for a directory and a memory tree alike; the `apply_to_dir` and
+//! `apply_to_memory` wrappers that repeated it are gone.
 //!
 //! ```
-//! use apply_patch::apply::apply_to_memory;
-//! use apply_patch::pipeline::{Mode, Options};
-//! use apply_patch::report::Report;
+//! use apply_patch::apply::plan;
+//! use apply_patch::pipeline::Options;
 //! use apply_patch::tree::MemTree;
 //!
-//! let mut tree = MemTree::new();
-//! tree.insert("hello.txt", b"hello\nworld\n".to_vec());
+//! let tree = MemTree::from_pairs([("hello.txt", "hello\nworld\n")]);
 //! let patch = b"*** Begin Patch\n*** Update File: hello.txt\n@@\n hello\n-world\n+there\n*** End Patch\n";
-//! let result = apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write);
-//! let applied = result.as_ref().expect("applies");
-//! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nthere\n"[..]));
-//! assert_eq!(applied.files[0].path, "hello.txt");
-//! // The JSON object of `apply-patch --json`:
-//! assert!(Report::from(&result).to_json().contains("\"ok\": true"));
+//! let planned = plan(&tree, patch, &Options::default()).expect("plans");
+//! assert_eq!(planned.changes[0].path, "hello.txt");
+//! assert_eq!(tree.get("hello.txt"), Some(&b"hello\nworld\n"[..])); // nothing written
 //! ```
 
-use std::path::Path;
-
 use crate::error::Error;
-use crate::pipeline::{self, Applied, Mode, Options, Refused, Target};
+use crate::pipeline::{self, Mode, Options};
 use crate::plan::{Plan, Refusal};
-#[cfg(doc)]
-use crate::report::Report;
-use crate::tree::{MemTree, Tree};
+use crate::tree::Tree;
 
 /// Parse and plan against any tree, writing nothing.
 pub fn plan(tree: &dyn Tree, input: &[u8], opts: &Options) -> Result<Plan, Box<Refusal>> {
@@ -45,37 +36,20 @@ pub fn plan(tree: &dyn Tree, input: &[u8], opts: &Options) -> Result<Plan, Box<R
     )
 }
 
-/// Parse `input` and apply it (or in [`Mode::Check`], only plan it) to the directory `root`.
-pub fn apply_to_dir(
-    root: &Path,
-    input: &[u8],
-    opts: &Options,
-    mode: Mode,
-) -> Result<Applied, Box<Refused>> {
-    pipeline::apply_bytes(Target::Dir(root), input, opts, mode)
-}
-
-/// Parse `input` and apply it (or in [`Mode::Check`], only plan it) to a memory tree.
-pub fn apply_to_memory(
-    tree: &mut MemTree,
-    input: &[u8],
-    opts: &Options,
-    mode: Mode,
-) -> Result<Applied, Box<Refused>> {
-    pipeline::apply_bytes(Target::Memory(tree), input, opts, mode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+    use crate::pipeline::{apply_bytes, Target};
+    use crate::tree::MemTree;
 
     #[test]
     fn reverse_of_agent_patch_is_a_usage_error() {
         let mut tree = MemTree::new();
         let opts = Options::builder().reverse(true).build();
         let patch = b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n";
-        let refused = apply_to_memory(&mut tree, patch, &opts, Mode::Write).expect_err("refused");
+        let refused =
+            apply_bytes(Target::Memory(&mut tree), patch, &opts, Mode::Write).expect_err("refused");
         assert_eq!(refused.error.code, ErrorCode::Usage);
     }
 }

@@ -13,7 +13,7 @@ use apply_patch::parse::ParseOptions;
 use apply_patch::pipeline::{self, FrontEnd, Mode, RawOptions, Target};
 use apply_patch::report::{error_text, Report, Style};
 use apply_patch::structure;
-use apply_patch::txn;
+use apply_patch::transaction as txn;
 use apply_patch::{Error, ErrorCode};
 use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 

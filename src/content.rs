@@ -176,15 +176,6 @@ impl<'b> Recorder<'b> {
 }
 
 impl Runs {
-    /// The length of the bytes they make.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Do the runs stay inside a base of `len` bytes?
     fn fit(&self, len: usize) -> bool {
         self.runs.iter().all(|r| match *r {
@@ -220,7 +211,7 @@ impl Content {
     ///
     /// # Panics
     /// When a run lies outside `base`: the runs were recorded from other bytes (a bug).
-    pub fn spliced(base: Content, runs: Runs) -> Self {
+    pub(crate) fn spliced(base: Content, runs: Runs) -> Self {
         assert!(
             runs.fit(base.as_slice().len()),
             "a recipe applied to bytes it was not recorded from"
@@ -233,7 +224,7 @@ impl Content {
     }
 
     /// Remember the SHA-256 of these bytes, taken elsewhere (checked in debug builds).
-    pub fn know_sha256(&self, sha256: [u8; 32]) {
+    pub(crate) fn know_sha256(&self, sha256: [u8; 32]) {
         debug_assert_eq!(
             sha256,
             self.hash_pieces(),

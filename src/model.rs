@@ -10,6 +10,7 @@ use std::borrow::Cow;
 /// Which front end produced a patch set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Format {
     /// The agent patch language (`*** Begin Patch` … `*** End Patch`).
     Agent,

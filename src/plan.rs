@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::content::{Content, ContentHash};
 use crate::error::Error;
-use crate::guard::{self, Globs};
+use crate::guard;
+pub use crate::guard::Globs;
 use crate::locate::LocateOptions;
 use crate::model::{Body, FileOp, FilePatch, Format, Mode, PatchSet, Rules};
 use crate::report::{hex, FileReport, HunkReport, Snippet, Warning, WarningCode};
@@ -26,6 +27,7 @@ use content::{
 
 /// What the planner needs to know beyond the patch.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PlanOptions {
     pub locate: LocateOptions,
     /// `--strict-base`: a git blob id that does not match is `stale_file`, not a warning.
@@ -59,6 +61,7 @@ impl Default for PlanOptions {
 
 /// A complete plan: what the report shows and what the commit writes.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Plan {
     pub files: Vec<FileReport>,
     pub warnings: Vec<Warning>,
@@ -69,6 +72,7 @@ pub struct Plan {
 
 /// A refused plan: the error, and the files planned up to the refusal.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Refusal {
     pub error: Error,
     pub files: Vec<FileReport>,

@@ -12,6 +12,7 @@ pub(crate) use crate::hash::hex;
 use crate::locate::Level;
 use crate::model::{FileOp, Mode};
 use crate::parse::quoted::{escape_for_terminal, quote_for_terminal};
+pub use crate::risk::{Factor as RiskFactor, Risk};
 
 /// The result of one run: SPEC §8's JSON object.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -374,6 +375,7 @@ impl Report {
 
 /// Whether to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Style {
     Plain,
     Color,

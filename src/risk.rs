@@ -31,6 +31,7 @@ pub struct FileChange<'a> {
 
 /// One reason a score went up.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Factor {
     pub path: String,
     /// `file`, `rename`, `lines`, `deletions`, `delete_file`, `secret`, `ci_config`,
@@ -41,6 +42,7 @@ pub struct Factor {
 
 /// The risk of a patch: the `risk` object of the report.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Risk {
     pub score: u32,
     pub files: usize,

@@ -282,14 +282,14 @@ pub enum MemEntry {
 /// (`serde_json::to_string(&tree)`), with the report beside it:
 ///
 /// ```
-/// use apply_patch::apply::apply_to_memory;
+/// use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
 /// use apply_patch::report::Report;
-/// use apply_patch::pipeline::{Mode, Options};
 /// use apply_patch::tree::MemTree;
 ///
 /// let mut tree = MemTree::from_pairs([("greet.py", "print('hi')\n"), ("notes", "draft")]);
 /// let patch = b"*** Begin Patch\n*** Update File: greet.py\n@@\n-print('hi')\n+print('hello')\n*** End Patch\n";
-/// let report = Report::from(&apply_to_memory(&mut tree, patch, &Options::default(), Mode::Write));
+/// let result = apply_bytes(Target::Memory(&mut tree), patch, &Options::default(), Mode::Write);
+/// let report = Report::from(&result);
 /// assert!(report.ok);
 /// // In a suite: insta::assert_snapshot!(tree);
 /// assert_eq!(

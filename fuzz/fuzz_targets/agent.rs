@@ -7,10 +7,7 @@ use apply_patch::Format;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let forced = ParseOptions {
-        format: Some(Format::Agent),
-        ..ParseOptions::default()
-    };
+    let forced = ParseOptions::default().with_format(Some(Format::Agent));
     for opts in [forced, ParseOptions::default()] {
         match parse::parse(data, &opts) {
             Ok(set) => {

@@ -3,8 +3,7 @@
 //! the tree unchanged; `--check` never changes it.
 #![no_main]
 
-use apply_patch::apply::apply_to_memory;
-use apply_patch::pipeline::{Mode, Options};
+use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
 use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
 use libfuzzer_sys::fuzz_target;
@@ -22,9 +21,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let before = tree.clone();
     let opts = Options::default();
-    let checked = Report::from(&apply_to_memory(&mut tree, patch, &opts, Mode::Check));
+    let checked = Report::from(&apply_bytes(
+        Target::Memory(&mut tree),
+        patch,
+        &opts,
+        Mode::Check,
+    ));
     assert_eq!(tree, before, "--check changed the tree");
-    let report = Report::from(&apply_to_memory(&mut tree, patch, &opts, Mode::Write));
+    let report = Report::from(&apply_bytes(
+        Target::Memory(&mut tree),
+        patch,
+        &opts,
+        Mode::Write,
+    ));
     assert_eq!(report.ok, checked.ok, "--check and the real run disagree");
     if !report.ok {
         assert_eq!(tree, before, "a refused patch changed the tree");

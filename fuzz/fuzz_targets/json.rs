@@ -7,10 +7,7 @@ use apply_patch::Format;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let opts = ParseOptions {
-        format: Some(Format::Json),
-        ..ParseOptions::default()
-    };
+    let opts = ParseOptions::default().with_format(Some(Format::Json));
     match parse::parse(data, &opts) {
         Ok(set) => {
             for file in &set.files {

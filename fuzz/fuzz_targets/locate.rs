@@ -17,7 +17,9 @@ use libfuzzer_sys::fuzz_target;
 fn hunks(spec: &[u8]) -> Vec<Hunk<'_>> {
     let mut out = vec![Hunk::default()];
     for l in spec.split(|&b| b == b'\n') {
-        let h = out.last_mut().expect("out starts with one hunk and only grows");
+        let h = out
+            .last_mut()
+            .expect("out starts with one hunk and only grows");
         if l == b"@@" {
             out.push(Hunk::default());
         } else if let Some(nums) = l.strip_prefix(b"@@ -") {
@@ -44,10 +46,16 @@ fn hunks(spec: &[u8]) -> Vec<Hunk<'_>> {
 fn check(n: usize, placed: &[Placement]) {
     let mut end = 0;
     for p in placed {
-        assert!(p.start + p.old_len <= n, "a placement past the end of the file");
+        assert!(
+            p.start + p.old_len <= n,
+            "a placement past the end of the file"
+        );
         for piece in &p.pieces {
             if let Piece::Keep(i) = piece {
-                assert!(*i >= p.start && *i < p.start + p.old_len, "a kept line outside");
+                assert!(
+                    *i >= p.start && *i < p.start + p.old_len,
+                    "a kept line outside"
+                );
             }
         }
         if !p.already_applied {
@@ -65,11 +73,10 @@ fuzz_target!(|data: &[u8]| {
         Some(i) => (&rest[..i], &rest[i + 1..]),
         None => (rest, &[][..]),
     };
-    let opts = LocateOptions {
-        window: usize::from(flags & 0x1f),
-        unidiff_zero: flags & 0x20 != 0,
-        bytes_only: flags & 0x40 != 0,
-    };
+    let opts = LocateOptions::default()
+        .with_window(usize::from(flags & 0x1f))
+        .with_unidiff_zero(flags & 0x20 != 0)
+        .with_bytes_only(flags & 0x40 != 0);
     let format = if flags & 0x80 != 0 {
         Format::Unified
     } else {

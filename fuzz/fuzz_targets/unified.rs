@@ -22,12 +22,10 @@ fn without_lines(mut s: PatchSet<'static>) -> PatchSet<'static> {
 
 fuzz_target!(|data: &[u8]| {
     let (flags, input) = data.split_first().map_or((0, data), |(f, rest)| (*f, rest));
-    let opts = ParseOptions {
-        recount: flags & 1 != 0,
-        unidiff_zero: flags & 2 != 0,
-        strip: (flags & 4 != 0).then_some(usize::from(flags >> 4) % 3),
-        ..ParseOptions::default()
-    };
+    let opts = ParseOptions::default()
+        .with_recount(flags & 1 != 0)
+        .with_unidiff_zero(flags & 2 != 0)
+        .with_strip((flags & 4 != 0).then_some(usize::from(flags >> 4) % 3));
     let Ok(set) = unified::parse(input, 0, &opts) else {
         return;
     };
@@ -44,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let text = render::to_unified(&set);
-    let reopts = ParseOptions { strip: None, ..opts };
+    let reopts = opts.with_strip(None);
     let back = unified::parse(&text, 0, &reopts).expect("a rendered diff parses");
     assert_eq!(without_lines(back.into_owned()), without_lines(set.clone()));
     if set.files.iter().all(|f| f.op != FileOp::Copy) {

@@ -16,6 +16,7 @@ use crate::structure::{around, Lang, Range};
 
 /// What `read --around` serves: the lines of the range as `read` serves lines, and the range.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct AroundOutput {
     #[serde(flatten)]
     pub read: ReadOutput,
@@ -24,6 +25,7 @@ pub struct AroundOutput {
 
 /// The range found around the line asked for.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct AroundRange {
     /// The 1-based line asked for.
     pub line: usize,

@@ -24,6 +24,7 @@ pub const MAX_CHIPS: usize = 50;
 
 /// One hunk (or edit) of a refused patch and whether it would have applied.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct HunkStatus {
     pub path: String,
     /// 1-based hunk (or edit) number within its file patch; 0 for a whole-file operation
@@ -61,7 +62,8 @@ impl ChipStore {
         Ok(id)
     }
 
-    /// The kept patch of chip `id`.
+    /// The kept patch of chip `id` (`apply-patch chip ID`).
+    #[cfg(any(test, feature = "cli"))]
     pub fn load(&self, id: &str) -> Result<Vec<u8>, Error> {
         let unknown = || -> Error { AgentError::UnknownChip { id: id.to_string() }.into() };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {

@@ -145,6 +145,7 @@ pub enum AgentError {
 
 /// Why a preview id cannot be confirmed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PreviewGone {
     #[error("is not a preview id (12 hex digits)")]
     NotAnId,
@@ -158,6 +159,7 @@ pub enum PreviewGone {
 
 /// Tool arguments that contradict each other or are out of range (`usage`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BadArguments {
     #[error("give either around or start_line/end_line, not both")]
     AroundAndRange,

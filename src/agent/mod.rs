@@ -17,7 +17,9 @@
 mod error;
 pub mod read;
 
+pub use chips::HunkStatus;
 pub use error::{AgentError, BadArguments, PreviewGone};
+pub use postcheck::Verification;
 
 crate::internal_mod! {
     // `range --around` of the command line and the MCP server.
@@ -41,7 +43,7 @@ crate::internal_mod! {
 use crate::error::Error;
 use crate::state::StateDir;
 
-/// Refuse (`usage`) a root that is not an existing directory: [`crate::root::check_root`],
+/// Refuse (`usage`) a root that is not an existing directory: `root::check_root`,
 /// the one check every front end shares.
 pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
     crate::root::check_root(root).map(drop)
@@ -50,10 +52,13 @@ pub fn check_root(root: &std::path::Path) -> Result<(), Error> {
 /// The agent features' folders in the state place of a root (never in the work tree).
 #[derive(Debug, Clone)]
 pub struct AgentState {
-    pub state: StateDir,
-    pub snapshots: snapshots::SnapshotStore,
-    pub previews: preview::PreviewStore,
-    pub chips: chips::ChipStore,
+    // Read by `pipeline::read` (the `mcp` feature).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) state: StateDir,
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) snapshots: snapshots::SnapshotStore,
+    pub(crate) previews: preview::PreviewStore,
+    pub(crate) chips: chips::ChipStore,
 }
 
 impl AgentState {

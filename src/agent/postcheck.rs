@@ -22,13 +22,14 @@ pub const TAIL_BYTES: usize = 4096;
 
 /// The `verification` object of the report.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct Verification {
     pub command: String,
     /// `passed`, `failed` (non-zero exit or killed by a signal) or `timed_out`.
     pub status: String,
     /// The exit code (None when killed by a signal or timed out).
     pub exit_code: Option<i32>,
-    /// The last [`TAIL_BYTES`] of standard output (lossily decoded).
+    /// The last `TAIL_BYTES` (4 KiB) of standard output (lossily decoded).
     pub stdout_tail: String,
     pub stderr_tail: String,
     /// The command was run with `--rollback-on-fail` and failed: the commit was undone.

@@ -128,13 +128,15 @@ impl PreviewStore {
     }
 
     /// A store whose previews expire after `ttl` (tests).
-    pub fn with_ttl(dir: PathBuf, ttl: Duration) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_ttl(dir: PathBuf, ttl: Duration) -> Self {
         PreviewStore { dir, ttl }
     }
 
     /// Keep a plan of the work tree: `changes` are `(path, before, new state)`; returns the
     /// event id.
-    pub fn save(
+    #[cfg(test)]
+    pub(crate) fn save(
         &self,
         changes: &[(String, Snapshot, NewState)],
         report: serde_json::Value,
@@ -142,7 +144,7 @@ impl PreviewStore {
         self.save_kept(changes, report, &Kept::default())
     }
 
-    /// [`PreviewStore::save`], with what the confirm must write.
+    /// Keep a plan of the work tree (as `save` does) with what the confirm must write.
     pub fn save_kept(
         &self,
         changes: &[(String, Snapshot, NewState)],

@@ -8,6 +8,10 @@
 //! replaced). Keeping the served content for rebases is the caller's choice (a
 //! snapshot store).
 
+// The line server's one caller is `pipeline::read` (the `mcp` feature, as the `read` front
+// ends): built with `git` alone, only the types here are used.
+#![cfg_attr(not(feature = "mcp"), allow(dead_code, unused_imports))]
+
 use super::AgentError;
 use std::path::Path;
 
@@ -22,11 +26,14 @@ use crate::txn::Found;
 /// The function (else block, else element) enclosing a line, served as `read` serves lines:
 /// `read --around`, the MCP `read` tool's `around` and the Python `read(around=)`.
 #[cfg(feature = "mcp")]
-pub use super::around::{read_around, AroundOutput, AroundRange};
+pub(crate) use super::around::read_around;
+#[cfg(feature = "mcp")]
+pub use super::around::{AroundOutput, AroundRange};
 
 /// `--lines A:B`: 1-based, inclusive; either side may be left out (`A:`, `:B`), and a single
 /// number reads one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LineRange {
     pub start: Option<usize>,
     pub end: Option<usize>,
@@ -135,8 +142,9 @@ impl ReadOutput {
 }
 
 /// Read `path` (relative to `root`, or absolute inside it), serve `range` of its lines, and
-/// keep its content in `store` when one is given.
-pub fn read_file(
+/// keep its content in `store` when one is given. The library's door is
+/// `pipeline::read::read`, which recovers first.
+pub(crate) fn read_file(
     root: &Path,
     path: &str,
     range: LineRange,
@@ -271,7 +279,7 @@ fn not_found(rel: &str) -> Error {
 /// `.` and `..` folded, an absolute path inside the root accepted, `.git/` and anything that
 /// leads out refused. Returns the root-relative `/` path; symlinks on it are left to
 /// [`read_confined`].
-pub fn resolve(root: &Path, path: &str) -> Result<String, Error> {
+pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
     confine_to(&crate::root::check_root(root)?, path)
 }
 

@@ -33,14 +33,10 @@ impl SnapshotStore {
         }
     }
 
-    /// A store with a cap of `cap` bytes in total.
-    pub fn with_cap(dir: PathBuf, cap: u64) -> Self {
+    /// A store with a cap of `cap` bytes in total (tests).
+    #[cfg(test)]
+    pub(crate) fn with_cap(dir: PathBuf, cap: u64) -> Self {
         SnapshotStore { dir, cap }
-    }
-
-    /// The folder the store lives in.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     /// Keep `bytes` (whose SHA-256 is `sha256`, lowercase hex); keeping the same content again

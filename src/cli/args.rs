@@ -169,7 +169,7 @@ pub struct ApplyArgs {
     /// or nothing and recovered after a killed process, but not after a power loss or an OS
     /// crash; for sandboxes, CI, tmpfs). `fsync` is `full` with one fsync per file, never a
     /// syncfs. Default: $APPLY_PATCH_DURABILITY, else full.
-    #[arg(long, value_name = "MODE", value_parser = apply_patch::txn::Durability::NAMES)]
+    #[arg(long, value_name = "MODE", value_parser = apply_patch::pipeline::Durability::NAMES)]
     pub durability: Option<String>,
 }
 

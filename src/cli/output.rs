@@ -7,6 +7,7 @@ use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Outcome {
     pub stdout: Vec<u8>,
     pub stderr: String,
@@ -285,7 +286,7 @@ pub(crate) fn recover_text(r: &txn::RecoverReport) -> String {
         ));
     }
     for b in &r.blocked {
-        s.push_str(&format!("{}\n", txn::blocked_text(b)));
+        s.push_str(&format!("{}\n", crate::txn::blocked_text(b)));
     }
     if let Some(kept) = &r.kept {
         s.push_str(&format!(

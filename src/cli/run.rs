@@ -6,6 +6,7 @@ use crate::usage::UsageError;
 use apply_patch::pipeline::CheckReport;
 
 /// The environment a run sees (injected so tests need no process).
+#[non_exhaustive]
 pub struct Env {
     pub stdin_is_terminal: bool,
     pub stdout_is_terminal: bool,
@@ -26,7 +27,7 @@ impl Env {
     }
 }
 
-/// Run the command for `args` (argv[0] first).
+/// Run the command for `args` (argv\[0\] first).
 pub fn run(args: Vec<OsString>, env: &Env) -> Outcome {
     if invoked_as_codex(&args) {
         return run_codex(&args[1..]);

@@ -75,6 +75,7 @@ pub fn locate_edits(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Level {
     /// Byte-exact (line endings never count).
     Exact,
@@ -106,6 +107,7 @@ impl Level {
 
 /// Options of the locator.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LocateOptions {
     /// `--window N`: how far from the hint a match still counts as "near" (default 20).
     pub window: usize,
@@ -135,6 +137,7 @@ pub const DEFAULT_FUZZ: usize = 2;
 /// exactly at it is taken at once); an untrusted one still centres the window, but never
 /// chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LineNumbers {
     /// As the patch's rules say ([`Rules::line_numbers`]): a unified diff's numbers are
     /// trusted, an agent hunk's are not (models guess line numbers).
@@ -157,6 +160,46 @@ impl LineNumbers {
     }
 }
 
+/// Setters for code outside the crate, which cannot write the struct (it is
+/// `#[non_exhaustive]`): `LocateOptions::default().with_fuzz(0).with_window(5)`.
+impl LocateOptions {
+    /// [`window`](Self::window).
+    pub fn with_window(mut self, window: usize) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// [`unidiff_zero`](Self::unidiff_zero).
+    pub fn with_unidiff_zero(mut self, on: bool) -> Self {
+        self.unidiff_zero = on;
+        self
+    }
+
+    /// [`bytes_only`](Self::bytes_only).
+    pub fn with_bytes_only(mut self, on: bool) -> Self {
+        self.bytes_only = on;
+        self
+    }
+
+    /// [`ends_with_newline`](Self::ends_with_newline).
+    pub fn with_ends_with_newline(mut self, ends: Option<bool>) -> Self {
+        self.ends_with_newline = ends;
+        self
+    }
+
+    /// [`line_numbers`](Self::line_numbers).
+    pub fn with_line_numbers(mut self, numbers: LineNumbers) -> Self {
+        self.line_numbers = numbers;
+        self
+    }
+
+    /// [`fuzz`](Self::fuzz).
+    pub fn with_fuzz(mut self, fuzz: usize) -> Self {
+        self.fuzz = fuzz;
+        self
+    }
+}
+
 impl Default for LocateOptions {
     fn default() -> Self {
         LocateOptions {
@@ -172,12 +215,18 @@ impl Default for LocateOptions {
 
 /// How many outer context lines of a hunk fuzz ignored, at its top and at its bottom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Fuzz {
     pub top: usize,
     pub bottom: usize,
 }
 
 impl Fuzz {
+    /// `top` outer context lines ignored at the top of a hunk, `bottom` at its bottom.
+    pub fn new(top: usize, bottom: usize) -> Self {
+        Fuzz { top, bottom }
+    }
+
     /// Context lines ignored, both ends together (`fuzz` in the report, SPEC §8).
     pub fn lines(self) -> usize {
         self.top + self.bottom
@@ -186,6 +235,7 @@ impl Fuzz {
 
 /// One line of a placed hunk's new side.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Piece {
     /// A context line: the file's own line at this 0-based index, kept byte for byte.
     Keep(usize),
@@ -200,6 +250,7 @@ pub enum Piece {
 
 /// Where one hunk (or edit) goes, and what replaces the file lines it covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Placement {
     /// 0-based index of the hunk (or edit) in its file patch.
     pub hunk: usize,
@@ -227,6 +278,7 @@ pub struct Placement {
 /// What the user calls the refused piece of a patch: a hunk of a diff, or an edit of a JSON
 /// request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PatchPart {
     Hunk,
     Edit,

@@ -38,7 +38,7 @@ pub use convert::{block_hunk, into_files, into_patches, Change, FileBlocks};
 /// ```
 /// use apply_patch::parse::{blocks, ParseOptions};
 /// use apply_patch::{FileOp, Format};
-/// let opts = ParseOptions { path: Some("a.txt".into()), ..ParseOptions::default() };
+/// let opts = ParseOptions::default().with_path(Some("a.txt".into()));
 /// let set = blocks::parse_set(b"<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n", &opts)
 ///     .unwrap();
 /// assert_eq!(set.format, Format::Blocks);

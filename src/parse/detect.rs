@@ -13,6 +13,7 @@ use crate::text::BOM;
 
 /// Where a patch was found in the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Detected {
     /// The format of the patch.
     pub format: Format,

@@ -27,6 +27,7 @@ pub use detect::{detect, is_inline_patch_text, Detected};
 
 /// Options that change how a patch is read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParseOptions {
     /// `--format`: skip detection.
     pub format: Option<Format>,
@@ -42,6 +43,46 @@ pub struct ParseOptions {
     /// `--base HEX`: the Base of the file `path` names (a prefix of the SHA-256 of its bytes,
     /// ≥ 8 hex digits), under which the blocks' line hints are trusted. Only with `path`.
     pub base: Option<String>,
+}
+
+/// Setters for code outside the crate, which cannot write the struct (it is
+/// `#[non_exhaustive]`): `ParseOptions::default().with_strip(Some(1)).with_recount(true)`.
+impl ParseOptions {
+    /// [`format`](Self::format).
+    pub fn with_format(mut self, format: Option<Format>) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// [`strip`](Self::strip).
+    pub fn with_strip(mut self, strip: Option<usize>) -> Self {
+        self.strip = strip;
+        self
+    }
+
+    /// [`recount`](Self::recount).
+    pub fn with_recount(mut self, on: bool) -> Self {
+        self.recount = on;
+        self
+    }
+
+    /// [`unidiff_zero`](Self::unidiff_zero).
+    pub fn with_unidiff_zero(mut self, on: bool) -> Self {
+        self.unidiff_zero = on;
+        self
+    }
+
+    /// [`path`](Self::path).
+    pub fn with_path(mut self, path: Option<String>) -> Self {
+        self.path = path;
+        self
+    }
+
+    /// [`base`](Self::base).
+    pub fn with_base(mut self, base: Option<String>) -> Self {
+        self.base = base;
+        self
+    }
 }
 
 /// A patch that could not be read: where, what was found, what was expected, what to do.

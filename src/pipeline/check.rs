@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 /// The outcome for one patch file (the command line renders it, a `FAIL` line with the
 /// error's nearest text and hint).
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct PatchCheck {
     /// The patch file, as found (relative to where the command runs when given so).
     pub patch: String,
@@ -30,6 +31,7 @@ pub struct PatchCheck {
 /// The JSON view of `check-patches`' result: one entry per patch, or the error that stopped
 /// the run; built where it is printed, [`CheckReport::of`].
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct CheckReport {
     pub ok: bool,
     pub patches: Vec<PatchCheck>,

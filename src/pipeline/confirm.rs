@@ -26,6 +26,7 @@ use crate::txn::{self, Change, Snapshot, TxnOptions};
 /// A kept preview, committed by [`confirm`].
 #[derive(Debug, Clone)]
 #[must_use = "a confirmed preview says what was written"]
+#[non_exhaustive]
 pub struct Confirmed {
     /// The preview's event id.
     pub preview: String,

@@ -53,6 +53,7 @@ use crate::risk::Risk;
 use crate::tree::{DiskTree, MemTree};
 use crate::txn::TxnOptions;
 
+pub use crate::state::StateDir;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
@@ -64,6 +65,7 @@ pub use view::{AgentReport, ConfirmReport};
 
 /// What a patch is applied to.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Target<'t> {
     /// A directory on disk (inside a git work tree, with git's guards and modes).
     Dir(&'t Path),
@@ -74,6 +76,7 @@ pub enum Target<'t> {
 /// A patch that applied (or, in [`Mode::Check`], would apply; in [`Mode::Preview`], was kept).
 #[derive(Debug, Clone)]
 #[must_use = "a result says whether the post-check passed and what was written"]
+#[non_exhaustive]
 pub struct Applied {
     pub files: Vec<FileReport>,
     pub warnings: Vec<Warning>,
@@ -90,6 +93,7 @@ pub struct Applied {
 
 /// A patch refused: nothing in the work tree changed (except conflict markers asked for).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Refused {
     pub error: Error,
     /// What would have been touched, up to the refusal.
@@ -387,7 +391,7 @@ fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Er
 /// transaction a crash left under the root before planning against it; `check` (a run that
 /// must not write) refuses instead, naming `apply-patch recover`. Returns the `recovered`
 /// warnings for the run's report.
-pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>, Error> {
+pub(crate) fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>, Error> {
     let access = if check {
         crate::txn::Access::ReadOnly
     } else {
@@ -398,7 +402,7 @@ pub fn recover_first(txn_opts: &TxnOptions, check: bool) -> Result<Vec<Warning>,
 
 /// Transaction warnings as report warnings (`recovered`, `later_edit`, or `cleanup` for a
 /// failed step after the commit point).
-pub fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
+pub(crate) fn txn_warnings(warnings: Vec<crate::txn::TxnWarning>) -> Vec<Warning> {
     use crate::report::WarningCode;
     use crate::txn::TxnWarningCode;
     warnings

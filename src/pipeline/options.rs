@@ -19,6 +19,7 @@ use crate::txn::Durability;
 
 /// What a run does with its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Mode {
     /// Commit the plan (the default).
     #[default]
@@ -49,6 +50,7 @@ pub enum GitMode {
 
 /// Which trees a three-way apply writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Stage {
     /// The work tree (`--3way`).
     #[default]
@@ -138,6 +140,7 @@ pub use crate::spelling::FrontEnd;
 
 /// `--post-check CMD`: a command run in the root after the commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PostCheck {
     /// Run with `sh -c` in the root.
     pub command: String,

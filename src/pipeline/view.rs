@@ -12,6 +12,7 @@ use crate::risk::Risk;
 
 /// The report of an agent apply: SPEC §8's object plus `risk`, `verification` and `preview`.
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct AgentReport {
     #[serde(flatten)]
     pub report: Report,
@@ -61,6 +62,7 @@ impl AgentReport {
 /// The JSON view of `apply-patch confirm ID`'s result, built where it is printed or sent
 /// ([`ConfirmReport::of`]).
 #[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
 pub struct ConfirmReport {
     pub ok: bool,
     pub preview: String,

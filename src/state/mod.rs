@@ -193,7 +193,7 @@ impl StateDir {
 
     /// [`StateDir::undo_dir`], checked to be the user's own folder when it exists
     /// ([`safety`]) before anything in it is listed or read.
-    pub fn checked_undo_dir(&self) -> Result<PathBuf, Error> {
+    pub(crate) fn checked_undo_dir(&self) -> Result<PathBuf, Error> {
         let dir = self.undo_dir();
         safety::check_folder(&dir, Keeps::Folder)?;
         Ok(dir)
@@ -206,17 +206,17 @@ impl StateDir {
 
     /// The file that names the last committed transaction (undo checks its record is the
     /// newest one).
-    pub fn last_path(&self) -> PathBuf {
+    pub(crate) fn last_path(&self) -> PathBuf {
         self.base.join("last")
     }
 
     /// The file of this state place's secret (see `txn::place::secret`).
-    pub fn secret_path(&self) -> PathBuf {
+    pub(crate) fn secret_path(&self) -> PathBuf {
         self.base.join("secret")
     }
 
     /// A folder `name` inside the state place for another feature; created on demand.
-    pub fn sub(&self, name: &str) -> Result<PathBuf, Error> {
+    pub(crate) fn sub(&self, name: &str) -> Result<PathBuf, Error> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(StateError::BadFolderName {
                 name: name.to_string(),

@@ -10,6 +10,7 @@ use std::path::Path;
 /// braces for it (and says so), `check_balance` does not check it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Lang {
     Rust,
     C,

@@ -27,8 +27,6 @@ mod yaml;
 pub use lang::Lang;
 pub use output::{around, BalanceReport, FileBalance, RangeReport};
 pub use range::{range, Kind, Range};
-// Used by the tests only.
-#[cfg(any(test, feature = "internals"))]
 pub use {output::Around, range::RangeError};
 
 use lang::Family;
@@ -42,6 +40,7 @@ pub const MAX_CHECK_BYTES: usize = 16 * 1024 * 1024;
 /// What kind of problem unbalances a text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ProblemKind {
     /// Something opened (a bracket, tag, string or comment) is still open at the end of the
     /// file (or, for a one-line string, of the line).
@@ -54,6 +53,7 @@ pub enum ProblemKind {
 
 /// Where something was opened.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Opened {
     /// The opener: `{`, `(`, `<div>`, `"`, `/*`, `r#"`, `<<EOF`…
     pub text: String,
@@ -65,6 +65,7 @@ pub struct Opened {
 
 /// The first problem of an unbalanced text.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Problem {
     pub kind: ProblemKind,
     /// 1-based line where it was noticed.
@@ -124,6 +125,7 @@ impl std::fmt::Display for Problem {
 /// Whether a text balances.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Balance {
     /// Every bracket, tag, string and comment that opens also closes, in order.
     Balanced,
@@ -258,6 +260,7 @@ pub(crate) fn to_problem(text: &[u8], raw: &RawProblem) -> Problem {
 /// What an edit did to a file's balance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EditBalance {
     /// Not checked: unknown language, too large, binary, or not UTF-8.
     NotChecked { reason: String },

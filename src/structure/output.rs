@@ -11,6 +11,7 @@ use crate::parse::quoted::quote_for_terminal;
 
 /// The `range` result for one file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct RangeReport {
     pub path: String,
     #[serde(flatten)]
@@ -43,6 +44,7 @@ impl RangeReport {
 
 /// The balance of one file, for `check-balance`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct FileBalance {
     pub path: String,
     pub lang: Lang,
@@ -51,6 +53,16 @@ pub struct FileBalance {
 }
 
 impl FileBalance {
+    /// The balance of the file `path` in `lang` (what [`check_balance`](super::check_balance)
+    /// found).
+    pub fn new(path: impl Into<String>, lang: Lang, balance: Balance) -> Self {
+        FileBalance {
+            path: path.into(),
+            lang,
+            balance,
+        }
+    }
+
     /// `path: balanced (lang)`, `path:line:col: unbalanced: …` or `path: not checked: …`.
     pub fn render(&self) -> String {
         let path = quote_for_terminal(&self.path);
@@ -76,6 +88,7 @@ impl FileBalance {
 /// The `check-balance` result for every file given: `ok` when none is unbalanced (files
 /// that were not checked do not make it fail).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct BalanceReport {
     pub ok: bool,
     pub files: Vec<FileBalance>,
@@ -99,6 +112,7 @@ impl BalanceReport {
 /// `read --around N`: the function (else block, else element) enclosing line N, with its
 /// lines numbered.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Around {
     pub range: Range,
     pub lines: Vec<NumberedLine>,

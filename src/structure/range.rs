@@ -20,6 +20,7 @@ use crate::spelling::{Hint, Opt, Value};
 /// What kind of range to find.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Kind {
     /// A function or method (brace languages: a block whose header declares one; Python:
     /// `def` or `class`).
@@ -62,6 +63,7 @@ impl std::fmt::Display for Kind {
 
 /// An enclosing range.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Range {
     /// 1-based first line (the header's first line).
     pub start_line: usize,
@@ -84,6 +86,7 @@ pub struct Range {
 
 /// Why no range was found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RangeError {
     /// The line is 0 or past the last line (a usage error).
     #[error("line {line} is outside the file, which has {lines} lines")]

@@ -82,7 +82,7 @@ impl Durability {
 
     /// How its points sync: one `syncfs` where it pays (Linux), else each object; `None`
     /// for [`Durability::Atomic`].
-    pub fn method(self) -> Option<Method> {
+    pub(crate) fn method(self) -> Option<Method> {
         match self {
             Durability::Full if cfg!(target_os = "linux") => Some(Method::SyncFs),
             Durability::Full | Durability::FullFsync => Some(Method::EachObject),

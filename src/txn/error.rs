@@ -13,6 +13,7 @@ use crate::{Error, ErrorCode};
 
 /// A failed step and what the transaction did about it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TxnError {
     /// A crashed transaction had to be recovered before this run, and recovering it failed.
     #[error(
@@ -242,6 +243,7 @@ impl std::error::Error for IoFailure {
 
 /// How a target differs from what it was planned against.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Staleness {
     /// It was missing and exists now.
     ExistsNow,
@@ -283,6 +285,7 @@ impl std::fmt::Display for Staleness {
 
 /// A worker thread of the commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Worker {
     /// The thread pruning the undo history beside the commit.
     Pruning,
@@ -301,6 +304,7 @@ impl std::fmt::Display for Worker {
 
 /// What was being restored when a restore failed.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Restoring {
     /// A recovery of the crashed transaction `id`.
     Recovery { id: String },

@@ -385,6 +385,7 @@ pub fn locate_in(root: &Dir, path: &str, cache: &mut DirCache) -> Result<Located
 /// (root-relative) is a symbolic link (never followed) or a file now. Someone replaced it:
 /// nothing apply-patch wrote is reachable through it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Blocked {
     pub path: String,
     pub at: String,

@@ -42,13 +42,13 @@ pub(crate) use failpoint::Failpoint;
 #[cfg(feature = "internals")]
 pub use failpoint::{Action, Failpoint};
 pub use first::{recover_first, Access};
-pub use recover::{recover, recover_with, RecoverAction, RecoverReport};
+pub use recover::{recover_with, RecoverAction, RecoverReport};
 pub use stage::prepare;
 // The one-call forms of prepare-then-commit: the crash and property tests drive the
 // transaction with them; the pipeline prepares and commits in two steps.
 #[cfg(feature = "internals")]
 pub use stage::{commit, commit_with};
-pub use undo::{undo, UndoReport};
+pub use undo::UndoReport;
 // The post-check's revert (feature `git`) and the MCP server's undo (feature `mcp`).
 #[cfg(any(feature = "git", feature = "internals"))]
 pub use undo::revert;
@@ -173,6 +173,7 @@ pub trait Companion {
 /// What a [`TxnWarning`] is about; the report maps each to its SPEC §8 warning code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TxnWarningCode {
     /// What the recovery of a crashed transaction did.
     Recovered,

@@ -299,19 +299,18 @@ proptest! {
     /// code and an untouched file, or the same placement of every hunk and the same file.
     #[test]
     fn blocks_and_their_agent_form_place_every_hunk_identically((file, edits) in case()) {
-        use apply_patch::apply::apply_to_memory;
-        use apply_patch::pipeline::{Mode, Options};
+        use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
         use apply_patch::report::Report;
         use apply_patch::tree::MemTree;
         let text: String = file.iter().map(|l| format!("{l}\n")).collect();
         let blocks = blocks_of(&file, &edits);
         let opts = Options::builder().path("f".to_string()).build();
-        let parse = apply_patch::parse::ParseOptions { path: Some("f".into()), ..Default::default() };
+        let parse = apply_patch::parse::ParseOptions::default().with_path(Some("f".into()));
         let agent = apply_patch::render::convert(blocks.as_bytes(), &parse, apply_patch::Format::Agent)
             .expect("blocks convert to the agent form");
         let run = |input: &[u8], opts: &Options| {
             let mut tree = MemTree::from_pairs([("f", text.clone())]);
-            let report = Report::from(&apply_to_memory(&mut tree, input, opts, Mode::Write));
+            let report = Report::from(&apply_bytes(Target::Memory(&mut tree), input, opts, Mode::Write));
             (report, tree)
         };
         let (by_blocks, tree_b) = run(blocks.as_bytes(), &opts);

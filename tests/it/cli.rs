@@ -790,8 +790,7 @@ fn line_range_expected_mismatch() {
 
 #[test]
 fn memory_and_disk_trees_give_the_same_report() {
-    use apply_patch::apply::{apply_to_dir, apply_to_memory};
-    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
     use apply_patch::report::Report;
     use apply_patch::tree::MemTree;
     let tree = sample();
@@ -804,22 +803,22 @@ fn memory_and_disk_trees_give_the_same_report() {
     // `check` on both: the disk run must not need a state directory (no environment to set
     // in a test binary whose threads run in parallel).
     let diff = Options::builder().diff(true).build();
-    let disk = Report::from(&apply_to_dir(
-        &tree.root(),
+    let disk = Report::from(&apply_bytes(
+        Target::Dir(&tree.root()),
         AGENT.as_bytes(),
         &diff,
         Mode::Check,
     ));
-    let memory = Report::from(&apply_to_memory(
-        &mut mem,
+    let memory = Report::from(&apply_bytes(
+        Target::Memory(&mut mem),
         AGENT.as_bytes(),
         &diff,
         Mode::Check,
     ));
     assert!(disk.ok, "{:?}", disk.error);
     assert_eq!(disk, memory);
-    let applied = Report::from(&apply_to_memory(
-        &mut mem,
+    let applied = Report::from(&apply_bytes(
+        Target::Memory(&mut mem),
         AGENT.as_bytes(),
         &Options::default(),
         Mode::Write,

@@ -1,6 +1,7 @@
 //! The one integration test binary: one module per area.
 
 mod agent;
+mod api;
 mod blocks;
 mod cli;
 mod conformance;

@@ -369,10 +369,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 fn parse_every_way(bytes: &[u8]) {
     let _ = parse::parse(bytes, &ParseOptions::default());
     for format in [apply_patch::Format::Agent, apply_patch::Format::Json] {
-        let opts = ParseOptions {
-            format: Some(format),
-            ..ParseOptions::default()
-        };
+        let opts = ParseOptions::default().with_format(Some(format));
         if let Err(e) = parse::parse(bytes, &opts) {
             // Every refusal says what was expected; nom's internal errors never leak out.
             assert!(!e.message.starts_with("unexpected input"), "{}", e.render());

@@ -147,7 +147,7 @@ fn fixtures() {
                     assert!(name.starts_with("ok_"), "{name} must be refused");
                     // Rendering and parsing again gives the same model.
                     let again = render::to_unified(&set);
-                    let reopts = ParseOptions { strip: None, ..opts.clone() };
+                    let reopts = opts.clone().with_strip(None);
                     let back = unified::parse(&again, 0, &reopts)
                         .unwrap_or_else(|e| panic!("{name}: re-rendered diff fails: {e}\n{}", String::from_utf8_lossy(&again)));
                     assert_eq!(without_lines(back.into_owned()), without_lines(set.clone().into_owned()), "{name}");

@@ -1,13 +1,12 @@
 //! Property tests of the whole pipeline: random multi-file trees and random edits, the
 //! unified diff of each file made with `render::file_diff`, applied with
-//! `apply::apply_to_memory`. The result must be exactly the intended tree; and a patch one of
+//! `pipeline::apply_bytes` on a memory tree. The result must be exactly the intended tree; and a patch one of
 //! whose files cannot apply must leave every file unchanged. `--reverse` then gives the
 //! original bytes back.
 
 use std::collections::BTreeMap;
 
-use apply_patch::apply::apply_to_memory;
-use apply_patch::pipeline::{Mode, Options};
+use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
 use apply_patch::render;
 use apply_patch::report::Report;
 use apply_patch::tree::MemTree;
@@ -187,7 +186,7 @@ proptest! {
         let (mut tree, want, patch, reversible) = scenario(&files, &added);
         prop_assume!(!patch.is_empty());
         let before = files_of(&tree);
-        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &Options::default(), Mode::Write));
+        let report = Report::from(&apply_bytes(Target::Memory(&mut tree), patch.as_bytes(), &Options::default(), Mode::Write));
         prop_assert!(report.ok, "{:?}\n{}", report.error, patch);
         prop_assert_eq!(files_of(&tree), want, "{}", patch);
         if !reversible {
@@ -195,7 +194,7 @@ proptest! {
         }
         // --reverse gives the original bytes back.
         let reverse = Options::builder().reverse(true).build();
-        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &reverse, Mode::Write));
+        let report = Report::from(&apply_bytes(Target::Memory(&mut tree), patch.as_bytes(), &reverse, Mode::Write));
         prop_assert!(report.ok, "reverse: {:?}\n{}", report.error, patch);
         prop_assert_eq!(files_of(&tree), before, "reverse: {}", patch);
     }
@@ -225,7 +224,7 @@ proptest! {
         parts.insert(starts[at % starts.len()], &bad);
         let patch = parts.concat();
         let before = tree.clone();
-        let report = Report::from(&apply_to_memory(&mut tree, patch.as_bytes(), &Options::default(), Mode::Write));
+        let report = Report::from(&apply_bytes(Target::Memory(&mut tree), patch.as_bytes(), &Options::default(), Mode::Write));
         prop_assert!(!report.ok, "{}", patch);
         prop_assert_eq!(
             report.error.as_ref().map(|e| e.code.as_str()),
@@ -255,7 +254,7 @@ proptest! {
             return Ok(());
         };
         let before = tree.clone();
-        let report = Report::from(&apply_to_memory(&mut tree, agent.as_bytes(), &Options::default(), Mode::Write));
+        let report = Report::from(&apply_bytes(Target::Memory(&mut tree), agent.as_bytes(), &Options::default(), Mode::Write));
         if report.ok {
             prop_assert_eq!(files_of(&tree), want, "{}", agent);
         } else {

@@ -277,7 +277,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(input in proptest::collection::vec(any::<u8>(), 0..600), start in 0usize..700, recount: bool, zero: bool, strip in proptest::option::of(0usize..3)) {
-        let opts = ParseOptions { strip, recount, unidiff_zero: zero, ..ParseOptions::default() };
+        let opts = ParseOptions::default().with_strip(strip).with_recount(recount).with_unidiff_zero(zero);
         let _ = unified::parse(&input, start.min(input.len()), &opts);
     }
 
@@ -295,7 +295,7 @@ proptest! {
         "[ -~]{0,12}",
     ], 0..40), recount: bool, zero: bool) {
         let input = lines.join("\n");
-        let opts = ParseOptions { recount, unidiff_zero: zero, ..ParseOptions::default() };
+        let opts = ParseOptions::default().with_recount(recount).with_unidiff_zero(zero);
         // Whatever is accepted renders back to a diff that reads the same.
         if let Ok(set) = unified::parse(input.as_bytes(), 0, &opts) {
             let set = without_lines(set.into_owned());
@@ -448,8 +448,8 @@ fn apply_in_memory(
     for (p, b) in start {
         tree.insert(p, b.clone());
     }
-    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
-        &mut tree,
+    let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(
+        apply_patch::pipeline::Target::Memory(&mut tree),
         patch,
         opts,
         apply_patch::pipeline::Mode::Write,
@@ -525,7 +525,7 @@ proptest! {
         let start = std::collections::BTreeMap::from([("f.txt".to_string(), a.clone())]);
         let mut tree = apply_patch::tree::MemTree::new();
         tree.insert("f.txt", a.clone());
-        let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(&mut tree, diff.as_bytes(), &apply_patch::pipeline::Options::default(), apply_patch::pipeline::Mode::Write));
+        let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(apply_patch::pipeline::Target::Memory(&mut tree), diff.as_bytes(), &apply_patch::pipeline::Options::default(), apply_patch::pipeline::Mode::Write));
         prop_assert!(report.ok, "{:?}\n{}", report.error, diff);
         prop_assert_eq!(tree.get("f.txt"), Some(&b[..]), "{}\n{:?}", diff, start);
     }
@@ -565,11 +565,11 @@ proptest! {
                 _ => input.push(byte),
             }
         }
-        let opts = ParseOptions { recount, ..ParseOptions::default() };
+        let opts = ParseOptions::default().with_recount(recount);
         // Absolute paths (`-p0` of `/x`) have no git form: `convert` refuses them.
         if let Some(set) = unified::parse(&input, 0, &opts).map(|s| without_lines(s.into_owned())).ok().filter(|s| !absolute(s)) {
             let text = render::to_unified(&set);
-            let back = unified::parse(&text, 0, &ParseOptions { strip: None, ..opts });
+            let back = unified::parse(&text, 0, &opts.with_strip(None));
             prop_assert!(back.is_ok(), "{:?}\n{}", back, String::from_utf8_lossy(&text));
             prop_assert_eq!(without_lines(back.expect("checked").into_owned()), set);
         }
@@ -586,10 +586,7 @@ fn every_single_byte_deletion_round_trips() {
             let mut input = fixture.clone();
             input.remove(pos);
             for recount in [false, true] {
-                let opts = ParseOptions {
-                    recount,
-                    ..ParseOptions::default()
-                };
+                let opts = ParseOptions::default().with_recount(recount);
                 let Some(set) = unified::parse(&input, 0, &opts)
                     .map(|s| without_lines(s.into_owned()))
                     .ok()
@@ -598,15 +595,8 @@ fn every_single_byte_deletion_round_trips() {
                     continue;
                 };
                 let text = render::to_unified(&set);
-                let back = unified::parse(
-                    &text,
-                    0,
-                    &ParseOptions {
-                        strip: None,
-                        ..opts
-                    },
-                )
-                .map(|s| without_lines(s.into_owned()));
+                let back = unified::parse(&text, 0, &opts.with_strip(None))
+                    .map(|s| without_lines(s.into_owned()));
                 assert_eq!(
                     back.as_ref().ok(),
                     Some(&set),
@@ -626,8 +616,8 @@ fn an_insert_above_a_context_line_takes_its_crlf() {
     let mut tree = apply_patch::tree::MemTree::new();
     tree.insert("f", b"\r\n".to_vec());
     let diff = b"--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n+a\n \n";
-    let report = apply_patch::report::Report::from(&apply_patch::apply::apply_to_memory(
-        &mut tree,
+    let report = apply_patch::report::Report::from(&apply_patch::pipeline::apply_bytes(
+        apply_patch::pipeline::Target::Memory(&mut tree),
         diff,
         &apply_patch::pipeline::Options::default(),
         apply_patch::pipeline::Mode::Write,
@@ -641,10 +631,7 @@ fn an_insert_above_a_context_line_takes_its_crlf() {
 #[test]
 fn recount_with_signature_like_deletions_round_trips() {
     let input = "diff --git a/x b/x\n@@ -1,2 +1,2 @@\n-- \n-- \n";
-    let opts = ParseOptions {
-        recount: true,
-        ..ParseOptions::default()
-    };
+    let opts = ParseOptions::default().with_recount(true);
     if let Ok(set) = unified::parse(input.as_bytes(), 0, &opts) {
         let set = without_lines(set.into_owned());
         let text = render::to_unified(&set);

@@ -400,8 +400,7 @@ fn searchreplace_parser_only_tests_agree() {
 /// How the engine ended a case: the files it left (every file of the tree), or a refusal's
 /// code.
 fn applied(case: &Case) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    use apply_patch::apply::apply_to_memory;
-    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
     use apply_patch::tree::MemTree;
     let response = std::fs::read(case.dir.join("response.txt")).expect("response.txt");
     let mut tree = MemTree::from_pairs(files(&case.dir.join("input")));
@@ -410,7 +409,7 @@ fn applied(case: &Case) -> Result<BTreeMap<String, Vec<u8>>, String> {
         opts = opts.path(path);
     }
     let opts = opts.format(apply_patch::Format::Blocks).build();
-    match apply_to_memory(&mut tree, &response, &opts, Mode::Write) {
+    match apply_bytes(Target::Memory(&mut tree), &response, &opts, Mode::Write) {
         Ok(_) => Ok(tree
             .entries()
             .filter_map(|(p, _)| Some((p.to_string(), tree.get(p)?.to_vec())))

@@ -276,12 +276,7 @@ fn describe(path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut out = FileBalance {
-        path: name,
-        lang,
-        balance: check_balance(&text, lang),
-    }
-    .render();
+    let mut out = FileBalance::new(name, lang, check_balance(&text, lang)).render();
     let kinds: &[Option<Kind>] = match lang {
         Lang::Html | Lang::Xml | Lang::Vue | Lang::Jsx | Lang::Tsx => &[None, Some(Kind::Tag)],
         _ => &[None],
@@ -454,8 +449,7 @@ mod cli {
 mod apply_balance {
     use super::snapshot;
     use crate::util::TempTree;
-    use apply_patch::apply::apply_to_memory;
-    use apply_patch::pipeline::{Mode, Options};
+    use apply_patch::pipeline::{apply_bytes, Mode, Options, Target};
     use apply_patch::report::Report;
     use apply_patch::tree::MemTree;
 
@@ -588,8 +582,8 @@ mod apply_balance {
         let mut tree = MemTree::new();
         tree.insert("src/two.rs", TWO.as_bytes().to_vec());
         let strict = Options::builder().strict_balance(true).build();
-        let report = Report::from(&apply_to_memory(
-            &mut tree,
+        let report = Report::from(&apply_bytes(
+            Target::Memory(&mut tree),
             BREAKS.as_bytes(),
             &strict,
             Mode::Write,
@@ -599,8 +593,8 @@ mod apply_balance {
             Some(apply_patch::ErrorCode::UnbalancedEdit)
         );
         assert_eq!(tree.get("src/two.rs"), Some(TWO.as_bytes()));
-        let report = Report::from(&apply_to_memory(
-            &mut tree,
+        let report = Report::from(&apply_bytes(
+            Target::Memory(&mut tree),
             BREAKS.as_bytes(),
             &Options::default(),
             Mode::Write,
@@ -619,8 +613,8 @@ mod apply_balance {
         let mut tree = MemTree::new();
         tree.insert("a.rs", b"fn f() {\n    g(1);\n}\n".to_vec());
         let moved = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-    g(1);\n+    g(1;\n*** End Patch\n";
-        let report = Report::from(&apply_to_memory(
-            &mut tree,
+        let report = Report::from(&apply_bytes(
+            Target::Memory(&mut tree),
             moved.as_bytes(),
             &Options::default(),
             Mode::Write,

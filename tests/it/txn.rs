@@ -461,7 +461,7 @@ fn a_large_same_size_change_is_written_and_undone_and_the_same_bytes_are_not_wri
     assert_eq!(done.written, vec!["big.txt".to_string()]);
     assert_eq!(std::fs::read(root.join("big.txt")).expect("read"), new);
     // Undo finds the journaled hash of what was written.
-    txn::undo(&root).expect("undo");
+    apply_patch::transaction::undo(&root).expect("undo");
     assert_eq!(std::fs::read(root.join("big.txt")).expect("read"), old);
 }
 
@@ -583,10 +583,15 @@ fn undo_round_trip_restores_the_old_tree() {
     )
     .expect("commit");
     assert_ne!(tree(&root), old);
-    let report = txn::undo(&root).expect("undo");
+    let report = apply_patch::transaction::undo(&root).expect("undo");
     assert_eq!(report.undone.as_deref(), Some(done.id.as_str()));
     assert_eq!(tree(&root), old);
-    assert_eq!(txn::undo(&root).expect("nothing left").undone, None);
+    assert_eq!(
+        apply_patch::transaction::undo(&root)
+            .expect("nothing left")
+            .undone,
+        None
+    );
     let audit = audit_lines(&root);
     let last = audit.last().expect("an undo line");
     assert_eq!(last["operation"], "undo");
@@ -604,7 +609,7 @@ fn undo_is_refused_after_a_later_edit() {
     .expect("commit");
     write(&root, "a.txt", b"hand edit\n");
     let before = tree(&root);
-    let err = txn::undo(&root).expect_err("stale");
+    let err = apply_patch::transaction::undo(&root).expect_err("stale");
     assert_eq!(err.code, ErrorCode::StaleFile);
     assert!(err.message.contains("a.txt"), "{}", err.message);
     assert_eq!(tree(&root), before);
@@ -625,7 +630,7 @@ fn undo_history_is_bounded() {
         .expect("undo dir")
         .count();
     assert_eq!(records, txn::recover::UNDO_HISTORY);
-    txn::undo(&root).expect("undo");
+    apply_patch::transaction::undo(&root).expect("undo");
     assert_eq!(std::fs::read(root.join("a.txt")).expect("read"), b"v21\n");
 }
 
@@ -663,7 +668,7 @@ fn a_full_history_of_large_records_drops_the_oldest_beside_the_commit() {
     let records = std::fs::read_dir(&undo_dir).expect("undo dir").count();
     assert_eq!(records, txn::recover::UNDO_HISTORY);
     assert!(!oldest.expect("kept").exists(), "the oldest record went");
-    txn::undo(&root).expect("undo");
+    apply_patch::transaction::undo(&root).expect("undo");
     assert_eq!(std::fs::read(root.join("f7.txt")).expect("read"), b"v19\n");
 }
 
@@ -715,7 +720,7 @@ fn a_full_undo_history_makes_room_while_the_commit_runs_and_a_refused_one_keeps_
     assert_eq!(records(), txn::recover::UNDO_HISTORY - 1);
     commit(b"next\n");
     assert_eq!(records(), txn::recover::UNDO_HISTORY);
-    txn::undo(&root).expect("undo");
+    apply_patch::transaction::undo(&root).expect("undo");
     assert_eq!(
         std::fs::read(root.join("a.txt")).expect("read"),
         b"someone else's edit\n"
@@ -753,7 +758,7 @@ fn outside_git_the_journal_is_a_hidden_folder_that_disappears() {
 #[test]
 fn recover_with_nothing_to_do_is_empty() {
     let (_tmp, root) = repo();
-    let report = txn::recover(&root).expect("recover");
+    let report = apply_patch::transaction::recover(&root).expect("recover");
     assert!(report.is_empty());
 }
 
@@ -818,7 +823,7 @@ fn a_git_dir_on_another_file_system_gets_copied_backups_and_still_rolls_back() {
         std::fs::read(root.join("a.txt")).expect("read"),
         b"one\nTWO\n"
     );
-    txn::undo(&root).expect("undo from copied backups");
+    apply_patch::transaction::undo(&root).expect("undo from copied backups");
     assert_eq!(tree(&root), old);
 }
 
@@ -1009,6 +1014,6 @@ fn state_of_a_real_linked_worktree_is_its_own_git_dir() {
         b"one\n",
         "main untouched"
     );
-    txn::undo(&wt).expect("undo");
+    apply_patch::transaction::undo(&wt).expect("undo");
     assert_eq!(std::fs::read(wt.join("a.txt")).expect("read"), b"one\n");
 }

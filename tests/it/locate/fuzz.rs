@@ -10,10 +10,7 @@ use proptest::prelude::*;
 use super::{hunk, run, trusted};
 
 fn fuzz(n: usize) -> LocateOptions {
-    LocateOptions {
-        fuzz: n,
-        ..LocateOptions::default()
-    }
+    LocateOptions::default().with_fuzz(n)
 }
 
 /// The file after `specs`, and each placement's (start, fuzz), with `opts`.
@@ -40,7 +37,7 @@ fn drifted_outer_context_is_ignored_and_keeps_the_file_text() {
     let (got, placed) = apply(FILE, &[spec], Format::Agent, &fuzz(2)).expect("fuzz 1 finds it");
     assert_eq!(got, FILE.replace("b = 2;", "b = 20;"));
     // `start` is the first line of the trimmed match: `let a = 1;`, line 2.
-    assert_eq!(placed, [(1, Fuzz { top: 1, bottom: 1 })]);
+    assert_eq!(placed, [(1, Fuzz::new(1, 1))]);
 }
 
 #[test]
@@ -48,7 +45,7 @@ fn the_second_outer_line_is_ignored_at_step_two_only_when_needed() {
     let spec = " changed one\n changed two\n     let c = 3;\n-    let d = 4;\n+    let d = 40;\n     let e = 5;\n }";
     let (_, placed) = apply(FILE, &[spec], Format::Agent, &fuzz(2)).expect("step 2");
     // Step 2 ignores two lines above, but only one below (one context line stays).
-    assert_eq!(placed, [(3, Fuzz { top: 2, bottom: 1 })]);
+    assert_eq!(placed, [(3, Fuzz::new(2, 1))]);
     assert!(apply(FILE, &[spec], Format::Agent, &fuzz(1)).is_err());
 }
 
@@ -107,7 +104,7 @@ fn deleted_lines_pinned_ends_and_single_context_lines_are_never_trimmed() {
     let pinned = " other\n     let e = 5;\n-}\n+};\n*** End of File";
     let (got, placed) = apply(FILE, &[pinned], Format::Agent, &fuzz(2)).expect("top trimmed");
     assert!(got.ends_with("    let e = 5;\n};\n"), "{got}");
-    assert_eq!(placed[0].1, Fuzz { top: 1, bottom: 0 });
+    assert_eq!(placed[0].1, Fuzz::new(1, 0));
     let bottom = " let e = 5;\n-}\n+};\n other\n*** End of File";
     assert!(apply(FILE, &[bottom], Format::Agent, &fuzz(2)).is_err());
 }
@@ -250,7 +247,7 @@ proptest! {
             .filter(|&s| lines[s..s + old.len()] == old[..])
             .collect();
         prop_assume!(places.len() == 1);
-        let opts = LocateOptions { fuzz: fuzz_n, ..LocateOptions::default() };
+        let opts = LocateOptions::default().with_fuzz(fuzz_n);
         let (_, placed) = run(join(&file).as_bytes(), &[h], Format::Agent, &opts)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!((placed[0].start, placed[0].fuzz), (places[0], Fuzz::default()));

@@ -87,8 +87,5 @@ pub fn apply_with(
 /// Options under which line numbers are trusted, as an agent patch's are under a matching
 /// `*** Base:` (SPEC §5 "Trust in line numbers").
 pub fn trusted() -> LocateOptions {
-    LocateOptions {
-        line_numbers: LineNumbers::Trusted,
-        ..LocateOptions::default()
-    }
+    LocateOptions::default().with_line_numbers(LineNumbers::Trusted)
 }

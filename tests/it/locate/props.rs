@@ -470,7 +470,7 @@ proptest! {
         };
         let want = reference(&file, &lines, &aim);
         let text = file.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let opts = LocateOptions { window, line_numbers: numbers, fuzz, ..LocateOptions::default() };
+        let opts = LocateOptions::default().with_window(window).with_line_numbers(numbers).with_fuzz(fuzz);
         let index = hunks.len() - 1;
         let got = match run(text.as_bytes(), &hunks, format, &opts) {
             Ok((_, ps)) => {

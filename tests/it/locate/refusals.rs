@@ -44,10 +44,7 @@ fn context_not_found_names_a_changed_identifier() {
 
 #[test]
 fn context_not_found_names_tab_vs_spaces_in_exact_mode() {
-    let opts = LocateOptions {
-        bytes_only: true,
-        ..LocateOptions::default()
-    };
+    let opts = LocateOptions::default().with_bytes_only(true);
     let specs = [" fn main() {\n-    let x = compute(1);\n+    let x = 2;\n \tprintln!(\"{x}\");"];
     snapshot(
         "context_not_found_bytes_only",
@@ -146,10 +143,7 @@ fn overlapping_hunks() {
 
 #[test]
 fn unidiff_zero_not_found() {
-    let opts = LocateOptions {
-        unidiff_zero: true,
-        ..LocateOptions::default()
-    };
+    let opts = LocateOptions::default().with_unidiff_zero(true);
     snapshot(
         "unidiff_zero_not_found",
         refuse(CODE, &["@@ -3,1\n-}"], Format::Unified, &opts),
@@ -219,10 +213,7 @@ fn end_of_file_not_found_compares_the_end() {
 
 #[test]
 fn context_not_found_names_trailing_whitespace_and_nbsp() {
-    let opts = LocateOptions {
-        bytes_only: true,
-        ..LocateOptions::default()
-    };
+    let opts = LocateOptions::default().with_bytes_only(true);
     snapshot(
         "context_not_found_trailing_whitespace",
         refuse(

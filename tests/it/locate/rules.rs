@@ -48,10 +48,7 @@ fn window_option_is_honoured() {
     file.push_str(&"f\n".repeat(8));
     file.push_str("t\nf\n");
     let h = hunk("@@ -3,2\n-t\n+T\n f");
-    let narrow = LocateOptions {
-        window: 3,
-        ..opts()
-    };
+    let narrow = opts().with_window(3);
     let (bytes, _) = run(
         file.as_bytes(),
         std::slice::from_ref(&h),
@@ -74,10 +71,7 @@ fn hunk_is_searched_only_after_its_anchor() {
 #[test]
 fn non_utf8_files_match_exactly_only() {
     let file = b"a\xff\nb \n";
-    let bytes_only = LocateOptions {
-        bytes_only: true,
-        ..opts()
-    };
+    let bytes_only = opts().with_bytes_only(true);
     let loose = run(file, &[hunk("-b\n+c")], Format::Unified, &bytes_only);
     assert!(matches!(loose, Err(LocateError::ContextNotFound { .. })));
     let mut exact = hunk("-b \n+c\n b ");
@@ -99,10 +93,7 @@ fn no_newline_markers_decide_the_final_newline() {
 
 #[test]
 fn unidiff_zero_places_at_line_numbers() {
-    let zero = LocateOptions {
-        unidiff_zero: true,
-        ..opts()
-    };
+    let zero = opts().with_unidiff_zero(true);
     let file = b"x\nx\nx\n";
     let del = hunk("@@ -2,1\n-x");
     let (bytes, placed) = run(file, &[del], Format::Unified, &zero).expect("exact");

@@ -205,6 +205,7 @@ fn disguise(line: &str, level: Level) -> String {
         Level::TrailingWhitespace => format!("{line} \t"),
         Level::Whitespace => format!("\t{line} "),
         Level::Unicode => format!("\t\u{200B}{line} "),
+        other => panic!("the table has no variant of {other:?} yet"),
     }
 }
 

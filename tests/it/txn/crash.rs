@@ -24,7 +24,7 @@ fn crash_child() {
     };
     let root = PathBuf::from(root);
     if std::env::var_os(UNDO_ENV).is_some() {
-        txn::undo(&root).expect("child undo");
+        apply_patch::transaction::undo(&root).expect("child undo");
         return;
     }
     let opts = TxnOptions {
@@ -138,7 +138,7 @@ fn a_commit_while_another_process_commits_is_busy_and_the_killed_one_is_recovere
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
     // The kernel dropped the dead process's lock: the next run gets it and recovers.
-    let report = txn::recover(&root).expect("recover");
+    let report = apply_patch::transaction::recover(&root).expect("recover");
     assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
     assert_eq!(tree(&root), old);
 }
@@ -282,7 +282,7 @@ fn crash_at_every_step(
             return (saw_old, saw_new);
         }
         let untouched = no_rename_yet(&root);
-        let report = txn::recover(&root).expect("recover");
+        let report = apply_patch::transaction::recover(&root).expect("recover");
         assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
         let t = tree(&root);
         if t == old {
@@ -396,14 +396,14 @@ fn sigkill_in_the_middle_of_300_renames_recovers_to_old_and_after_the_mark_to_ne
         renamed, 150,
         "precondition: the tree is half new before recovery"
     );
-    let report = txn::recover(&root).expect("recover");
+    let report = apply_patch::transaction::recover(&root).expect("recover");
     assert_eq!(report.restored.len(), 150);
     assert_eq!(tree(&root), old);
 
     // After the commit mark (renames, sync, 300 verifications, mark): completed as new.
     let (_tmp2, root2) = many_repo();
     kill_during_pause(&root2, 1 + 3 * MANY + 1 + MANY + 1 + 1);
-    let report = txn::recover(&root2).expect("recover");
+    let report = apply_patch::transaction::recover(&root2).expect("recover");
     assert_eq!(report.action, Some(txn::RecoverAction::Completed));
     assert!((0..MANY).all(
         |i| std::fs::read(root2.join(format!("d{}/f{i}.txt", i % 10))).ok()
@@ -440,7 +440,7 @@ fn recovery_never_overwrites_a_file_edited_after_the_crash() {
     let old = tree(&root);
     assert!(crash_at(&root, 10), "crashed mid-commit");
     write(&root, "a.txt", b"edited after the crash\n");
-    let report = txn::recover(&root).expect("recover");
+    let report = apply_patch::transaction::recover(&root).expect("recover");
     assert_eq!(report.action, Some(txn::RecoverAction::RolledBack));
     assert_eq!(report.conflicts, vec!["a.txt".to_string()]);
     let mut expected = old;
@@ -464,7 +464,7 @@ fn a_file_edited_after_its_rename_is_kept_and_the_crashed_commit_finished_around
             "precondition: renamed"
         );
         write(&root, "a.txt", b"edited after its rename\n");
-        let report = txn::recover(&root).expect("recover");
+        let report = apply_patch::transaction::recover(&root).expect("recover");
         assert_eq!(report.action, Some(txn::RecoverAction::Completed), "{k}");
         assert_eq!(report.conflicts, vec!["a.txt".to_string()], "{k}");
         let later: Vec<_> = report
@@ -505,16 +505,19 @@ fn a_crash_at_every_step_of_an_undo_recovers_and_leaves_the_root_usable() {
             assert_eq!(tree(&root), old, "the undo ran to the end at step {k}");
             break;
         }
-        let report = txn::recover(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
+        let report =
+            apply_patch::transaction::recover(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
         assert!(report.conflicts.is_empty(), "step {k}: {report:?}");
         cleaned_up |= report.action == Some(txn::RecoverAction::CleanedUp);
         assert!(!root.join(".git/apply-patch/journal").exists(), "step {k}");
         if tree(&root) == old {
-            let again = txn::undo(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
+            let again =
+                apply_patch::transaction::undo(&root).unwrap_or_else(|e| panic!("step {k}: {e:?}"));
             assert_eq!(again.undone, None, "step {k}: the undone record is gone");
         } else {
             assert_eq!(tree(&root), new, "step {k}: mixed tree after recovery");
-            txn::undo(&root).unwrap_or_else(|e| panic!("step {k}: undo after it: {e:?}"));
+            apply_patch::transaction::undo(&root)
+                .unwrap_or_else(|e| panic!("step {k}: undo after it: {e:?}"));
             assert_eq!(tree(&root), old, "step {k}");
         }
         k += 1;
@@ -615,7 +618,7 @@ fn a_recovery_that_cannot_restore_fails_with_rollback_failed_and_keeps_the_journ
     assert!(crash_at(&root, 15), "crashed after the renames");
     let journal = root.join(".git/apply-patch/journal");
     std::fs::remove_file(journal.join("b0")).expect("lose the backup of a.txt");
-    let err = txn::recover(&root).expect_err("cannot restore a.txt");
+    let err = apply_patch::transaction::recover(&root).expect_err("cannot restore a.txt");
     assert_eq!(err.code, ErrorCode::RollbackFailed);
     assert_eq!(err.exit_status(), 3);
     assert!(err.message.contains("a.txt"), "{}", err.message);

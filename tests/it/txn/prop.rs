@@ -88,7 +88,7 @@ proptest! {
         }
         txn::commit(&opts(&root, None), changes(&root, &target), &AuditRecord::default()).expect("commit");
         prop_assert_eq!(&tree(&root), &new);
-        let undone = txn::undo(&root).expect("undo");
+        let undone = apply_patch::transaction::undo(&root).expect("undo");
         if old != new {
             prop_assert!(undone.undone.is_some());
             prop_assert_eq!(&tree(&root), &old);
