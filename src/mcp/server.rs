@@ -31,6 +31,8 @@ use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::LineRange;
 use crate::pipeline::read::{ReadSetup, ReadWhat};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
+use crate::pipeline::hooks::{Facts, Hook};
+use crate::pipeline::sink::Run;
 use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, RawOptions};
 use crate::error::Error;
 use crate::model::Format;
@@ -658,22 +660,31 @@ struct Written {
     record: Option<ReadRecord>,
 }
 
-/// The session's hooks around a write ([`pipeline::Gate`]): the permission check before the
-/// plan, and the read-back of the written files after the commit, both through the run's
-/// tree (no second discovery of the repository per call).
+/// The session's hooks around a write (a [`Hook`]): the permission check before the plan,
+/// and the read-back of the written files after the commit, both through the run's tree (no
+/// second discovery of the repository per call).
 struct SessionGate<'s> {
     session: &'s Session,
     notices: Vec<permit::Notice>,
     written: Vec<Written>,
 }
 
-impl pipeline::Gate for SessionGate<'_> {
-    fn before(&mut self, tree: &DiskTree, patch: &crate::model::PatchSet<'_>) -> Result<(), Error> {
-        self.notices = permit::check(tree, patch, &self.session.reads())?;
+impl Hook for SessionGate<'_> {
+    fn before_plan(&mut self, run: &Run<'_, '_>) -> Result<(), Error> {
+        if let Some(tree) = run.tree {
+            self.notices = permit::check(tree, run.req.patch, &self.session.reads())?;
+        }
         Ok(())
     }
 
-    fn after(&mut self, tree: &DiskTree, applied: &pipeline::Applied) {
+    fn after_commit(
+        &mut self,
+        run: &Run<'_, '_>,
+        applied: &pipeline::Applied,
+        _written: Option<&pipeline::sink::Written>,
+        _facts: &mut Facts,
+    ) -> Result<(), Error> {
+        let Some(tree) = run.tree else { return Ok(()) };
         self.written = applied
             .files
             .iter()
@@ -683,6 +694,7 @@ impl pipeline::Gate for SessionGate<'_> {
                 record: read_back(tree, &f.path),
             })
             .collect();
+        Ok(())
     }
 }
 

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::options::GitMode;
+use super::recover_first;
 use super::sink::Disk;
-use super::{hooks, recover_first};
 use crate::agent::preview::{Before, Preview, PreviewStore, Writes};
 use crate::agent::AgentError;
 use crate::error::Error;
@@ -104,7 +104,11 @@ pub(crate) fn commit_kept(
         conflicts: Vec::new(),
     };
     if let (GitMode::Index, Some(repo)) = (git, &repo) {
-        hooks::index_guard_planned(repo, lock.as_ref(), &planned.plan)?;
+        crate::git::changes::check_index(
+            repo,
+            lock.as_ref(),
+            &crate::git::changes::requirements(&planned.plan.changes),
+        )?;
     }
     let disk = Disk {
         tree: &tree,
