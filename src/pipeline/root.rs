@@ -128,6 +128,7 @@ impl Root {
             txn_opts: self.txn_opts,
             repo,
             lock,
+            kept: None,
             git,
         };
         Ok((opened, warning))
@@ -145,5 +146,56 @@ impl Root {
             git,
         };
         Ok((opened, None))
+    }
+}
+
+#[cfg(all(test, feature = "git", unix))]
+mod tests {
+    use crate::pipeline::{apply_bytes, confirm::confirm, GitMode, Mode, Options, Target};
+    use crate::root::openings;
+
+    fn patch(from: usize) -> String {
+        format!(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-v{from}\n+v{}\n*** End Patch\n",
+            from + 1
+        )
+    }
+
+    /// Issue 25 item 1: a run (an apply, a preview, its confirm, with or without the index)
+    /// canonicalises its root once and opens its repository once.
+    #[test]
+    fn a_run_opens_its_root_and_its_repository_once() {
+        for opts in [
+            Options::default(),
+            Options::builder().git(GitMode::Index).build(),
+        ] {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let root = dir.path();
+            let git = |args: &[&str]| {
+                let ok = std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(root)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "git {args:?}");
+            };
+            git(&["init", "-q"]);
+            std::fs::write(root.join("a.txt"), "v0\n").expect("write");
+            git(&["add", "a.txt"]);
+            let _ = openings::take();
+            let applied = apply_bytes(Target::Dir(root), patch(0).as_bytes(), &opts, Mode::Write);
+            assert!(applied.is_ok(), "{applied:?}");
+            assert_eq!(openings::take(), (1, 1), "apply, {:?}", opts.git);
+            let kept = apply_bytes(Target::Dir(root), patch(1).as_bytes(), &opts, Mode::Preview)
+                .map(|a| a.preview.unwrap_or_default());
+            assert_eq!(openings::take(), (1, 1), "preview, {:?}", opts.git);
+            let confirmed = confirm(root, &kept.expect("kept"), None);
+            assert!(confirmed.is_ok(), "{confirmed:?}");
+            assert_eq!(openings::take(), (1, 1), "confirm, {:?}", opts.git);
+            assert_eq!(
+                std::fs::read(root.join("a.txt")).ok(),
+                Some(b"v2\n".to_vec())
+            );
+        }
     }
 }

@@ -56,6 +56,9 @@ pub(crate) struct Opened {
     pub repo: Option<Repo>,
     #[cfg(feature = "git")]
     pub lock: Option<LockedIndex>,
+    /// A kept preview to plan from instead of the patch (`confirm`).
+    #[cfg(feature = "git")]
+    pub kept: Option<super::confirm::KeptPlan>,
     /// The git mode the sink writes in (a kept preview's own, for `confirm`).
     #[cfg_attr(not(feature = "git"), allow(dead_code))]
     pub git: GitMode,
@@ -105,6 +108,15 @@ impl Place<'_> {
         }
     }
 
+    /// A kept preview is always written, as confirmed (an empty one too).
+    fn kept(&self) -> bool {
+        match self {
+            #[cfg(feature = "git")]
+            Place::Disk(o) => o.kept.is_some(),
+            _ => false,
+        }
+    }
+
     /// The tree the plan is made against.
     fn source(&self) -> Source<'_> {
         match self {
@@ -138,6 +150,11 @@ impl Place<'_> {
                     #[cfg(feature = "git")]
                     git: o.git,
                 };
+                #[cfg(feature = "git")]
+                if let Some(kept) = &o.kept {
+                    // The plan's own audit record, so that the audit line is a direct apply's.
+                    return disk.write(planned, o.lock.take(), rollback, &kept.audit);
+                }
                 let audit = audit_record(&planned.plan.files);
                 #[cfg(feature = "git")]
                 return disk.write(planned, o.lock.take(), rollback, &audit);
@@ -151,6 +168,9 @@ impl Place<'_> {
 impl Opened {
     #[cfg(feature = "git")]
     fn source(&self) -> Source<'_> {
+        if let Some(kept) = &self.kept {
+            return Source::Kept { kept, opened: self };
+        }
         match &self.repo {
             None => Source::Disk(&self.tree),
             Some(repo) if self.git.cached() => Source::Index {
@@ -233,7 +253,7 @@ fn steps(
     let (written, after) = match mode {
         Mode::Check => (None, Vec::new()),
         Mode::Preview => return keep(planned, opts, place),
-        Mode::Write if planned.plan.changes.is_empty() => (None, Vec::new()),
+        Mode::Write if planned.plan.changes.is_empty() && !place.kept() => (None, Vec::new()),
         Mode::Write => {
             let (written, after) = place
                 .write(&planned, opts)
@@ -264,7 +284,7 @@ fn is_txn_warning(w: &Warning) -> bool {
 fn keep(planned: Planned, opts: &Options, place: &Place<'_>) -> Result<Applied, Box<Refused>> {
     match place {
         #[cfg(feature = "git")]
-        Place::Disk(o) => preview(planned, opts, &o.tree),
+        Place::Disk(o) => preview(planned, opts, o),
         _ => {
             let _ = (planned, opts);
             let why = "a preview is kept in a state place, and a memory tree has none";
@@ -276,7 +296,7 @@ fn keep(planned: Planned, opts: &Options, place: &Place<'_>) -> Result<Applied, 
 /// The preview sink: keep the plan (and what confirm must write: the git mode and the audit
 /// record) under an event id; nothing is written.
 #[cfg(feature = "git")]
-fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied, Box<Refused>> {
+fn preview(planned: Planned, opts: &Options, opened: &Opened) -> Result<Applied, Box<Refused>> {
     let changes: Vec<_> = planned
         .plan
         .changes
@@ -294,10 +314,11 @@ fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied,
     };
     let files = planned.plan.files.clone();
     let mut out = conclude(planned, Mode::Preview, Vec::new())?;
-    let state = match &opts.state {
-        Some(s) => AgentState::in_state_dir(s.clone()),
-        None => AgentState::for_root(tree.path()),
-    };
+    // The run's state place (the caller's, else the one the root's opening found).
+    let state = opened
+        .txn_opts
+        .state_dir()
+        .and_then(AgentState::in_state_dir);
     let json = serde_json::to_value(crate::report::Report::from(&out)).unwrap_or_default();
     match state.and_then(|s| s.previews.save_kept(&changes, json, &kept)) {
         Ok(id) => {
