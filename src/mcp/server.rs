@@ -65,6 +65,8 @@ struct Session {
     checks: PostChecks,
     /// How durable the writing tools' commits are (the operator's choice).
     durability: crate::txn::Durability,
+    /// The operator's `--formatter GLOB=CMD`s, for every write.
+    formatters: Vec<String>,
 }
 
 /// The MCP server of one root.
@@ -273,7 +275,40 @@ impl McpServer {
                 writes: permission != Permission::ReadOnly,
                 checks,
                 durability,
+                formatters: Vec::new(),
             }),
+            tool_router,
+            instructions,
+        }
+    }
+
+    /// This server with the operator's formatters (`apply-patch mcp --formatter GLOB=CMD`):
+    /// every write pipes the files it writes that match a glob through its command, as
+    /// `--formatter` does for an apply. A tool cannot name one.
+    pub fn with_formatters(self, formatters: Vec<String>) -> Self {
+        let McpServer {
+            session,
+            tool_router,
+            instructions,
+        } = self;
+        let session = match Arc::try_unwrap(session) {
+            Ok(mut s) => {
+                s.formatters = formatters;
+                s
+            }
+            // A server already shared keeps its session as it is, with these formatters.
+            Err(shared) => Session {
+                root: shared.root.clone(),
+                state: shared.state.clone(),
+                reads: Mutex::new(shared.reads().clone()),
+                writes: shared.writes,
+                checks: shared.checks.clone(),
+                durability: shared.durability,
+                formatters,
+            },
+        };
+        McpServer {
+            session: Arc::new(session),
             tool_router,
             instructions,
         }
@@ -471,6 +506,8 @@ impl Session {
             base: options.blocks.1.clone(),
             post_check,
             rollback_on_fail: options.rollback_on_fail,
+            // The operator's, never a tool argument's.
+            formatter: self.formatters.clone(),
             max_risk: options.max_risk,
             // The tools always report the risk.
             report_risk: Some(true),

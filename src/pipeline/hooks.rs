@@ -6,7 +6,7 @@
 //! the planned changes, must match the index), the risk gate (`--max-risk`), the chip kept for
 //! a patch refused at placement, the post-check (`--post-check`, with `--rollback-on-fail` a
 //! revert of this transaction's id — and of the index entries it wrote — under the root's
-//! lock), and a front end's own (the MCP session's permission check and read-back). The
+//! lock), the formatters (`--formatter`, [`super::formatter`]), and a front end's own (the MCP session's permission check and read-back). The
 //! three-way fallback and the rebase wrap the planner itself ([`super::source`]). All but the
 //! risk gate need the `git` feature.
 
@@ -137,6 +137,12 @@ pub(crate) fn register<'h>(
     #[cfg(feature = "git")]
     if opts.git.writes_index() && !opts.git.cached() {
         hooks.push(Box::new(IndexGuard { named: true }));
+    }
+    if !opts.formatters.is_empty() {
+        // Each glob compiled when the options were made.
+        if let Ok(hook) = super::formatter::FormatterHook::new(&opts.formatters) {
+            hooks.push(Box::new(hook));
+        }
     }
     if opts.max_risk.is_some() || opts.report_risk {
         hooks.push(Box::new(RiskGate { opts }));

@@ -31,6 +31,7 @@
 mod check;
 #[cfg(feature = "git")]
 pub mod confirm;
+pub mod formatter;
 pub mod hooks;
 pub mod options;
 #[cfg(feature = "mcp")]
@@ -60,6 +61,7 @@ use sink::Place;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
+pub use formatter::Formatter;
 pub use options::{
     FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, RawOptions, Stage, DURABILITY_ENV,
 };

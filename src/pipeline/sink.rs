@@ -202,6 +202,8 @@ pub(crate) fn memory_can(opts: &Options, mode: Mode) -> Result<(), Error> {
         Some("a preview is kept in a state place, and a memory tree has none")
     } else if opts.rebase || opts.post_check.is_some() {
         Some("--rebase and --post-check need a directory on disk")
+    } else if !opts.formatters.is_empty() {
+        Some("--formatter runs its commands in a directory on disk")
     } else {
         None
     };
