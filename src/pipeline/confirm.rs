@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::hooks::{Hook, IndexGuard};
+use super::git_hooks::IndexGuard;
+use super::hooks::Hook;
 use super::options::{GitMode, Mode, Options};
 use super::root::open_root;
 use super::sink::{skeleton, Opened, Place};

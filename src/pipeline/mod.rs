@@ -32,6 +32,10 @@ mod check;
 #[cfg(feature = "git")]
 pub mod confirm;
 pub mod formatter;
+#[cfg(feature = "git")]
+mod git_hooks;
+#[cfg(feature = "git")]
+mod git_sink;
 pub mod hooks;
 pub mod options;
 #[cfg(feature = "mcp")]

@@ -8,23 +8,19 @@
 //! before the commit mark, installed right after it). Writes the work tree only through the
 //! transaction, the index only through [`LockedIndex`].
 
+#[cfg(feature = "git")]
+use super::git_sink::{conflict_error, preview, IndexWritten};
 use super::hooks::{Facts, Hook};
 use super::options::{GitMode, Mode, Options};
 use super::source::{self, Planned, Source};
-use super::{audit_record, txn_warnings, Applied, Refused, Request};
-#[cfg(feature = "git")]
-use crate::agent::preview::{Kept, Writes};
-#[cfg(feature = "git")]
-use crate::agent::AgentState;
+use super::{audit_record, Applied, Refused, Request};
 use crate::error::Error;
 #[cfg(feature = "git")]
-use crate::git::changes::{cached_changes, index_changes};
-#[cfg(feature = "git")]
-use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
+use crate::git::{LockedIndex, Repo};
 use crate::report::Warning;
 use crate::state::StateDir;
 use crate::tree::{DiskTree, MemTree};
-use crate::txn::{AuditRecord, Committed, TxnOptions};
+use crate::txn::TxnOptions;
 use crate::usage::UsageError;
 
 /// What a commit wrote, for a revert: the transaction id (empty when the work tree had
@@ -36,14 +32,6 @@ pub(crate) struct Written {
     pub id: String,
     #[cfg(feature = "git")]
     pub index: Option<IndexWritten>,
-}
-
-/// The entries at the paths the index sink wrote, before and after.
-#[derive(Debug)]
-#[cfg(feature = "git")]
-pub(crate) struct IndexWritten {
-    pub before: SavedEntries,
-    pub after: SavedEntries,
 }
 
 /// A root opened once for a run: its canonical path (the tree), its state place (in the
@@ -165,30 +153,8 @@ impl Place<'_> {
     }
 }
 
+#[cfg(not(feature = "git"))]
 impl Opened {
-    #[cfg(feature = "git")]
-    fn source(&self) -> Source<'_> {
-        if let Some(kept) = &self.kept {
-            return Source::Kept { kept, opened: self };
-        }
-        match &self.repo {
-            None => Source::Disk(&self.tree),
-            Some(repo) if self.git.cached() => Source::Index {
-                root: self.tree.path(),
-                repo,
-                state: self
-                    .lock
-                    .as_ref()
-                    .map_or(repo.index_state(), LockedIndex::state),
-            },
-            Some(repo) => Source::WorkTree {
-                tree: &self.tree,
-                repo,
-            },
-        }
-    }
-
-    #[cfg(not(feature = "git"))]
     fn source(&self) -> Source<'_> {
         Source::Disk(&self.tree)
     }
@@ -295,42 +261,6 @@ fn keep(planned: Planned, opts: &Options, place: &Place<'_>) -> Result<Applied, 
     }
 }
 
-/// The preview sink: keep the plan (and what confirm must write: the git mode and the audit
-/// record) under an event id; nothing is written.
-#[cfg(feature = "git")]
-fn preview(planned: Planned, opts: &Options, opened: &Opened) -> Result<Applied, Box<Refused>> {
-    let changes: Vec<_> = planned
-        .plan
-        .changes
-        .iter()
-        .map(|c| (c.path.clone(), c.before.clone(), c.after.clone()))
-        .collect();
-    let writes = match opts.git {
-        g if g.cached() => Writes::Index,
-        g if g.writes_index() => Writes::Both,
-        _ => Writes::WorkTree,
-    };
-    let kept = Kept {
-        writes,
-        audit: audit_record(&planned.plan.files),
-    };
-    let files = planned.plan.files.clone();
-    let mut out = conclude(planned, Mode::Preview, Vec::new())?;
-    // The run's state place (the caller's, else the one the root's opening found).
-    let state = opened
-        .txn_opts
-        .state_dir()
-        .and_then(AgentState::in_state_dir);
-    let json = serde_json::to_value(crate::report::Report::from(&out)).unwrap_or_default();
-    match state.and_then(|s| s.previews.save_kept(&changes, json, &kept)) {
-        Ok(id) => {
-            out.preview = Some(id);
-            Ok(out)
-        }
-        Err(e) => Err(Refused::of(e, files, Vec::new())),
-    }
-}
-
 /// The disk sink.
 pub(crate) struct Disk<'a> {
     pub tree: &'a DiskTree,
@@ -348,64 +278,14 @@ impl Disk<'_> {
     pub(crate) fn write(
         &self,
         planned: &Planned,
-        audit: &AuditRecord,
+        audit: &crate::txn::AuditRecord,
     ) -> Result<(Written, Vec<Warning>), Error> {
         self.tree.close_folders();
         let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
-        let committed: Committed = prepared.commit(None)?;
-        let mut warnings = txn_warnings(committed.recovered);
-        warnings.extend(txn_warnings(committed.warnings));
+        let committed = prepared.commit(None)?;
+        let mut warnings = super::txn_warnings(committed.recovered);
+        warnings.extend(super::txn_warnings(committed.warnings));
         Ok((Written { id: committed.id }, warnings))
-    }
-}
-
-#[cfg(feature = "git")]
-impl Disk<'_> {
-    /// Write a plan: the index edits staged in `lock` (when the index is written), the
-    /// work-tree transaction prepared, then both committed. With `rollback`, the index
-    /// entries before and after are kept for a revert. Returns the warnings of the commit.
-    pub(crate) fn write(
-        &self,
-        planned: &Planned,
-        mut lock: Option<LockedIndex>,
-        rollback: bool,
-        audit: &AuditRecord,
-    ) -> Result<(Written, Vec<Warning>), Error> {
-        let mut written = Written::default();
-        if let (Some(lock), Some(repo)) = (lock.as_mut(), self.repo) {
-            let changes = if self.git.cached() {
-                cached_changes(lock.state(), repo, planned)?
-            } else {
-                index_changes(repo, planned, self.tree)?
-            };
-            let paths: Vec<String> = changes.iter().map(|c| c.path().to_string()).collect();
-            let before = rollback
-                .then(|| lock.save_entries(repo, &paths))
-                .transpose()?;
-            lock.stage(repo, &changes, !self.git.cached())?;
-            written.index = before.map(|before| IndexWritten {
-                after: lock.save_again(&before),
-                before,
-            });
-        }
-        if self.git.cached() {
-            if let Some(lock) = lock {
-                lock.commit()?;
-            }
-            return Ok((written, Vec::new()));
-        }
-        self.tree.close_folders();
-        let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
-        let companion = lock.as_mut().map(|l| l as &mut dyn crate::txn::Companion);
-        let committed: Committed = prepared.commit(companion)?;
-        // Nothing in the work tree had to change (no transaction ran): the index alone.
-        if let Some(lock) = lock.filter(|l| !l.is_installed()) {
-            lock.commit()?;
-        }
-        let mut warnings = txn_warnings(committed.recovered);
-        warnings.extend(txn_warnings(committed.warnings));
-        written.id = committed.id;
-        Ok((written, warnings))
     }
 }
 
@@ -441,21 +321,4 @@ pub(crate) fn conclude(
         preview: None,
         mode,
     })
-}
-
-/// With conflict markers written (or, in a check, that would be), the `merge_conflict`
-/// error naming the files.
-#[cfg(feature = "git")]
-fn conflict_error(
-    first: &crate::git::fallback::Conflicted,
-    conflicts: &[crate::git::fallback::Conflicted],
-    mode: Mode,
-) -> Error {
-    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-    let fate = if mode == Mode::Check {
-        Conflicted::Checked
-    } else {
-        Conflicted::MarkersWritten(&paths)
-    };
-    ThreeWay::conflict_error(&first.path, &first.conflicts, fate)
 }
