@@ -122,26 +122,9 @@ impl From<FormatterError> for Error {
     }
 }
 
-/// The hook: the run's formatters, their globs compiled once.
+/// The hook: the run's formatters (their globs compiled when it runs).
 pub(crate) struct FormatterHook<'o> {
-    formatters: Vec<(&'o Formatter, Globs)>,
-}
-
-impl<'o> FormatterHook<'o> {
-    pub(crate) fn new(formatters: &'o [Formatter]) -> Result<FormatterHook<'o>, Error> {
-        let formatters = formatters
-            .iter()
-            .map(|f| Ok((f, Globs::new(std::slice::from_ref(&f.glob))?)))
-            .collect::<Result<_, Error>>()?;
-        Ok(FormatterHook { formatters })
-    }
-
-    fn matching(&self, path: &str) -> Option<&'o Formatter> {
-        self.formatters
-            .iter()
-            .find(|(_, globs)| globs.matching(path).is_some())
-            .map(|(f, _)| *f)
-    }
+    pub formatters: &'o [Formatter],
 }
 
 impl Hook for FormatterHook<'_> {
@@ -153,13 +136,24 @@ impl Hook for FormatterHook<'_> {
     ) -> Result<(), Error> {
         // A memory tree was refused before (the commands run in the root).
         let Some(tree) = run.tree else { return Ok(()) };
+        let globs = self
+            .formatters
+            .iter()
+            .map(|f| Ok((f, Globs::new(std::slice::from_ref(&f.glob))?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let matching = |path: &str| {
+            globs
+                .iter()
+                .find(|(_, g)| g.matching(path).is_some())
+                .map(|(f, _)| *f)
+        };
         let plan = &mut planned.plan;
         for i in 0..plan.changes.len() {
             let change = &plan.changes[i];
             let NewState::File { bytes, mode } = &change.after else {
                 continue;
             };
-            let Some(formatter) = self.matching(&change.path) else {
+            let Some(formatter) = matching(&change.path) else {
                 continue;
             };
             let formatted = format(tree.path(), formatter, &change.path, bytes.as_slice())?;

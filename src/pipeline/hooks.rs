@@ -7,8 +7,9 @@
 //! a patch refused at placement, the post-check (`--post-check`, with `--rollback-on-fail` a
 //! revert of this transaction's id — and of the index entries it wrote — under the root's
 //! lock; these three need the `git` feature and live in `git_hooks`), the formatters
-//! (`--formatter`, [`super::formatter`]), and a front end's own (the MCP session's permission check and read-back). The
-//! three-way fallback and the rebase wrap the planner itself ([`super::source`]).
+//! (`--formatter`, [`super::formatter`]), and a front end's own (the MCP session's permission
+//! check and read-back). The three-way fallback and the rebase wrap the planner itself
+//! ([`super::source`]).
 
 use std::path::Path;
 
@@ -129,10 +130,9 @@ pub(crate) fn register<'h>(
     #[cfg(not(feature = "git"))]
     let _ = (root, req);
     if !opts.formatters.is_empty() {
-        // Each glob compiled when the options were made.
-        if let Ok(hook) = super::formatter::FormatterHook::new(&opts.formatters) {
-            hooks.push(Box::new(hook));
-        }
+        hooks.push(Box::new(super::formatter::FormatterHook {
+            formatters: &opts.formatters,
+        }));
     }
     if opts.max_risk.is_some() || opts.report_risk {
         hooks.push(Box::new(RiskGate { opts }));
