@@ -43,6 +43,8 @@ pub enum ErrorCode {
     NotRead,
     UnknownPreview,
     PostCheckFailed,
+    /// A `--formatter` command failed, timed out or could not run: nothing was written.
+    FormatterFailed,
     Busy,
     PermissionDenied,
     IoError,
@@ -51,7 +53,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// All codes, in SPEC order (for documentation tests).
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::ParseError,
         ErrorCode::Usage,
         ErrorCode::PathEscape,
@@ -75,6 +77,7 @@ impl ErrorCode {
         ErrorCode::NotRead,
         ErrorCode::UnknownPreview,
         ErrorCode::PostCheckFailed,
+        ErrorCode::FormatterFailed,
         ErrorCode::Busy,
         ErrorCode::PermissionDenied,
         ErrorCode::IoError,
@@ -107,6 +110,7 @@ impl ErrorCode {
             ErrorCode::NotRead => "not_read",
             ErrorCode::UnknownPreview => "unknown_preview",
             ErrorCode::PostCheckFailed => "post_check_failed",
+            ErrorCode::FormatterFailed => "formatter_failed",
             ErrorCode::Busy => "busy",
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::IoError => "io_error",

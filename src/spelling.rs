@@ -74,6 +74,8 @@ pub enum Opt {
     Path,
     /// The Base of that file (`--base`, `base`).
     Base,
+    /// `--formatter GLOB=CMD` (the APIs' `formatter`; MCP: the operator's flag only).
+    Formatter,
 }
 
 /// The value a hint gives an option.
@@ -124,6 +126,7 @@ impl Opt {
             Opt::Read => "`apply-patch read`",
             Opt::Path => "--path",
             Opt::Base => "--base",
+            Opt::Formatter => "--formatter",
         }
     }
 
@@ -156,6 +159,7 @@ impl Opt {
             Opt::Read => "read",
             Opt::Path => "path",
             Opt::Base => "base",
+            Opt::Formatter => "formatter",
         }
     }
 

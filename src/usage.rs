@@ -50,6 +50,12 @@ pub enum UsageError {
     PreviewWithCheck,
     #[error("the window must be at least 1 line")]
     ZeroWindow,
+    /// A `--formatter` that is not `GLOB=CMD` (`why`: what is wrong with it).
+    #[error("{spec:?} is not a formatter: {why}")]
+    BadFormatter { spec: String, why: String },
+    /// `--formatter-timeout 0`.
+    #[error("a formatter's timeout must be at least 1 second")]
+    ZeroFormatterTimeout,
     /// A durability mode that does not exist, from the option or (`from_env`) the variable.
     #[error(
         "{}{name:?} is not a durability mode; known: {}",
@@ -177,6 +183,16 @@ impl UsageError {
                 .name(Opt::Path)
                 .text(", or leave out ")
                 .name(Opt::Base),
+            UsageError::BadFormatter { .. } => Hint::new()
+                .text("give ")
+                .opt(Opt::Formatter, Value::Text("GLOB=CMD".into()))
+                .text(
+                    ": a glob such as *.py, then a command that reads the file on its standard \
+                     input and writes it formatted",
+                ),
+            UsageError::ZeroFormatterTimeout => Hint::from(
+                "give a number of seconds of 1 or more, or leave it out for the default (600)",
+            ),
             UsageError::ZeroWindow => Hint::new()
                 .text("give ")
                 .opt(Opt::Window, Value::Number("N".into()))

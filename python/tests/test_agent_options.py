@@ -266,3 +266,30 @@ def test_read_recovers_a_crashed_transaction_first(tmp_path: Path) -> None:
         assert view["lines"] == [a.rstrip("\n")]
         shutil.rmtree(root)
     assert recovered, "some crash left a journal that read recovered"
+
+
+def test_formatter_keyword_formats_what_is_written_and_undo_restores(tree: Path) -> None:
+    """Issue 25 item 2: `formatter=` as a dict or a list of GLOB=CMD."""
+    report = apply_patch.apply(
+        tree, agent_patch("a.txt", "two", "zwei"), formatter={"*.txt": "tr a-z A-Z"}, diff=True
+    )
+    assert (tree / "a.txt").read_text() == "ONE\nZWEI\nTHREE\n"
+    assert "+ZWEI" in report["diff"], report["diff"]
+    assert (tree / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+    apply_patch.undo(tree)
+    assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+    apply_patch.apply(tree, agent_patch("a.txt", "two", "zwei"), formatter=["*.py=false"])
+    assert (tree / "a.txt").read_text() == "one\nzwei\nthree\n", "the glob does not match"
+
+
+def test_a_failing_formatter_raises_formatter_failed_and_writes_nothing(tree: Path) -> None:
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(
+            tree, agent_patch("a.txt", "two", "zwei"), formatter="*.txt=echo no >&2; exit 5"
+        )
+    assert caught.value.code == "formatter_failed"
+    assert (tree / "a.txt").read_text() == "one\ntwo\nthree\n"
+    with pytest.raises(ApplyPatchError) as caught:
+        apply_patch.apply(tree, agent_patch("a.txt", "two", "zwei"), formatter=["*.txt"])
+    assert caught.value.code == "usage"
+    assert caught.value.hint and 'formatter="GLOB=CMD"' in caught.value.hint, caught.value.hint

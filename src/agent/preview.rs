@@ -400,17 +400,17 @@ mod tests {
             .expect("kept");
         write("b.txt", "changed meanwhile\n");
 
-        let (preview, warnings) = confirm(root.path(), &state, &id).expect("confirms");
+        let (preview, warnings) = confirm(root.path(), Some(state.clone()), &id).expect("confirms");
         assert_eq!(preview.report["ok"], true);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(
             fs::read_to_string(root.path().join("a.txt")).expect("read"),
             "new\n"
         );
-        let again = confirm(root.path(), &state, &id).expect_err("only once");
+        let again = confirm(root.path(), Some(state.clone()), &id).expect_err("only once");
         assert_eq!(again.code, ErrorCode::UnknownPreview);
 
-        let e = confirm(root.path(), &state, &stale).expect_err("b.txt changed");
+        let e = confirm(root.path(), Some(state.clone()), &stale).expect_err("b.txt changed");
         assert_eq!(e.code, ErrorCode::StaleFile);
         assert_eq!(
             fs::read_to_string(root.path().join("b.txt")).expect("read"),

@@ -112,9 +112,15 @@ pub(crate) fn chip(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
     }
 }
 
-/// `apply-patch mcp [--read-only] [--post-check [NAME=]CMD]...`: serve MCP on standard input
-/// and output until closed. The `--post-check` commands are the only ones a tool may run.
-pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) -> Outcome {
+/// `apply-patch mcp [--read-only] [--post-check [NAME=]CMD]... [--formatter GLOB=CMD]...`:
+/// serve MCP on standard input and output until closed. The `--post-check` and
+/// `--formatter` commands are the only ones a tool may run.
+pub(crate) fn serve_mcp(
+    root: &Path,
+    read_only: bool,
+    post_checks: &[String],
+    formatters: &[String],
+) -> Outcome {
     let plain = |e: Error| Outcome::error(e, false, Style::Plain);
     if let Err(e) = apply_patch::agent::check_root(root) {
         return plain(e);
@@ -123,6 +129,13 @@ pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) ->
         Ok(c) => c,
         Err(e) => return plain(e),
     };
+    // Refused before serving, in the command line's words (each call decides it again).
+    if let Err(e) = formatters
+        .iter()
+        .try_for_each(|f| pipeline::Formatter::parse(f).map(drop))
+    {
+        return plain(e);
+    }
     let permission = if read_only {
         mcp::Permission::ReadOnly
     } else {
@@ -144,7 +157,8 @@ pub(crate) fn serve_mcp(root: &Path, read_only: bool, post_checks: &[String]) ->
         Err(e) => return plain(e),
     };
     let state = AgentState::for_root(&root).ok();
-    let server = mcp::McpServer::with_durability(root, permission, state, checks, durability);
+    let server = mcp::McpServer::with_durability(root, permission, state, checks, durability)
+        .with_formatters(formatters.to_vec());
     match mcp::serve_stdio(server) {
         Ok(()) => Outcome::default(),
         Err(e) => plain(e),

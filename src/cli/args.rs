@@ -161,6 +161,14 @@ pub struct ApplyArgs {
     /// Revert the change when the post-check fails (post_check_failed).
     #[arg(long, requires = "post_check")]
     pub rollback_on_fail: bool,
+    /// Pipe each written file matching GLOB through CMD (`sh -c`, in the root: the planned
+    /// bytes on stdin, the formatted bytes on stdout) before the commit; repeatable, the
+    /// first matching one formats a file. A failure refuses the patch (formatter_failed).
+    #[arg(long, value_name = "GLOB=CMD")]
+    pub formatter: Vec<String>,
+    /// Seconds one --formatter run may take before it is killed (default: 600).
+    #[arg(long, value_name = "SECS", requires = "formatter")]
+    pub formatter_timeout: Option<u64>,
     /// Refuse (risk_exceeded) a patch whose risk score is above N.
     #[arg(long, value_name = "N")]
     pub max_risk: Option<u32>,
@@ -341,6 +349,11 @@ pub enum Command {
         /// tools run nothing.
         #[arg(long, value_name = "[NAME=]CMD")]
         post_check: Vec<String>,
+        /// Pipe each file the writing tools write whose path matches GLOB through CMD (`sh
+        /// -c`, in the root) before the commit, as `--formatter` of an apply; repeatable.
+        /// The operator's only: no tool argument names a formatter.
+        #[arg(long, value_name = "GLOB=CMD", conflicts_with = "read_only")]
+        formatter: Vec<String>,
     },
     /// Print the function, block or element enclosing a line of FILE (no compiler needed).
     Range {

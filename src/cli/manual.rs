@@ -71,6 +71,10 @@ const ERROR_CODES: &[(&str, &str)] = &[
     ("not_read", "MCP: a file edited before it was read"),
     ("unknown_preview", "confirm: no such preview"),
     ("post_check_failed", "the --post-check command failed"),
+    (
+        "formatter_failed",
+        "a --formatter command failed or timed out; nothing was written",
+    ),
     ("busy", "another transaction holds the root"),
     ("permission_denied", "a file cannot be written"),
     ("io_error", "any other input or output failure"),

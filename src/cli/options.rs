@@ -32,6 +32,7 @@ pub enum Action {
     Mcp {
         read_only: bool,
         post_check: Vec<String>,
+        formatter: Vec<String>,
     },
     Undo,
     Recover,
@@ -142,9 +143,11 @@ pub fn validate(raw: RawArgs, style: Style) -> Result<Options, Error> {
         Some(Command::Mcp {
             read_only,
             post_check,
+            formatter,
         }) => Action::Mcp {
             read_only,
             post_check,
+            formatter,
         },
         Some(Command::Range {
             file,
@@ -231,6 +234,8 @@ fn apply_action(raw: ApplyArgs, front_end: FrontEnd) -> Result<Action, Error> {
         max_risk: raw.max_risk,
         post_check: raw.post_check,
         rollback_on_fail: raw.rollback_on_fail,
+        formatter: raw.formatter,
+        formatter_timeout: raw.formatter_timeout,
         durability: raw.durability,
         front_end,
         ..RawOptions::default()

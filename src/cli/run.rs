@@ -123,7 +123,8 @@ pub(crate) fn execute(opts: Options) -> Outcome {
         Action::Mcp {
             read_only,
             post_check,
-        } => agent::serve_mcp(&opts.root, *read_only, post_check),
+            formatter,
+        } => agent::serve_mcp(&opts.root, *read_only, post_check, formatter),
         Action::Convert { input, to, parse } => {
             match read_input(input).and_then(|b| convert(&opts.root, &b, parse, *to)) {
                 Ok(out) => Outcome {

@@ -36,7 +36,7 @@ fn apply_gated(
     input: &[u8],
     opts: &Options,
     mode: Mode,
-    gate: &mut dyn pipeline::Gate,
+    gate: &mut dyn pipeline::hooks::Hook,
 ) -> Result<Applied, Box<Refused>> {
     opts.check(mode).map_err(Refused::before)?;
     let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
@@ -44,5 +44,11 @@ fn apply_gated(
         input: Some(input),
         patch: &patch,
     };
-    pipeline::run(Target::Dir(root), &request, opts, mode, Some(gate))
+    pipeline::run(
+        Target::Dir(root),
+        &request,
+        opts,
+        mode,
+        Some(Box::new(gate)),
+    )
 }

@@ -31,6 +31,8 @@ use crate::agent::permit::{self, ReadRecord};
 use crate::agent::read::LineRange;
 use crate::pipeline::read::{ReadSetup, ReadWhat};
 use crate::agent::{oversize, sha256_hex, tools, AgentState};
+use crate::pipeline::hooks::{Facts, Hook};
+use crate::pipeline::sink::Run;
 use crate::pipeline::{self, AgentReport, ConfirmReport, FrontEnd, Mode, RawOptions};
 use crate::error::Error;
 use crate::model::Format;
@@ -63,6 +65,8 @@ struct Session {
     checks: PostChecks,
     /// How durable the writing tools' commits are (the operator's choice).
     durability: crate::txn::Durability,
+    /// The operator's `--formatter GLOB=CMD`s, for every write.
+    formatters: Vec<String>,
 }
 
 /// The MCP server of one root.
@@ -271,7 +275,40 @@ impl McpServer {
                 writes: permission != Permission::ReadOnly,
                 checks,
                 durability,
+                formatters: Vec::new(),
             }),
+            tool_router,
+            instructions,
+        }
+    }
+
+    /// This server with the operator's formatters (`apply-patch mcp --formatter GLOB=CMD`):
+    /// every write pipes the files it writes that match a glob through its command, as
+    /// `--formatter` does for an apply. A tool cannot name one.
+    pub fn with_formatters(self, formatters: Vec<String>) -> Self {
+        let McpServer {
+            session,
+            tool_router,
+            instructions,
+        } = self;
+        let session = match Arc::try_unwrap(session) {
+            Ok(mut s) => {
+                s.formatters = formatters;
+                s
+            }
+            // A server already shared keeps its session as it is, with these formatters.
+            Err(shared) => Session {
+                root: shared.root.clone(),
+                state: shared.state.clone(),
+                reads: Mutex::new(shared.reads().clone()),
+                writes: shared.writes,
+                checks: shared.checks.clone(),
+                durability: shared.durability,
+                formatters,
+            },
+        };
+        McpServer {
+            session: Arc::new(session),
             tool_router,
             instructions,
         }
@@ -469,6 +506,8 @@ impl Session {
             base: options.blocks.1.clone(),
             post_check,
             rollback_on_fail: options.rollback_on_fail,
+            // The operator's, never a tool argument's.
+            formatter: self.formatters.clone(),
             max_risk: options.max_risk,
             // The tools always report the risk.
             report_risk: Some(true),
@@ -658,22 +697,31 @@ struct Written {
     record: Option<ReadRecord>,
 }
 
-/// The session's hooks around a write ([`pipeline::Gate`]): the permission check before the
-/// plan, and the read-back of the written files after the commit, both through the run's
-/// tree (no second discovery of the repository per call).
+/// The session's hooks around a write (a [`Hook`]): the permission check before the plan,
+/// and the read-back of the written files after the commit, both through the run's tree (no
+/// second discovery of the repository per call).
 struct SessionGate<'s> {
     session: &'s Session,
     notices: Vec<permit::Notice>,
     written: Vec<Written>,
 }
 
-impl pipeline::Gate for SessionGate<'_> {
-    fn before(&mut self, tree: &DiskTree, patch: &crate::model::PatchSet<'_>) -> Result<(), Error> {
-        self.notices = permit::check(tree, patch, &self.session.reads())?;
+impl Hook for SessionGate<'_> {
+    fn before_plan(&mut self, run: &Run<'_, '_>) -> Result<(), Error> {
+        if let Some(tree) = run.tree {
+            self.notices = permit::check(tree, run.req.patch, &self.session.reads())?;
+        }
         Ok(())
     }
 
-    fn after(&mut self, tree: &DiskTree, applied: &pipeline::Applied) {
+    fn after_commit(
+        &mut self,
+        run: &Run<'_, '_>,
+        applied: &pipeline::Applied,
+        _written: Option<&pipeline::sink::Written>,
+        _facts: &mut Facts,
+    ) -> Result<(), Error> {
+        let Some(tree) = run.tree else { return Ok(()) };
         self.written = applied
             .files
             .iter()
@@ -683,6 +731,7 @@ impl pipeline::Gate for SessionGate<'_> {
                 record: read_back(tree, &f.path),
             })
             .collect();
+        Ok(())
     }
 }
 

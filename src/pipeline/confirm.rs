@@ -1,27 +1,31 @@
-//! Stage: orchestration (confirm). `apply-patch confirm ID` runs the pipeline with a kept
-//! preview as its source: the recovery first, then the claim (exactly once), the check that
-//! every path still holds what it held at the preview (`stale_file` otherwise; with the
-//! index, the `--index` guard too), and the same disk sink as a direct apply — the index as
-//! well when the preview was made with `--index` or `--cached`, and the plan's own audit
+//! Stage: orchestration (confirm). `apply-patch confirm ID` runs the pipeline's skeleton with
+//! a kept preview as its source: the root opened once, the recovery first, then the claim
+//! (exactly once), the check that every path still holds what it held at the preview
+//! (`stale_file` otherwise; with the index, the `--index` guard hook too), and the same disk
+//! sink as a direct apply — the index
+//! as well when the preview was made with `--index` or `--cached`, and the plan's own audit
 //! record, so that the audit line is a direct apply's.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::options::GitMode;
-use super::sink::Disk;
-use super::{hooks, recover_first};
+use super::git_hooks::IndexGuard;
+use super::hooks::Hook;
+use super::options::{GitMode, Mode, Options};
+use super::root::open_root;
+use super::sink::{skeleton, Opened, Place};
+use super::{recover_first, Request};
 use crate::agent::preview::{Before, Preview, PreviewStore, Writes};
 use crate::agent::AgentError;
 use crate::error::Error;
 use crate::git::fallback::Planned;
 use crate::git::trees::IndexTree;
-use crate::git::{LockedIndex, Repo};
+use crate::model::{Format, PatchSet, Rules};
 use crate::plan::Plan;
 use crate::report::Warning;
 use crate::state::StateDir;
-use crate::tree::{DiskTree, Tree};
-use crate::txn::{self, Change, Snapshot, TxnOptions};
+use crate::tree::Tree;
+use crate::txn::{self, AuditRecord, Change, NewState, Snapshot};
 
 /// A kept preview, committed by [`confirm`].
 #[derive(Debug, Clone)]
@@ -37,11 +41,7 @@ pub struct Confirmed {
 
 /// `apply-patch confirm ID`: commit a kept preview, exactly once.
 pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> Result<Confirmed, Error> {
-    let state = match state {
-        Some(s) => s,
-        None => StateDir::for_root(root)?,
-    };
-    let (preview, warnings) = commit_kept(root, &state, id)?;
+    let (preview, warnings) = commit_kept(root, state, id)?;
     Ok(Confirmed {
         preview: preview.id,
         files: preview.report.get("files").cloned().unwrap_or_default(),
@@ -49,21 +49,24 @@ pub fn confirm(root: &Path, id: &str, state: Option<StateDir>) -> Result<Confirm
     })
 }
 
-/// Claim preview `id` (once), check it still fits, and commit exactly the kept plan.
-/// Returns the preview and the warnings of the run (a recovery's, the commit's).
+/// Claim preview `id` (once), check it still fits, and commit exactly the kept plan: the
+/// run's skeleton with the preview as its source. Returns the preview and the warnings of
+/// the run (a recovery's, the commit's).
 pub(crate) fn commit_kept(
     root: &Path,
-    state: &StateDir,
+    state: Option<StateDir>,
     id: &str,
 ) -> Result<(Preview, Vec<Warning>), Error> {
-    let tree = DiskTree::new(root)?;
-    let txn_opts = TxnOptions {
-        state: Some(state.clone()),
-        ..TxnOptions::new(tree.path())
+    let opts = Options {
+        state,
+        ..Options::default()
     };
+    let root = open_root(root, &opts)?;
+    // The state place the root's opening found (the caller's, else the root's own).
+    let state = root.txn_opts.state_dir()?;
     // Before the claim: a refused recovery must not use the preview up. A rollback it does
     // shows as `stale_file` below when it touched a previewed path.
-    let mut warnings = recover_first(&txn_opts, false)?;
+    let mut warnings = recover_first(&root.txn_opts, false)?;
     let store = PreviewStore::new(state.sub("previews")?);
     let claimed = store.claim(id)?;
     let git = match claimed.preview.writes {
@@ -71,72 +74,94 @@ pub(crate) fn commit_kept(
         Writes::Both => GitMode::Index,
         Writes::Index => GitMode::Cached,
     };
-    let repo = match git {
-        GitMode::None => None,
-        _ => Some(Repo::discover(tree.path())?.ok_or_else(|| {
-            Error::from(AgentError::PreviewWithoutWorkTree { id: id.to_string() })
-        })?),
-    };
-    let lock = repo.as_ref().map(Repo::lock_index).transpose()?;
-    let mut changes = Vec::with_capacity(claimed.changes.len());
-    for (path, before, after) in claimed.changes {
-        let snapshot = snapshot_now(&tree, repo.as_ref(), lock.as_ref(), git, &path)?;
-        if Before::of(&snapshot) != before {
-            return Err(AgentError::PreviewStale {
-                id: id.to_string(),
-                path,
-            }
-            .into());
-        }
-        changes.push(Change {
-            path,
-            before: snapshot,
-            after,
-        });
+    // The index is read and locked as the preview's mode needs (an unreadable one stops the
+    // lock, as before; confirm reports no `index_unreadable`).
+    let (mut opened, _) = root.open(GitMode::None, git != GitMode::None)?;
+    if git != GitMode::None && opened.repo.is_none() {
+        return Err(AgentError::PreviewWithoutWorkTree { id: id.to_string() }.into());
     }
-    let planned = Planned {
-        plan: Plan {
-            files: Vec::new(),
-            warnings: Vec::new(),
-            changes,
-            diff: None,
-        },
-        bases: BTreeMap::new(),
-        conflicts: Vec::new(),
-    };
-    if let (GitMode::Index, Some(repo)) = (git, &repo) {
-        hooks::index_guard_planned(repo, lock.as_ref(), &planned.plan)?;
+    opened.git = git;
+    opened.kept = Some(KeptPlan {
+        id: id.to_string(),
+        changes: claimed.changes,
+        audit: claimed.preview.audit.clone(),
+    });
+    let mut hooks: Vec<Box<dyn Hook>> = Vec::new();
+    if git == GitMode::Index {
+        hooks.push(Box::new(IndexGuard { named: false }));
     }
-    let disk = Disk {
-        tree: &tree,
-        txn_opts: &txn_opts,
-        repo: repo.as_ref(),
-        git,
+    // The kept plan is the request; there is no patch to read.
+    let patch = PatchSet {
+        format: Format::Agent,
+        rules: Rules::AGENT,
+        cd: None,
+        files: Vec::new(),
     };
-    let (_, written) = disk.write(&planned, lock, false, &claimed.preview.audit)?;
-    warnings.extend(written);
+    let req = Request {
+        input: None,
+        patch: &patch,
+    };
+    let mut place = Place::Disk(Box::new(opened));
+    let applied = skeleton(&mut place, &req, &opts, Mode::Write, &mut hooks)
+        .map_err(|refused| refused.error)?;
+    warnings.extend(applied.warnings);
     Ok((claimed.preview, warnings))
 }
 
+/// A kept preview as a source: its changes in plan order, and the audit record of its plan.
+pub(crate) struct KeptPlan {
+    id: String,
+    changes: Vec<(String, Before, NewState)>,
+    pub audit: AuditRecord,
+}
+
+impl KeptPlan {
+    /// The plan to write: every path must still hold what it held at the preview
+    /// (`stale_file` otherwise), in the tree the preview was planned against.
+    pub(crate) fn check(&self, opened: &Opened) -> Result<Planned, Error> {
+        let mut changes = Vec::with_capacity(self.changes.len());
+        for (path, before, after) in &self.changes {
+            let snapshot = snapshot_now(opened, path)?;
+            if Before::of(&snapshot) != *before {
+                return Err(AgentError::PreviewStale {
+                    id: self.id.clone(),
+                    path: path.clone(),
+                }
+                .into());
+            }
+            changes.push(Change {
+                path: path.clone(),
+                before: snapshot,
+                after: after.clone(),
+            });
+        }
+        Ok(Planned {
+            plan: Plan {
+                files: Vec::new(),
+                warnings: Vec::new(),
+                changes,
+                diff: None,
+            },
+            bases: BTreeMap::new(),
+            conflicts: Vec::new(),
+        })
+    }
+}
+
 /// What `path` holds now in the tree the preview was planned against.
-fn snapshot_now(
-    tree: &DiskTree,
-    repo: Option<&Repo>,
-    lock: Option<&LockedIndex>,
-    git: GitMode,
-    path: &str,
-) -> Result<Snapshot, Error> {
-    match (git, repo, lock) {
+fn snapshot_now(opened: &Opened, path: &str) -> Result<Snapshot, Error> {
+    let root = opened.tree.path();
+    match (opened.git, &opened.repo, &opened.lock) {
         (GitMode::Cached, Some(repo), Some(lock)) => {
             let bases = BTreeMap::new();
             let index = IndexTree {
-                root: tree.path(),
+                root,
                 repo,
                 state: lock.state(),
                 bases: &bases,
             };
             Ok(index.read(path)?.0)
         }
-        _ => Ok(txn::read_snapshot(tree.path(), path)?.0),
+        _ => Ok(txn::read_snapshot(root, path)?.0),
     }
 }

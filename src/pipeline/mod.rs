@@ -31,12 +31,18 @@
 mod check;
 #[cfg(feature = "git")]
 pub mod confirm;
+pub mod formatter;
+#[cfg(feature = "git")]
+mod git_hooks;
+#[cfg(feature = "git")]
+mod git_sink;
 pub mod hooks;
 pub mod options;
 #[cfg(feature = "mcp")]
 pub mod read;
 #[cfg(feature = "git")]
 mod rebase;
+mod root;
 pub mod sink;
 pub mod source;
 #[cfg(feature = "git")]
@@ -50,13 +56,17 @@ use crate::error::Error;
 use crate::model::PatchSet;
 use crate::report::{FileReport, Report, Warning};
 use crate::risk::Risk;
-use crate::tree::{DiskTree, MemTree};
+use crate::tree::MemTree;
 use crate::txn::TxnOptions;
+use hooks::Hook;
+use root::open_root;
+use sink::Place;
 
 pub use crate::state::StateDir;
 pub use crate::txn::Durability;
 #[cfg(feature = "cli")]
 pub use check::{check_patches, CheckReport, PatchCheck};
+pub use formatter::Formatter;
 pub use options::{
     FrontEnd, GitMode, Mode, Options, OptionsBuilder, PostCheck, RawOptions, Stage, DURABILITY_ENV,
 };
@@ -234,26 +244,16 @@ pub(crate) struct Request<'p, 'a> {
     pub patch: &'p PatchSet<'a>,
 }
 
-/// A front end's hooks around a run on disk (the MCP session's): both see the tree the run
-/// reads through, so they need no second discovery of the root's repository nor a second
-/// walk to the files.
-pub(crate) trait Gate {
-    /// Checks the parsed patch after the recovery, before the plan (the permission check).
-    fn before(&mut self, tree: &DiskTree, patch: &PatchSet<'_>) -> Result<(), Error>;
-    /// Sees a write that committed ([`Mode::Write`]), after the commit.
-    fn after(&mut self, tree: &DiskTree, applied: &Applied);
-}
-
-/// The sequence (module docs). `gate`'s `before` runs after the recovery, before the plan;
-/// its `after`, after a write committed.
+/// The sequence (module docs), with a front end's own hook (`extra`) after the ones the
+/// options register.
 pub(crate) fn run(
     target: Target<'_>,
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    gate: Option<&mut dyn Gate>,
+    extra: Option<Box<dyn Hook + '_>>,
 ) -> Result<Applied, Box<Refused>> {
-    let mut out = run_for(target, req, opts, mode, gate);
+    let mut out = run_for(target, req, opts, mode, extra);
     // Every refusal's hint in the words of the front end that runs.
     if let Err(refused) = &mut out {
         refused.error.set_front_end(opts.front_end);
@@ -267,7 +267,7 @@ fn run_for(
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    gate: Option<&mut dyn Gate>,
+    extra: Option<Box<dyn Hook + '_>>,
 ) -> Result<Applied, Box<Refused>> {
     // The front ends checked before reading the patch; a library caller meets it here.
     opts.check(mode).map_err(Refused::before)?;
@@ -277,114 +277,54 @@ fn run_for(
             crate::usage::UsageError::NeedsGitFeature { what }.into(),
         ));
     }
-    match target {
-        Target::Memory(tree) => sink::memory(tree, req, opts, mode),
-        #[cfg(feature = "git")]
-        Target::Dir(root) => {
-            let mut out = on_disk(root, req, opts, mode, gate);
-            if let Err(refused) = &mut out {
-                if opts.keep_chips {
-                    hooks::keep_chip(root, req, opts, refused);
-                }
-            }
-            out
-        }
-        #[cfg(not(feature = "git"))]
-        Target::Dir(root) => on_disk(root, req, opts, mode, gate),
-    }
-}
-
-/// Steps 1–5 on a directory.
-fn on_disk(
-    root: &Path,
-    req: &Request<'_, '_>,
-    opts: &Options,
-    mode: Mode,
-    gate: Option<&mut dyn Gate>,
-) -> Result<Applied, Box<Refused>> {
-    // The root check (`root::check_root`) and the repository discovery, once per run: the
-    // tree's nested-repository guard and every step that needs the state place (the
-    // recovery, the commit, the undo record) share them. A state place given by the caller
-    // says nothing of the repository: the run then discovers it once for its tree and its
-    // planner (`tree_of`).
-    let (tree, state, discovery) = match &opts.state {
-        Some(s) => {
-            let (tree, discovery) = tree_of(root).map_err(Refused::before)?;
-            (tree, s.clone(), discovery)
-        }
-        None => {
-            let (state, discovery) = state_of(root).map_err(Refused::before)?;
-            (DiskTree::of_state(&state), state, discovery)
-        }
+    let root = match &target {
+        Target::Dir(root) => Some(*root),
+        Target::Memory(_) => None,
     };
-    let txn_opts = TxnOptions {
-        state: Some(state),
-        durability: opts.durability,
-        ..TxnOptions::new(tree.path())
+    let mut hooks = hooks::register(opts, root, req, extra);
+    let mut out = match target {
+        Target::Memory(tree) => sink::memory_can(opts, mode)
+            .map_err(Refused::before)
+            .and_then(|()| sink::skeleton(&mut Place::Memory(tree), req, opts, mode, &mut hooks)),
+        Target::Dir(root) => on_disk(root, req, opts, mode, &mut hooks),
     };
-    // Step 1, before anything reads the tree; a preview recovers like an apply.
-    let recovered = recover_first(&txn_opts, mode == Mode::Check).map_err(Refused::before)?;
-    let mut gate = gate;
-    let mut out = (|| {
-        if let Some(gate) = gate.as_deref_mut() {
-            gate.before(&tree, req.patch).map_err(Refused::before)?;
-        }
-        sink::plan_and_write(&tree, &txn_opts, req, opts, mode, discovery)
-    })();
-    if let (Some(gate), Ok(applied), Mode::Write) = (gate, &out, mode) {
-        gate.after(&tree, applied);
-    }
-    match &mut out {
-        Ok(a) => {
-            a.warnings.splice(0..0, recovered);
-        }
-        Err(r) => {
-            r.warnings.splice(0..0, recovered);
+    if let Err(refused) = &mut out {
+        for hook in hooks.iter_mut() {
+            hook.on_refusal(refused);
         }
     }
     out
 }
 
-/// The state place of `root`, from the run's one opening of its repository (kept for the
-/// planner: opening it again read git's config files again).
-#[cfg(feature = "git")]
-fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Error> {
-    let root_canon = crate::root::check_root(root)?;
-    let repo = crate::root::open_repo(&root_canon)?;
-    let state = crate::state::StateDir::for_opened(root_canon, repo.as_ref())?;
-    Ok((state, sink::Discovery::Opened(repo.map(Box::new))))
+/// A run on a directory: the root opened once, the recovery, then the skeleton.
+fn on_disk(
+    root: &Path,
+    req: &Request<'_, '_>,
+    opts: &Options,
+    mode: Mode,
+    hooks: &mut [Box<dyn Hook + '_>],
+) -> Result<Applied, Box<Refused>> {
+    let root = open_root(root, opts).map_err(Refused::before)?;
+    // Step 1, before anything reads the tree; a preview recovers like an apply.
+    let recovered = recover_first(&root.txn_opts, mode == Mode::Check).map_err(Refused::before)?;
+    let mut out = root
+        .open(opts.git, opts.git.writes_index() && mode == Mode::Write)
+        .map_err(Refused::before)
+        .and_then(|(opened, unreadable)| {
+            let mut out =
+                sink::skeleton(&mut Place::Disk(Box::new(opened)), req, opts, mode, hooks);
+            warnings_of(&mut out).splice(0..0, unreadable);
+            out
+        });
+    warnings_of(&mut out).splice(0..0, recovered);
+    out
 }
 
-/// The tree of `root` for a run whose state place the caller gave (it says nothing of the
-/// repository), from one opening of the root's repository that the planner then keeps. A
-/// repository that cannot be opened keeps the tree's nested-repository guard on (the safe
-/// side) and leaves the error to the planner's own discovery, as before.
-#[cfg(feature = "git")]
-fn tree_of(root: &Path) -> Result<(DiskTree, sink::Discovery), Error> {
-    let root_canon = crate::root::check_root(root)?;
-    match crate::root::open_repo(&root_canon) {
-        Ok(repo) => {
-            let in_repository = repo
-                .as_ref()
-                .is_some_and(|r| crate::root::git_dir_in(&root_canon, r).is_some());
-            let tree = DiskTree::at(root_canon, in_repository);
-            Ok((tree, sink::Discovery::Opened(repo.map(Box::new))))
-        }
-        Err(_) => Ok((DiskTree::at(root_canon, true), sink::Discovery::NotYet)),
+fn warnings_of(out: &mut Result<Applied, Box<Refused>>) -> &mut Vec<Warning> {
+    match out {
+        Ok(a) => &mut a.warnings,
+        Err(r) => &mut r.warnings,
     }
-}
-
-#[cfg(not(feature = "git"))]
-fn tree_of(root: &Path) -> Result<(DiskTree, sink::Discovery), Error> {
-    Ok((DiskTree::new(root)?, sink::Discovery::NotYet))
-}
-
-#[cfg(not(feature = "git"))]
-fn state_of(root: &Path) -> Result<(crate::state::StateDir, sink::Discovery), Error> {
-    Ok((
-        crate::state::StateDir::for_root(root)?,
-        sink::Discovery::NotYet,
-    ))
 }
 
 /// Step zero of every run that reads a tree on disk (SPEC §6): finish or roll back a

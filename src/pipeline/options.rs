@@ -8,6 +8,7 @@
 use crate::usage::UsageError;
 use std::time::Duration;
 
+use super::formatter::Formatter;
 use crate::error::Error;
 use crate::guard::Globs;
 use crate::locate::LocateOptions;
@@ -198,6 +199,11 @@ pub struct RawOptions {
     /// A command run with `sh -c` in the root after the commit.
     pub post_check: Option<String>,
     pub rollback_on_fail: bool,
+    /// `GLOB=CMD`, repeatable: the written files matching GLOB are piped through CMD (run
+    /// with `sh -c` in the root) before the commit.
+    pub formatter: Vec<String>,
+    /// Seconds one formatter run may take; None: ten minutes.
+    pub formatter_timeout: Option<u64>,
     /// None: the rule — a refused patch is kept as a chip, except by a plain check (one
     /// without `rebase` or `max_risk`), which keeps nothing.
     pub keep_chips: Option<bool>,
@@ -257,6 +263,20 @@ impl RawOptions {
         if self.base.is_some() && self.path.is_none() {
             return Err(UsageError::BaseWithoutPath.into());
         }
+        let timeout = match self.formatter_timeout {
+            Some(0) => return Err(UsageError::ZeroFormatterTimeout.into()),
+            t => t.map(Duration::from_secs),
+        };
+        let formatters = self
+            .formatter
+            .iter()
+            .map(|spec| {
+                Formatter::parse(spec).map(|mut f| {
+                    f.timeout = timeout;
+                    f
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let post_check = self.post_check.map(|command| PostCheck {
             command,
             timeout: None,
@@ -290,6 +310,7 @@ impl RawOptions {
                 .report_risk
                 .unwrap_or(self.max_risk.is_some() || mode == Mode::Preview),
             post_check,
+            formatters,
             state: None,
             front_end: self.front_end,
             durability,
@@ -355,6 +376,9 @@ pub struct Options {
     /// `--max-risk N`: refuse (`risk_exceeded`) a patch scoring more.
     pub max_risk: Option<u32>,
     pub post_check: Option<PostCheck>,
+    /// `--formatter GLOB=CMD`: the written files matching a glob are formatted before the
+    /// commit (the first matching formatter).
+    pub formatters: Vec<Formatter>,
     /// The state place (None: the root's own).
     pub state: Option<StateDir>,
     /// Put the risk score in the result (always with `max_risk` and in a preview).
@@ -393,6 +417,7 @@ impl Default for Options {
             rebase: false,
             max_risk: None,
             post_check: None,
+            formatters: Vec::new(),
             state: None,
             report_risk: false,
             keep_chips: false,
@@ -477,6 +502,13 @@ impl OptionsBuilder {
     /// Skip files matching these globs.
     pub fn exclude(mut self, globs: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.opts.exclude = globs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Pipe the written files matching a glob through a command (in this order; the first
+    /// matching one formats a file).
+    pub fn formatters(mut self, formatters: impl IntoIterator<Item = Formatter>) -> Self {
+        self.opts.formatters = formatters.into_iter().collect();
         self
     }
 

@@ -1,321 +1,263 @@
-//! Stage: orchestration (sinks). Where a plan goes: a memory tree, a kept preview, or the
-//! disk — the work-tree transaction, the index (`--cached`), or both (`--index`). Both are
-//! prepared before either commits: the index is locked, read and edited in memory, the work
-//! tree's transaction is prepared (locked, every target re-checked), then the transaction
-//! commits with the index as its companion (written before the commit mark, installed right
-//! after it). Writes the work tree only through the transaction, the index only through
-//! [`LockedIndex`].
+//! Stage: orchestration (sinks). The one skeleton of a run once its root is open
+//! ([`skeleton`]): before-plan hooks → plan (a source) → after-plan hooks → write (a sink) →
+//! after-commit hooks. The sinks differ only in their write step: a memory tree changes in
+//! place; a kept preview is saved under an event id; the disk — the work-tree transaction, the
+//! index (`--cached`), or both (`--index`) — prepares both before either commits: the index is
+//! locked, read and edited in memory, the work tree's transaction is prepared (locked, every
+//! target re-checked), then the transaction commits with the index as its companion (written
+//! before the commit mark, installed right after it). Writes the work tree only through the
+//! transaction, the index only through [`LockedIndex`].
 
+#[cfg(feature = "git")]
+use super::git_sink::{conflict_error, preview, IndexWritten};
+use super::hooks::{Facts, Hook};
 use super::options::{GitMode, Mode, Options};
 use super::source::{self, Planned, Source};
-use super::{audit_record, hooks, txn_warnings, Applied, Refused, Request};
-#[cfg(feature = "git")]
-use crate::agent::preview::{Kept, Writes};
-#[cfg(feature = "git")]
-use crate::agent::AgentState;
+use super::{audit_record, Applied, Refused, Request};
 use crate::error::Error;
 #[cfg(feature = "git")]
-use crate::git::changes::{cached_changes, index_changes};
-#[cfg(feature = "git")]
-use crate::git::{Conflicted, LockedIndex, Repo, SavedEntries, ThreeWay};
+use crate::git::{LockedIndex, Repo};
 use crate::report::Warning;
+use crate::state::StateDir;
 use crate::tree::{DiskTree, MemTree};
-use crate::txn::{AuditRecord, Committed, TxnOptions};
+use crate::txn::TxnOptions;
 use crate::usage::UsageError;
 
 /// What a commit wrote, for a revert: the transaction id (empty when the work tree had
 /// nothing to change) and the index entries before and after.
-#[cfg(feature = "git")]
 #[derive(Debug, Default)]
+// Without git nothing reverts a write (the post-check needs git).
+#[cfg_attr(not(feature = "git"), allow(dead_code))]
 pub(crate) struct Written {
     pub id: String,
+    #[cfg(feature = "git")]
     pub index: Option<IndexWritten>,
 }
 
-/// The entries at the paths the index sink wrote, before and after.
-#[derive(Debug)]
-#[cfg(feature = "git")]
-pub(crate) struct IndexWritten {
-    pub before: SavedEntries,
-    pub after: SavedEntries,
-}
-
-/// How far the run got in finding the root's repository before the plan.
-pub(crate) enum Discovery {
-    /// Not looked for yet (the planner discovers it).
-    NotYet,
-    /// Opened once for the state place (`None`: in no repository); the planner takes it
-    /// from there and reads the index (after the recovery, which may have installed one).
+/// A root opened once for a run: its canonical path (the tree), its state place (in the
+/// transaction options), its repository and, when the run writes the index, the index's lock
+/// (taken before anything is read, so that the guard and the write see one index).
+pub(crate) struct Opened {
+    pub tree: DiskTree,
+    pub txn_opts: TxnOptions,
     #[cfg(feature = "git")]
-    Opened(Option<Box<gix::Repository>>),
+    pub repo: Option<Repo>,
+    #[cfg(feature = "git")]
+    pub lock: Option<LockedIndex>,
+    /// A kept preview to plan from instead of the patch (`confirm`).
+    #[cfg(feature = "git")]
+    pub kept: Option<super::confirm::KeptPlan>,
+    /// The git mode the sink writes in (a kept preview's own, for `confirm`).
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
+    pub git: GitMode,
 }
 
-/// The memory sink: plan against the tree and change it (no git, no state place).
-pub(crate) fn memory(
-    tree: &mut MemTree,
-    req: &Request<'_, '_>,
-    opts: &Options,
-    mode: Mode,
-) -> Result<Applied, Box<Refused>> {
+/// Where a run plans and writes.
+pub(crate) enum Place<'t> {
+    Memory(&'t mut MemTree),
+    Disk(Box<Opened>),
+}
+
+/// What a hook sees of a run: its request, and on disk the tree, state place, repository and
+/// index lock the run opened.
+// Without git only the risk gate runs, and it reads the plan alone.
+#[cfg_attr(not(feature = "git"), allow(dead_code))]
+pub(crate) struct Run<'r, 'a> {
+    pub req: &'r Request<'r, 'a>,
+    pub tree: Option<&'r DiskTree>,
+    pub state: Option<&'r StateDir>,
+    #[cfg(feature = "git")]
+    pub repo: Option<&'r Repo>,
+    #[cfg(feature = "git")]
+    pub lock: Option<&'r LockedIndex>,
+}
+
+impl Place<'_> {
+    fn run<'r, 'a>(&'r self, req: &'r Request<'r, 'a>) -> Run<'r, 'a> {
+        match self {
+            Place::Memory(_) => Run {
+                req,
+                tree: None,
+                state: None,
+                #[cfg(feature = "git")]
+                repo: None,
+                #[cfg(feature = "git")]
+                lock: None,
+            },
+            Place::Disk(o) => Run {
+                req,
+                tree: Some(&o.tree),
+                state: o.txn_opts.state.as_ref(),
+                #[cfg(feature = "git")]
+                repo: o.repo.as_ref(),
+                #[cfg(feature = "git")]
+                lock: o.lock.as_ref(),
+            },
+        }
+    }
+
+    /// A kept preview is always written, as confirmed (an empty one too).
+    fn kept(&self) -> bool {
+        match self {
+            #[cfg(feature = "git")]
+            Place::Disk(o) => o.kept.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The tree the plan is made against.
+    fn source(&self) -> Source<'_> {
+        match self {
+            Place::Memory(tree) => Source::Memory(tree),
+            Place::Disk(o) => o.source(),
+        }
+    }
+
+    /// The write step: the memory tree changed in place, or the disk sink. Returns what was
+    /// written (for a revert) and the commit's warnings.
+    fn write(
+        &mut self,
+        planned: &Planned,
+        opts: &Options,
+    ) -> Result<(Written, Vec<Warning>), Error> {
+        match self {
+            Place::Memory(tree) => {
+                tree.apply_changes(&planned.plan.changes);
+                Ok((Written::default(), Vec::new()))
+            }
+            Place::Disk(o) => {
+                #[cfg(feature = "git")]
+                let rollback = opts.post_check.as_ref().is_some_and(|p| p.rollback_on_fail);
+                #[cfg(not(feature = "git"))]
+                let _ = opts;
+                let disk = Disk {
+                    tree: &o.tree,
+                    txn_opts: &o.txn_opts,
+                    #[cfg(feature = "git")]
+                    repo: o.repo.as_ref(),
+                    #[cfg(feature = "git")]
+                    git: o.git,
+                };
+                #[cfg(feature = "git")]
+                if let Some(kept) = &o.kept {
+                    // The plan's own audit record, so that the audit line is a direct apply's.
+                    return disk.write(planned, o.lock.take(), rollback, &kept.audit);
+                }
+                let audit = audit_record(&planned.plan.files);
+                #[cfg(feature = "git")]
+                return disk.write(planned, o.lock.take(), rollback, &audit);
+                #[cfg(not(feature = "git"))]
+                disk.write(planned, &audit)
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "git"))]
+impl Opened {
+    fn source(&self) -> Source<'_> {
+        Source::Disk(&self.tree)
+    }
+}
+
+/// A memory tree takes no git mode, no preview and nothing that needs a directory.
+pub(crate) fn memory_can(opts: &Options, mode: Mode) -> Result<(), Error> {
     let unusable = if opts.git != GitMode::None {
         Some("git modes need a git work tree on disk")
     } else if mode == Mode::Preview {
         Some("a preview is kept in a state place, and a memory tree has none")
     } else if opts.rebase || opts.post_check.is_some() {
         Some("--rebase and --post-check need a directory on disk")
+    } else if !opts.formatters.is_empty() {
+        Some("--formatter runs its commands in a directory on disk")
     } else {
         None
     };
-    if let Some(why) = unusable {
-        return Err(Refused::before(UsageError::TargetCannot { why }.into()));
+    match unusable {
+        Some(why) => Err(UsageError::TargetCannot { why }.into()),
+        None => Ok(()),
     }
-    let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
-    let planned = source::plan(&Source::Memory(tree), req.patch, opts, &plan_opts)?;
-    let risk = hooks::risk_gate(&planned.plan, opts)?;
-    if mode == Mode::Write {
-        tree.apply_changes(&planned.plan.changes);
-    }
-    let mut out = conclude(planned, mode, Vec::new())?;
-    out.risk = risk;
-    Ok(out)
 }
 
-/// Steps 3–5 of a run on a directory without the `git` feature, once recovered: the
-/// directory as a plain one (the options that need git were refused before), the risk gate,
-/// the disk transaction.
-#[cfg(not(feature = "git"))]
-pub(crate) fn plan_and_write(
-    tree: &DiskTree,
-    txn_opts: &TxnOptions,
+/// The one skeleton of a run (module docs), once the root is open and recovered; the hooks'
+/// facts (the risk, the post-check's outcome) go into the result, refused or not.
+pub(crate) fn skeleton(
+    place: &mut Place<'_>,
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    _discovery: Discovery,
+    hooks: &mut [Box<dyn Hook + '_>],
 ) -> Result<Applied, Box<Refused>> {
-    let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
-    let planned = source::plan(&Source::Disk(tree), req.patch, opts, &plan_opts)?;
-    let risk = hooks::risk_gate(&planned.plan, opts)?;
-    let with_risk = |mut r: Box<Refused>| {
-        r.risk = risk.clone();
-        r
-    };
-    let mut after = Vec::new();
-    if mode == Mode::Write && !planned.plan.changes.is_empty() {
-        let disk = Disk { tree, txn_opts };
-        after = disk
-            .write(&planned, &audit_record(&planned.plan.files))
-            .map_err(|e| Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone()))
-            .map_err(with_risk)?;
-    }
-    let mut out = conclude(planned, mode, after).map_err(with_risk)?;
-    out.risk = risk;
-    Ok(out)
-}
-
-/// Steps 3–5 of a run on a directory, once recovered: source, hooks, sink.
-#[cfg(feature = "git")]
-pub(crate) fn plan_and_write(
-    tree: &DiskTree,
-    txn_opts: &TxnOptions,
-    req: &Request<'_, '_>,
-    opts: &Options,
-    mode: Mode,
-    discovery: Discovery,
-) -> Result<Applied, Box<Refused>> {
-    let (repo, unreadable) = discover(tree, opts.git, discovery).map_err(Refused::before)?;
-    let mut out = plan_and_write_in(tree, txn_opts, req, opts, mode, repo);
-    let warnings = match &mut out {
-        Ok(a) => &mut a.warnings,
-        Err(r) => &mut r.warnings,
-    };
-    warnings.splice(0..0, unreadable);
+    let mut facts = Facts::default();
+    let mut out = steps(place, req, opts, mode, hooks, &mut facts);
+    facts.attach(&mut out);
     out
 }
 
-/// [`plan_and_write`] once the repository (if any) is known.
-#[cfg(feature = "git")]
-fn plan_and_write_in(
-    tree: &DiskTree,
-    txn_opts: &TxnOptions,
+fn steps(
+    place: &mut Place<'_>,
     req: &Request<'_, '_>,
     opts: &Options,
     mode: Mode,
-    repo: Option<Repo>,
+    hooks: &mut [Box<dyn Hook + '_>],
+    facts: &mut Facts,
 ) -> Result<Applied, Box<Refused>> {
     let plan_opts = opts.plan_options(mode).map_err(Refused::before)?;
-    // The index is locked before anything is read, so the check and the write see one index.
-    let lock = match (&repo, opts.git.writes_index() && mode == Mode::Write) {
-        (Some(repo), true) => Some(repo.lock_index().map_err(Refused::before)?),
-        _ => None,
+    let refuse = |e: Error, planned: &Planned| {
+        Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone())
     };
-    let guarded = opts.git.writes_index() && !opts.git.cached();
     let planned = {
-        let source = match &repo {
-            None => Source::Disk(tree),
-            Some(repo) if opts.git.cached() => Source::Index {
-                root: tree.path(),
-                repo,
-                state: lock.as_ref().map_or(repo.index_state(), LockedIndex::state),
-            },
-            Some(repo) => Source::WorkTree { tree, repo },
-        };
-        if let (true, Some(repo)) = (guarded, &repo) {
-            hooks::index_guard_named(repo, lock.as_ref(), req.patch, tree.path())
-                .map_err(Refused::before)?;
+        let run = place.run(req);
+        for hook in hooks.iter_mut() {
+            hook.before_plan(&run).map_err(Refused::before)?;
         }
-        source::plan(&source, req.patch, opts, &plan_opts)?
+        let mut planned = source::plan(&place.source(), req.patch, opts, &plan_opts)?;
+        for hook in hooks.iter_mut() {
+            hook.after_plan(&run, &mut planned, facts)
+                .map_err(|e| refuse(e, &planned))?;
+        }
+        planned
     };
-    if let (true, Some(repo)) = (guarded, &repo) {
-        hooks::index_guard_planned(repo, lock.as_ref(), &planned.plan).map_err(|e| {
-            Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone())
-        })?;
-    }
-    let risk = hooks::risk_gate(&planned.plan, opts)?;
-    let with_risk = |mut r: Box<Refused>| {
-        r.risk = risk.clone();
-        r
-    };
-    let mut out = match mode {
-        Mode::Check => conclude(planned, mode, Vec::new()),
-        Mode::Preview => preview(planned, opts, tree),
-        Mode::Write if planned.plan.changes.is_empty() => conclude(planned, mode, Vec::new()),
+    let (written, after) = match mode {
+        Mode::Check => (None, Vec::new()),
+        Mode::Preview => return keep(planned, opts, place),
+        Mode::Write if planned.plan.changes.is_empty() && !place.kept() => (None, Vec::new()),
         Mode::Write => {
-            let disk = Disk {
-                tree,
-                txn_opts,
-                repo: repo.as_ref(),
-                git: opts.git,
-            };
-            let rollback = opts.post_check.as_ref().is_some_and(|p| p.rollback_on_fail);
-            let audit = audit_record(&planned.plan.files);
-            return disk
-                .write(&planned, lock, rollback, &audit)
-                .map_err(|e| {
-                    Refused::of(e, planned.plan.files.clone(), planned.plan.warnings.clone())
-                })
-                .map_err(with_risk)
-                .and_then(|(written, warnings)| {
-                    let mut out = conclude(planned, mode, warnings).map_err(with_risk)?;
-                    out.risk = risk.clone();
-                    verify(out, written, &disk, opts)
-                });
+            let (written, after) = place
+                .write(&planned, opts)
+                .map_err(|e| refuse(e, &planned))?;
+            (Some(written), after)
+        }
+    };
+    let out = conclude(planned, mode, after)?;
+    if mode == Mode::Write {
+        let run = place.run(req);
+        for hook in hooks.iter_mut() {
+            if let Err(e) = hook.after_commit(&run, &out, written.as_ref(), facts) {
+                // The plan's warnings only: what the commit reported is undone with it.
+                let warnings = out.warnings.into_iter().filter(|w| !is_txn_warning(w));
+                return Err(Refused::of(e, out.files, warnings.collect()));
+            }
         }
     }
-    .map_err(with_risk)?;
-    out.risk = risk;
     Ok(out)
 }
 
-/// The post-check hook after a disk write.
-#[cfg(feature = "git")]
-fn verify(
-    mut out: Applied,
-    written: Written,
-    disk: &Disk<'_>,
-    opts: &Options,
-) -> Result<Applied, Box<Refused>> {
-    let Some(check) = &opts.post_check else {
-        return Ok(out);
-    };
-    let state = disk.txn_opts.state_dir().map_err(Refused::before)?;
-    match hooks::post_check(disk.tree.path(), check, written, disk.repo, &state) {
-        Ok(v) => {
-            out.verification = Some(v);
-            Ok(out)
-        }
-        Err(failed) => {
-            let (error, v) = *failed;
-            // The plan's warnings only: what the commit reported is undone with it.
-            let warnings = out
-                .warnings
-                .into_iter()
-                .filter(|w| !is_txn_warning(w))
-                .collect();
-            let mut refused = Refused::of(error, out.files, warnings);
-            refused.risk = out.risk;
-            refused.verification = Some(v);
-            Err(refused)
-        }
-    }
-}
-
-#[cfg(feature = "git")]
 fn is_txn_warning(w: &Warning) -> bool {
     use crate::report::WarningCode;
     matches!(w.code, WarningCode::Cleanup)
 }
 
-/// The repository the root lies in; a git mode without one is a usage error. A corrupt
-/// index stops only the modes that use it: a plain apply warns (`index_unreadable`) and goes
-/// on, as `git apply` does.
-#[cfg(feature = "git")]
-fn discover(
-    tree: &DiskTree,
-    git: GitMode,
-    discovery: Discovery,
-) -> Result<(Option<Repo>, Option<Warning>), Error> {
-    let repo = match discovery {
-        Discovery::NotYet => Repo::discover(tree.path())?,
-        // The tree's path is the canonical root the repository was opened for.
-        Discovery::Opened(Some(repo)) => Repo::of_opened(tree.path(), tree.path(), *repo)?,
-        Discovery::Opened(None) => None,
-    };
-    match (repo, git.flag()) {
-        (Some(repo), flag) => match repo.index_error() {
-            Some(e) if flag.is_some() => Err(e.clone().into()),
-            Some(e) => {
-                let warning = Warning::new(
-                    crate::report::WarningCode::IndexUnreadable,
-                    format!(
-                        "{e}; applied to the work tree without it (submodules listed only in \
-                         the index are not recognised)"
-                    ),
-                );
-                Ok((Some(repo), Some(warning)))
-            }
-            None => Ok((Some(repo), None)),
-        },
-        (None, Some(flag)) => Err(UsageError::NoWorkTree {
-            flag,
-            root: tree.path().to_path_buf(),
+/// The preview sink on disk (a memory tree has no state place to keep it in).
+fn keep(planned: Planned, opts: &Options, place: &Place<'_>) -> Result<Applied, Box<Refused>> {
+    match place {
+        #[cfg(feature = "git")]
+        Place::Disk(o) => preview(planned, opts, o),
+        _ => {
+            let _ = (planned, opts);
+            let why = "a preview is kept in a state place, and a memory tree has none";
+            Err(Refused::before(UsageError::TargetCannot { why }.into()))
         }
-        .into()),
-        (None, None) => Ok((None, None)),
-    }
-}
-
-/// The preview sink: keep the plan (and what confirm must write: the git mode and the audit
-/// record) under an event id; nothing is written.
-#[cfg(feature = "git")]
-fn preview(planned: Planned, opts: &Options, tree: &DiskTree) -> Result<Applied, Box<Refused>> {
-    let changes: Vec<_> = planned
-        .plan
-        .changes
-        .iter()
-        .map(|c| (c.path.clone(), c.before.clone(), c.after.clone()))
-        .collect();
-    let writes = match opts.git {
-        g if g.cached() => Writes::Index,
-        g if g.writes_index() => Writes::Both,
-        _ => Writes::WorkTree,
-    };
-    let kept = Kept {
-        writes,
-        audit: audit_record(&planned.plan.files),
-    };
-    let files = planned.plan.files.clone();
-    let mut out = conclude(planned, Mode::Preview, Vec::new())?;
-    let state = match &opts.state {
-        Some(s) => AgentState::in_state_dir(s.clone()),
-        None => AgentState::for_root(tree.path()),
-    };
-    let json = serde_json::to_value(crate::report::Report::from(&out)).unwrap_or_default();
-    match state.and_then(|s| s.previews.save_kept(&changes, json, &kept)) {
-        Ok(id) => {
-            out.preview = Some(id);
-            Ok(out)
-        }
-        Err(e) => Err(Refused::of(e, files, Vec::new())),
     }
 }
 
@@ -331,68 +273,19 @@ pub(crate) struct Disk<'a> {
 
 #[cfg(not(feature = "git"))]
 impl Disk<'_> {
-    /// Write a plan through the work-tree transaction. Returns the warnings of the commit.
+    /// Write a plan through the work-tree transaction. Returns what was written and the
+    /// warnings of the commit.
     pub(crate) fn write(
         &self,
         planned: &Planned,
-        audit: &AuditRecord,
-    ) -> Result<Vec<Warning>, Error> {
-        self.tree.close_folders();
-        let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
-        let committed: Committed = prepared.commit(None)?;
-        let mut warnings = txn_warnings(committed.recovered);
-        warnings.extend(txn_warnings(committed.warnings));
-        Ok(warnings)
-    }
-}
-
-#[cfg(feature = "git")]
-impl Disk<'_> {
-    /// Write a plan: the index edits staged in `lock` (when the index is written), the
-    /// work-tree transaction prepared, then both committed. With `rollback`, the index
-    /// entries before and after are kept for a revert. Returns the warnings of the commit.
-    pub(crate) fn write(
-        &self,
-        planned: &Planned,
-        mut lock: Option<LockedIndex>,
-        rollback: bool,
-        audit: &AuditRecord,
+        audit: &crate::txn::AuditRecord,
     ) -> Result<(Written, Vec<Warning>), Error> {
-        let mut written = Written::default();
-        if let (Some(lock), Some(repo)) = (lock.as_mut(), self.repo) {
-            let changes = if self.git.cached() {
-                cached_changes(lock.state(), repo, planned)?
-            } else {
-                index_changes(repo, planned, self.tree)?
-            };
-            let paths: Vec<String> = changes.iter().map(|c| c.path().to_string()).collect();
-            let before = rollback
-                .then(|| lock.save_entries(repo, &paths))
-                .transpose()?;
-            lock.stage(repo, &changes, !self.git.cached())?;
-            written.index = before.map(|before| IndexWritten {
-                after: lock.save_again(&before),
-                before,
-            });
-        }
-        if self.git.cached() {
-            if let Some(lock) = lock {
-                lock.commit()?;
-            }
-            return Ok((written, Vec::new()));
-        }
         self.tree.close_folders();
         let prepared = crate::txn::prepare(self.txn_opts, planned.plan.changes.clone(), audit)?;
-        let companion = lock.as_mut().map(|l| l as &mut dyn crate::txn::Companion);
-        let committed: Committed = prepared.commit(companion)?;
-        // Nothing in the work tree had to change (no transaction ran): the index alone.
-        if let Some(lock) = lock.filter(|l| !l.is_installed()) {
-            lock.commit()?;
-        }
-        let mut warnings = txn_warnings(committed.recovered);
-        warnings.extend(txn_warnings(committed.warnings));
-        written.id = committed.id;
-        Ok((written, warnings))
+        let committed = prepared.commit(None)?;
+        let mut warnings = super::txn_warnings(committed.recovered);
+        warnings.extend(super::txn_warnings(committed.warnings));
+        Ok((Written { id: committed.id }, warnings))
     }
 }
 
@@ -428,21 +321,4 @@ pub(crate) fn conclude(
         preview: None,
         mode,
     })
-}
-
-/// With conflict markers written (or, in a check, that would be), the `merge_conflict`
-/// error naming the files.
-#[cfg(feature = "git")]
-fn conflict_error(
-    first: &crate::git::fallback::Conflicted,
-    conflicts: &[crate::git::fallback::Conflicted],
-    mode: Mode,
-) -> Error {
-    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-    let fate = if mode == Mode::Check {
-        Conflicted::Checked
-    } else {
-        Conflicted::MarkersWritten(&paths)
-    };
-    ThreeWay::conflict_error(&first.path, &first.conflicts, fate)
 }

@@ -1,6 +1,6 @@
 //! Stage: orchestration (sources). Which tree a run plans against — a memory tree, a
-//! directory outside git, the git work tree (with its write guard and blob ids), or the index
-//! (`--cached`) — and the two hooks that wrap the planner itself: the three-way fallback
+//! directory outside git, the git work tree (with its write guard and blob ids), the index
+//! (`--cached`), or a kept preview (`confirm`) — and the two hooks that wrap the planner itself: the three-way fallback
 //! (`--3way`: a file whose hunks do not apply is planned on its base blob and merged) and the
 //! rebase (`--rebase`, its own module: a stale `*** Base:` is planned on an overlay that
 //! serves the base and merged onto the current file). Reads only. Without the `git` feature
@@ -68,6 +68,13 @@ pub(crate) enum Source<'a> {
         repo: &'a Repo,
         state: &'a gix::index::State,
     },
+    /// A kept preview (`confirm`): its changes, each checked against what its path holds
+    /// now in the tree it was planned against.
+    #[cfg(feature = "git")]
+    Kept {
+        kept: &'a super::confirm::KeptPlan,
+        opened: &'a super::sink::Opened,
+    },
 }
 
 impl Source<'_> {
@@ -133,6 +140,14 @@ impl Source<'_> {
                 };
                 plan_with_fallback(repo, patch, &fallback, true, &make, &current)
             }
+            #[cfg(feature = "git")]
+            Source::Kept { kept, opened } => kept.check(opened).map_err(|error| {
+                Box::new(Refusal {
+                    error,
+                    files: Vec::new(),
+                    warnings: Vec::new(),
+                })
+            }),
         }
     }
 }

@@ -21,6 +21,8 @@ use crate::error::ErrorCode;
 /// existing directory, else `usage` with a hint, as SPEC's usage errors are. Returns it
 /// canonical.
 pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
+    #[cfg(test)]
+    openings::count(true);
     match std::fs::canonicalize(root) {
         Ok(canonical) if canonical.is_dir() => Ok(canonical),
         _ => Err(UsageError::RootNotDirectory {
@@ -42,6 +44,8 @@ pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
 /// anything of ours in it is read.
 #[cfg(feature = "git")]
 pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Error> {
+    #[cfg(test)]
+    openings::count(false);
     let repo = match gix::discover_with_environment_overrides(root_canon) {
         Ok(repo) => repo,
         Err(err) if is_not_found(&err) => return Ok(None),
@@ -157,4 +161,31 @@ pub(crate) fn gix_message(what: &str, err: &gix::Error) -> String {
         last = text;
     }
     message
+}
+
+/// Test-only: how many times this thread checked (canonicalised) a root and opened a
+/// repository, so that a test can say how often one run opens its root.
+#[cfg(test)]
+pub(crate) mod openings {
+    use std::cell::Cell;
+
+    thread_local! {
+        static COUNTS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    pub(crate) fn count(root: bool) {
+        COUNTS.with(|c| {
+            let (roots, repos) = c.get();
+            c.set(if root {
+                (roots + 1, repos)
+            } else {
+                (roots, repos + 1)
+            });
+        });
+    }
+
+    /// `(roots canonicalised, repositories opened)` since the last call.
+    pub(crate) fn take() -> (usize, usize) {
+        COUNTS.with(|c| c.replace((0, 0)))
+    }
 }

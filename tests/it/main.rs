@@ -6,6 +6,9 @@ mod blocks;
 mod cli;
 mod conformance;
 mod convert;
+// The formatters run `sh`.
+#[cfg(unix)]
+mod formatter;
 mod front;
 // The git tests build their fixtures with the git CLI and check modes and symlinks: Unix
 // only (the Windows run under Wine has no git).

@@ -1085,3 +1085,37 @@ async fn read_recovers_a_crashed_transaction_in_every_front_end() {
     whole(&t);
     client.cancel().await.expect("the session closes");
 }
+
+// Issue 25 item 2: `apply-patch mcp --formatter GLOB=CMD` is the operator's; every write of
+// the tools pipes the matching files through it, and no tool argument names one.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_operators_formatter_formats_what_the_tools_write() {
+    let t = TempTree::with(&[("notes.txt", "a\nb\n")]);
+    let client = start(&t, &["--formatter", "*.txt=tr a-z A-Z"]).await;
+    call(&client, "read", json!({"path": "notes.txt"})).await;
+    let p = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-b\n+c\n*** End Patch\n";
+    let (value, failed) = data(&client, "apply_patch", json!({"patch": p})).await;
+    assert!(!failed, "{value}");
+    assert_eq!(t.read_str("notes.txt"), "A\nC\n");
+    let schema = input_schema(&client, "apply_patch").await;
+    assert!(
+        !schema.to_string().contains("formatter"),
+        "no tool argument names a formatter: {schema}"
+    );
+    client.cancel().await.expect("the session closes");
+}
+
+#[test]
+fn operator_formatter_flags_are_checked() {
+    let t = TempTree::new();
+    let out = t.run(&["mcp", "--formatter", "*.txt"], "");
+    assert_eq!(out.status, 2, "{}", out.normalized());
+    assert!(
+        out.stderr.contains("is not a formatter"),
+        "{}",
+        out.normalized()
+    );
+    let out = t.run(&["mcp", "--read-only", "--formatter", "*.txt=cat"], "");
+    assert_eq!(out.status, 2, "{}", out.normalized());
+}

@@ -67,6 +67,10 @@ export interface ApplyOptions {
   postCheck?: string;
   /** `--rollback-on-fail` (with `postCheck`): revert the change when the check fails. */
   rollbackOnFail?: boolean;
+  /** `--formatter GLOB=CMD` (repeatable): pipe each written file matching GLOB through `sh -c CMD` in the root before the commit; a failure refuses (`formatter_failed`). */
+  formatter?: string | string[];
+  /** `--formatter-timeout SECS`: how long one formatter run may take (default 600). */
+  formatterTimeout?: number;
   /** `--max-risk N`: refuse (`risk_exceeded`) a patch whose risk score is above N. */
   maxRisk?: number;
   /** `--durability`: `full` (default, or `APPLY_PATCH_DURABILITY`), `fsync` or `atomic`. */
@@ -135,6 +139,7 @@ export type ErrorCode =
   | 'not_read'
   | 'unknown_preview'
   | 'post_check_failed'
+  | 'formatter_failed'
   | 'busy'
   | 'permission_denied'
   | 'io_error'

@@ -53,6 +53,8 @@ const APPLY_OPTIONS = {
   preview: ['--preview', 'flag'],
   postCheck: ['--post-check', 'text'],
   rollbackOnFail: ['--rollback-on-fail', 'flag'],
+  formatter: ['--formatter', 'texts'],
+  formatterTimeout: ['--formatter-timeout', 'count'],
   maxRisk: ['--max-risk', 'count'],
   durability: ['--durability', 'text'],
 };

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _native
 
@@ -115,6 +115,8 @@ def apply(
     durability: Optional[str] = None,
     path: Optional[str] = None,
     base: Optional[str] = None,
+    formatter: Union[str, Iterable[str], Mapping[str, str]] = (),
+    formatter_timeout: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Apply ``patch`` to the directory ``root`` (with ``check=True``, only plan it).
 
@@ -139,6 +141,12 @@ def apply(
       the report's ``verification`` (``status`` is ``"passed"``, ``"failed"`` or
       ``"timed_out"``). A failing check leaves the change applied, unless
       ``rollback_on_fail=True`` undoes it and raises ``post_check_failed``;
+    - ``formatter``: ``{"*.py": "black -q -"}`` or ``["*.py=black -q -"]`` (``--formatter
+      GLOB=CMD``): each written file whose path matches a glob is piped through its command
+      (``sh -c``, in ``root``, the planned bytes on stdin, the formatted bytes on stdout)
+      before the commit; the formatted bytes are what is written, reported and undone. A
+      failing command (or one running over ``formatter_timeout`` seconds, 600 by default)
+      raises ``formatter_failed`` with nothing written;
     - ``max_risk=N``: refuse (``risk_exceeded``) a patch whose risk score is above N; the
       report's ``risk`` gives the score;
     - ``keep_chips``: keep a refused patch as a chip (``apply-patch chip ID``); by default
@@ -178,10 +186,21 @@ def apply(
         "durability": durability,
         "path": path,
         "base": base,
+        "formatter": _formatters(formatter),
+        "formatter_timeout": formatter_timeout,
     }
     # None: the library's default (the command line's), kept in one place.
     given = {k: v for k, v in options.items() if v is not None}
     return _checked(_native.apply(os.fspath(root), _patch_bytes(patch), json.dumps(given)))
+
+
+def _formatters(formatter: Union[str, Iterable[str], Mapping[str, str]]) -> "list[str]":
+    """``formatter=`` as the library's ``GLOB=CMD`` list (one string, a list, or a dict)."""
+    if isinstance(formatter, str):
+        return [formatter]
+    if isinstance(formatter, Mapping):
+        return [f"{glob}={command}" for glob, command in formatter.items()]
+    return list(formatter)
 
 
 def read(
