@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::parse::quoted::{escape_for_terminal, quote_for_terminal};
+use crate::quote::{escape_for_terminal, quote_for_terminal};
 use crate::spelling::{FrontEnd, Hint};
 
 /// The typed error an [`Error`] was made from (its [`std::error::Error::source`]): shared, so

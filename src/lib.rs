@@ -65,9 +65,8 @@
 //! crate-private items: the MCP server's session (`mcp::server`, for `serve`), the post-check
 //! catalog (`agent::catalog`) and the chip store of [`agent::AgentState`] (`apply-patch
 //! chip`), the preview lifetime (`agent::preview::PREVIEW_TTL`), the text of a blocked
-//! transaction (`txn::blocked_text`), terminal quoting (`parse::quoted`,
-//! `report::terminal_text`), the bounded patch readers of `patch_file`, and the usage error
-//! type (`usage::UsageError`).
+//! transaction (`txn::blocked_text`), terminal quoting (`quote`), the bounded patch readers of
+//! `patch_file`, and the usage error type (`usage::UsageError`).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -122,6 +121,7 @@ internal_mod! {
     hash;
     #[cfg(feature = "git")]
     merge;
+    quote;
     risk;
     state;
     transform;

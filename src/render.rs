@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use crate::error::Error;
 use crate::model::{Body, FileOp, FilePatch, Format, Hunk, LineKind, Mode, PatchSet};
 use crate::parse::binary;
-use crate::parse::quoted::quote;
 use crate::parse::unified::own_endings;
 use crate::parse::ParseOptions;
+use crate::quote::quote;
 use crate::transform::{ConvertError, NoAgentForm};
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";

@@ -11,7 +11,7 @@ use crate::error::Error;
 pub(crate) use crate::hash::hex;
 use crate::locate::Level;
 use crate::model::{FileOp, Mode};
-use crate::parse::quoted::{escape_for_terminal, quote_for_terminal};
+use crate::quote::{escape_for_terminal, quote_for_terminal};
 pub use crate::risk::{Factor as RiskFactor, Risk};
 
 /// The result of one run: SPEC §8's JSON object.

@@ -104,7 +104,7 @@ pub struct ReadOutput {
 impl ReadOutput {
     /// The human form: one header line, then every line as `{number:>6}\t{line}`.
     pub fn render(&self) -> String {
-        let path = crate::parse::quoted::quote_for_terminal(&self.path);
+        let path = crate::quote::quote_for_terminal(&self.path);
         let mut out = if self.total_lines == 0 {
             format!("{path}  (empty file)  *** Base: {}\n", self.base)
         } else {

@@ -80,7 +80,7 @@ pub(crate) fn confirm(opts: &Options, id: &str) -> Outcome {
             for f in r.files.as_array().into_iter().flatten() {
                 let op = f["op"].as_str().unwrap_or("modify");
                 let path = f["path"].as_str().unwrap_or("");
-                let path = apply_patch::parse::quoted::quote_for_terminal(path);
+                let path = apply_patch::quote::quote_for_terminal(path);
                 out.push_str(&format!("{op} {path}\n"));
             }
             Outcome {

@@ -87,7 +87,7 @@ fn agent_lines(r: &AgentReport, options: &pipeline::Options, mode: Mode) -> (Str
                 .factors
                 .iter()
                 .map(|f| {
-                    let path = apply_patch::parse::quoted::quote_for_terminal(&f.path);
+                    let path = apply_patch::quote::quote_for_terminal(&f.path);
                     format!("{path} {} +{}", f.factor, f.points)
                 })
                 .collect();

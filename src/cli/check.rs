@@ -4,8 +4,8 @@
 //! what differs, the candidates, and the hint; then the patch's warnings. Never writes.
 
 use super::*;
-use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
 use apply_patch::pipeline::CheckReport;
+use apply_patch::quote::{escape_for_terminal, quote_for_terminal};
 
 /// The lines under a `FAIL` line are indented past the `FAIL  ` column.
 const INDENT: &str = "    ";

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::usage::UsageError;
-use apply_patch::parse::quoted::{escape_for_terminal, quote_for_terminal};
+use apply_patch::quote::{escape_for_terminal, quote_for_terminal};
 
 /// What a run prints and returns.
 #[derive(Debug, Default)]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use apply_patch::model::{Body, Edit, FileOp, FilePatch, LineKind, Mode, PatchSet};
-use apply_patch::parse::quoted::quote_for_terminal;
+use apply_patch::quote::quote_for_terminal;
 
 /// The counts of one file patch.
 struct FileStat {

@@ -44,8 +44,8 @@ pub fn file_diff(old_path: Option<&str>, new_path: Option<&str>, old: &[u8], new
         let _ = writeln!(
             out,
             "rename from {}\nrename to {}",
-            crate::parse::quoted::quote(o.as_bytes()),
-            crate::parse::quoted::quote(n.as_bytes())
+            crate::quote::quote(o.as_bytes()),
+            crate::quote::quote(n.as_bytes())
         );
     }
     if old == new {

@@ -7,7 +7,7 @@
 use super::range::{range, Range, RangeError};
 use super::{Balance, Kind, Lang};
 use crate::error::NumberedLine;
-use crate::parse::quoted::quote_for_terminal;
+use crate::quote::quote_for_terminal;
 
 /// The `range` result for one file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
