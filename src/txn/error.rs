@@ -6,7 +6,7 @@
 //! I/O failures stay [`Error::io`].
 
 use crate::spelling::{Hint, Opt, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::journal::Blocked;
 use crate::{Error, ErrorCode};
@@ -121,8 +121,9 @@ pub enum TxnError {
     #[error("{}", restore_failed(during, failures, conflicts, blocked))]
     RestoreFailed {
         during: Restoring,
-        /// The journal's folder.
-        journal: PathBuf,
+        /// The journal's folder (boxed: the variant stays small enough to return on every
+        /// platform, where a `PathBuf` is larger).
+        journal: Box<Path>,
         /// The restores that failed.
         failures: Vec<Error>,
         /// The paths that hold neither their old nor their new content (those that cannot be

@@ -701,7 +701,7 @@ fn unlink_marker(jdir: &Dir) -> bool {
 fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> Error {
     TxnError::RestoreFailed {
         during,
-        journal: jpath.to_path_buf(),
+        journal: jpath.into(),
         failures: rb.failures,
         conflicts: rb.conflicts,
         blocked: rb.blocked,

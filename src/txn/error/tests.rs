@@ -117,7 +117,7 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
         during: Restoring::FailedCommit {
             cause: Box::new(cause),
         },
-        journal: PathBuf::from("/s/j1"),
+        journal: Path::new("/s/j1").into(),
         failures: vec![failure],
         conflicts: vec!["c.txt".into(), "n/d.txt".into()],
         blocked: vec![Blocked {
@@ -143,7 +143,7 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
     assert!(out.hint.is_some_and(|h| h.contains("apply-patch recover")));
     let recovering: Error = TxnError::RestoreFailed {
         during: Restoring::Recovery { id: "t9".into() },
-        journal: PathBuf::from("/s/j9"),
+        journal: Path::new("/s/j9").into(),
         failures: Vec::new(),
         conflicts: Vec::new(),
         blocked: Vec::new(),
