@@ -89,9 +89,10 @@ pub enum FormatterError {
     Failed {
         path: String,
         command: String,
-        /// `exited with status N`, `was killed by a signal`, `timed out after N s`, or why
-        /// it could not run.
+        /// `exited with status N`, `was killed by a signal`, `timed out after N s`, `printed
+        /// nothing for a file that is not empty`, or why it could not run.
         how: String,
+        /// `failed`, `timed_out` or `empty_output`.
         status: &'static str,
         exit_code: Option<i32>,
         stderr_tail: String,
@@ -304,6 +305,7 @@ fn format(root: &Path, f: &Formatter, path: &str, input: &[u8]) -> Result<Vec<u8
         .map_err(|e| failed(format!("cannot run sh: {e}"), "failed", None, String::new()))?;
     // Feed and drain on their own threads: a formatter may write before it has read all.
     let stdin = child.stdin.take();
+    let input_was_empty = input.is_empty();
     let input = input.to_vec();
     let feeder = thread::spawn(move || {
         if let Some(mut stdin) = stdin {
@@ -346,6 +348,17 @@ fn format(root: &Path, f: &Formatter, path: &str, input: &[u8]) -> Result<Vec<u8
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
     match status {
+        // Nothing printed for a file that has bytes is a formatter that formats in place
+        // (`prettier --write`) or lost its input: writing its output would empty the file.
+        Some(s) if s.success() && stdout.is_empty() && !input_was_empty => Err(failed(
+            "printed nothing for a file that is not empty (a formatter here reads the file \
+             on its standard input and prints the formatted file; one that rewrites the \
+             file in place does not)"
+                .to_string(),
+            "empty_output",
+            Some(0),
+            stderr,
+        )),
         Some(s) if s.success() => Ok(stdout),
         Some(s) => {
             let how = match s.code() {

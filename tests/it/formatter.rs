@@ -117,6 +117,26 @@ fn a_failing_formatter_refuses_the_patch_and_writes_nothing() {
     assert_eq!(t.snapshot(), before, "nothing written");
 }
 
+/// A formatter that rewrites the file in place and prints nothing (`prettier --write`) would
+/// empty every file it matched: refused, nothing written.
+#[test]
+fn a_formatter_that_prints_nothing_for_a_non_empty_file_refuses() {
+    let t = tree();
+    let before = t.snapshot();
+    let out = t.run(&["--json", "--formatter", "*.py=cat >/dev/null"], PATCH);
+    assert_eq!(out.status, 1, "{}", out.stdout);
+    let error = &out.json()["error"];
+    assert_eq!(error["code"], "formatter_failed");
+    assert_eq!(error["details"]["status"], "empty_output");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("printed nothing")),
+        "{error}"
+    );
+    assert_eq!(t.snapshot(), before, "nothing written");
+}
+
 #[test]
 fn a_hanging_formatter_is_killed_at_its_timeout_and_refuses() {
     let t = tree();
