@@ -12,7 +12,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::agent::read::{read_confined, resolve};
+use crate::agent::read::{confine_to, read_confined_in};
 use crate::agent::sha256_hex;
 use crate::error::{Error, ErrorCode};
 use crate::locate::{assess_hunks, locate_edits, locate_hunks, LineNumbers, LocateOptions};
@@ -123,13 +123,14 @@ pub fn keeps_chip(code: ErrorCode) -> bool {
     )
 }
 
-/// Which hunks of `patch` would apply to the files under `root` as they are now. Each file
+/// Which hunks of `patch` would apply to the files under `tree` (the run's, so that nothing
+/// opens the root again) as they are now. Each file
 /// patch is assessed on its own against the file on disk (a later operation on a path the
 /// patch already changed is assessed against the disk too); within a file, hunks are tried in
 /// order and a hunk counts as applicable when it can be placed together with the applicable
 /// hunks before it.
 pub fn assess(
-    root: &std::path::Path,
+    tree: &crate::tree::DiskTree,
     patch: &PatchSet<'_>,
     opts: &LocateOptions,
 ) -> Vec<HunkStatus> {
@@ -140,15 +141,15 @@ pub fn assess(
         let current = fp
             .old_path
             .as_deref()
-            .and_then(|p| read_confined(root, &joined(p)).ok())
+            .and_then(|p| read_confined_in(tree, &joined(p)).ok())
             .map(|(_, bytes)| bytes);
         match fp.op {
             FileOp::Add => {
                 let exists = fp
                     .new_path
                     .as_deref()
-                    .and_then(|p| resolve(root, &joined(p)).ok())
-                    .is_some_and(|rel| root.join(rel).exists());
+                    .and_then(|p| confine_to(tree.path(), &joined(p)).ok())
+                    .is_some_and(|rel| tree.path().join(rel).exists());
                 out.push(whole(&shown, !exists, ErrorCode::FileExists));
             }
             _ => match current {
@@ -339,7 +340,8 @@ mod tests {
                 fp(FileOp::Modify, "gone.txt", vec![hunk(b"x", b"y")]),
             ],
         };
-        let got: Vec<(String, usize, bool)> = assess(dir.path(), &patch, &LocateOptions::default())
+        let tree = crate::tree::DiskTree::new(dir.path()).expect("tree");
+        let got: Vec<(String, usize, bool)> = assess(&tree, &patch, &LocateOptions::default())
             .into_iter()
             .map(|h| (h.path, h.hunk, h.applies))
             .collect();

@@ -245,8 +245,7 @@ pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>)
 }
 
 /// [`read_confined`] through a tree a run already holds (the MCP session's checks around a
-/// write), without a second discovery of the root's repository.
-#[cfg(feature = "mcp")]
+/// write, a chip's assessment), without a second discovery of the root's repository.
 pub(crate) fn read_confined_in(tree: &DiskTree, path: &str) -> Result<(String, Vec<u8>), Error> {
     read_resolved(tree, confine_to(tree.path(), path)?)
 }
@@ -284,7 +283,7 @@ pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
 }
 
 /// [`resolve`] under a root already canonical.
-fn confine_to(canon_root: &Path, path: &str) -> Result<String, Error> {
+pub(crate) fn confine_to(canon_root: &Path, path: &str) -> Result<String, Error> {
     guard::confine(path, None, Some(canon_root))?
         .ok_or_else(|| Error::from(AgentError::IsRoot { path: path.into() }))
 }

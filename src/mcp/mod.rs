@@ -8,7 +8,6 @@ use std::path::Path;
 
 use crate::agent::{catalog, check_root, AgentState};
 use crate::error::Error;
-use crate::pipeline::{self, Applied, Mode, Options, Refused, Target};
 
 crate::internal_mod! {
     server;
@@ -27,28 +26,4 @@ pub fn serve_mcp(root: &Path, permission: Permission, post_checks: &[String]) ->
         .map_err(|e| Error::io(&root.display().to_string(), "cannot open the root", &e))?;
     let state = AgentState::for_root(&root).ok();
     server::serve_stdio(server::McpServer::new(root, permission, state, checks))
-}
-
-/// Parse `input` and apply it to `root`, with the session's hooks: the permission check of
-/// the parsed patch after the recovery, before the plan, and the record of what a write left.
-fn apply_gated(
-    root: &Path,
-    input: &[u8],
-    opts: &Options,
-    mode: Mode,
-    gate: &mut dyn pipeline::hooks::Hook,
-) -> Result<Applied, Box<Refused>> {
-    opts.check(mode).map_err(Refused::before)?;
-    let patch = pipeline::parse(input, opts).map_err(Refused::before)?;
-    let request = pipeline::Request {
-        input: Some(input),
-        patch: &patch,
-    };
-    pipeline::run(
-        Target::Dir(root),
-        &request,
-        opts,
-        mode,
-        Some(Box::new(gate)),
-    )
 }

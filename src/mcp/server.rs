@@ -536,7 +536,15 @@ impl Session {
             notices: Vec::new(),
             written: Vec::new(),
         };
-        let outcome = super::apply_gated(&self.root, &input, &opts, mode, &mut gate);
+        // The library's one door for patch bytes, with the session's hooks (the options
+        // were checked when they were resolved; a parse error is worded like any refusal).
+        let outcome = pipeline::apply_bytes_with(
+            pipeline::Target::Dir(&self.root),
+            &input,
+            &opts,
+            mode,
+            Some(Box::new(&mut gate)),
+        );
         let mut report = AgentReport::of(&outcome);
         for n in gate.notices {
             report

@@ -30,9 +30,8 @@ pub(super) fn register<'h>(
     if let Some(check) = &opts.post_check {
         hooks.push(Box::new(PostCheckHook { check }));
     }
-    if let (true, Some(root), Some(input)) = (opts.keep_chips, root, req.input) {
+    if let (true, Some(_), Some(input)) = (opts.keep_chips, root, req.input) {
         hooks.push(Box::new(KeepChip {
-            root,
             input,
             patch: req.patch,
             opts,
@@ -72,26 +71,29 @@ impl Hook for IndexGuard {
 }
 
 /// Keep a patch refused at placement as a chip and name it (with the hunks that would have
-/// applied) in the error; other refusals are left as they are.
+/// applied) in the error; other refusals are left as they are. The chip goes to the run's
+/// state place and the hunks are assessed through the run's tree: nothing is opened again.
 struct KeepChip<'h> {
-    root: &'h Path,
     input: &'h [u8],
     patch: &'h crate::model::PatchSet<'h>,
     opts: &'h Options,
 }
 
 impl Hook for KeepChip<'_> {
-    fn on_refusal(&mut self, refused: &mut Refused) {
+    fn on_refusal(&mut self, run: Option<&Run<'_, '_>>, refused: &mut Refused) {
+        // A placement refusal comes from the plan, so after the root's opening.
+        let (Some(tree), Some(state)) = (run.and_then(|r| r.tree), run.and_then(|r| r.state))
+        else {
+            return;
+        };
         if !chips::keeps_chip(refused.error.code) {
             return;
         }
-        let state = match &self.opts.state {
-            Some(s) => AgentState::in_state_dir(s.clone()),
-            None => AgentState::for_root(self.root),
+        let Ok(state) = AgentState::in_state_dir(state.clone()) else {
+            return;
         };
-        let Ok(state) = state else { return };
         if let Ok(id) = state.chips.keep(self.input) {
-            let hunks = chips::assess(self.root, self.patch, &self.opts.locate_options());
+            let hunks = chips::assess(tree, self.patch, &self.opts.locate_options());
             refused.error = chips::attach(refused.error.clone(), &id, &hunks);
         }
     }

@@ -82,8 +82,9 @@ pub(crate) trait Hook {
     ) -> Result<(), Error> {
         Ok(())
     }
-    /// The run was refused (anywhere, the root's opening included).
-    fn on_refusal(&mut self, _refused: &mut Refused) {}
+    /// The run was refused (anywhere, the root's opening included); `run` is the run's
+    /// opened place when the refusal came after the root's opening (None before it).
+    fn on_refusal(&mut self, _run: Option<&Run<'_, '_>>, _refused: &mut Refused) {}
 }
 
 /// A front end keeps its hook to read what it saw after the run.
@@ -108,8 +109,8 @@ impl<H: Hook + ?Sized> Hook for &mut H {
     ) -> Result<(), Error> {
         (**self).after_commit(run, applied, written, facts)
     }
-    fn on_refusal(&mut self, refused: &mut Refused) {
-        (**self).on_refusal(refused)
+    fn on_refusal(&mut self, run: Option<&Run<'_, '_>>, refused: &mut Refused) {
+        (**self).on_refusal(run, refused)
     }
 }
 

@@ -227,12 +227,24 @@ pub fn apply_bytes(
     opts: &Options,
     mode: Mode,
 ) -> Result<Applied, Box<Refused>> {
+    apply_bytes_with(target, input, opts, mode, None)
+}
+
+/// [`apply_bytes`] with a front end's own hook (`extra`, see [`run`]): the one door for
+/// patch bytes, so that a parse error is a refusal worded for the front end like any other.
+pub(crate) fn apply_bytes_with(
+    target: Target<'_>,
+    input: &[u8],
+    opts: &Options,
+    mode: Mode,
+    extra: Option<Box<dyn Hook + '_>>,
+) -> Result<Applied, Box<Refused>> {
     let patch = parse(input, opts).map_err(|e| Refused::before(e.for_front_end(opts.front_end)))?;
     let request = Request {
         input: Some(input),
         patch: &patch,
     };
-    run(target, &request, opts, mode, None)
+    run(target, &request, opts, mode, extra)
 }
 
 /// One run's request: the patch parsed once, with its bytes when there are any (a chip
@@ -282,18 +294,23 @@ fn run_for(
         Target::Memory(_) => None,
     };
     let mut hooks = hooks::register(opts, root, req, extra);
-    let mut out = match target {
-        Target::Memory(tree) => sink::memory_can(opts, mode)
-            .map_err(Refused::before)
-            .and_then(|()| sink::skeleton(&mut Place::Memory(tree), req, opts, mode, &mut hooks)),
+    match target {
+        Target::Memory(tree) => match sink::memory_can(opts, mode) {
+            Ok(()) => sink::skeleton(&mut Place::Memory(tree), req, opts, mode, &mut hooks),
+            Err(e) => Err(refused_before(e, &mut hooks)),
+        },
         Target::Dir(root) => on_disk(root, req, opts, mode, &mut hooks),
-    };
-    if let Err(refused) = &mut out {
-        for hook in hooks.iter_mut() {
-            hook.on_refusal(refused);
-        }
     }
-    out
+}
+
+/// A refusal before the skeleton (before the root is open, or instead of it), through every
+/// hook's [`Hook::on_refusal`]; the skeleton passes its own refusals through them.
+fn refused_before(error: Error, hooks: &mut [Box<dyn Hook + '_>]) -> Box<Refused> {
+    let mut refused = Refused::before(error);
+    for hook in hooks.iter_mut() {
+        hook.on_refusal(None, &mut refused);
+    }
+    refused
 }
 
 /// A run on a directory: the root opened once, the recovery, then the skeleton.
@@ -304,12 +321,13 @@ fn on_disk(
     mode: Mode,
     hooks: &mut [Box<dyn Hook + '_>],
 ) -> Result<Applied, Box<Refused>> {
-    let root = open_root(root, opts).map_err(Refused::before)?;
+    let root = open_root(root, opts).map_err(|e| refused_before(e, hooks))?;
     // Step 1, before anything reads the tree; a preview recovers like an apply.
-    let recovered = recover_first(&root.txn_opts, mode == Mode::Check).map_err(Refused::before)?;
+    let recovered =
+        recover_first(&root.txn_opts, mode == Mode::Check).map_err(|e| refused_before(e, hooks))?;
     let mut out = root
         .open(opts.git, opts.git.writes_index() && mode == Mode::Write)
-        .map_err(Refused::before)
+        .map_err(|e| refused_before(e, hooks))
         .and_then(|(opened, unreadable)| {
             let mut out =
                 sink::skeleton(&mut Place::Disk(Box::new(opened)), req, opts, mode, hooks);

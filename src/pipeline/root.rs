@@ -161,13 +161,16 @@ mod tests {
         )
     }
 
-    /// Issue 25 item 1: a run (an apply, a preview, its confirm, with or without the index)
-    /// canonicalises its root once and opens its repository once.
+    /// Issue 25 item 1: a run (an apply, a preview, its confirm, a refusal that keeps a chip,
+    /// with or without the index) canonicalises its root once and opens its repository once.
     #[test]
     fn a_run_opens_its_root_and_its_repository_once() {
         for opts in [
-            Options::default(),
-            Options::builder().git(GitMode::Index).build(),
+            Options::builder().keep_chips(true).build(),
+            Options::builder()
+                .git(GitMode::Index)
+                .keep_chips(true)
+                .build(),
         ] {
             let dir = tempfile::tempdir().expect("temp dir");
             let root = dir.path();
@@ -196,6 +199,14 @@ mod tests {
                 std::fs::read(root.join("a.txt")).ok(),
                 Some(b"v2\n".to_vec())
             );
+            // A patch that no longer fits is refused and kept as a chip: in the run's state
+            // place, its hunks assessed through the run's tree, nothing opened again.
+            let refused = apply_bytes(Target::Dir(root), patch(0).as_bytes(), &opts, Mode::Write)
+                .expect_err("refused");
+            assert_eq!(openings::take(), (1, 1), "refused, {:?}", opts.git);
+            let details = refused.error.details().cloned().unwrap_or_default();
+            assert!(details["chip"].is_string(), "{:?}", refused.error);
+            assert_eq!(details["failed"][0]["hunk"], 1, "{details}");
         }
     }
 }

@@ -180,7 +180,8 @@ pub(crate) fn memory_can(opts: &Options, mode: Mode) -> Result<(), Error> {
 }
 
 /// The one skeleton of a run (module docs), once the root is open and recovered; the hooks'
-/// facts (the risk, the post-check's outcome) go into the result, refused or not.
+/// facts (the risk, the post-check's outcome) go into the result, refused or not, and a
+/// refusal goes through every hook's [`Hook::on_refusal`] with the run's place.
 pub(crate) fn skeleton(
     place: &mut Place<'_>,
     req: &Request<'_, '_>,
@@ -191,6 +192,12 @@ pub(crate) fn skeleton(
     let mut facts = Facts::default();
     let mut out = steps(place, req, opts, mode, hooks, &mut facts);
     facts.attach(&mut out);
+    if let Err(refused) = &mut out {
+        let run = place.run(req);
+        for hook in hooks.iter_mut() {
+            hook.on_refusal(Some(&run), refused);
+        }
+    }
     out
 }
 

@@ -125,6 +125,34 @@ fn preview_then_confirm_applies_exactly_once() {
     assert_eq!(unknown.json()["error"]["code"], "unknown_preview");
 }
 
+/// Issue 25 item 1: `confirm` leaves the root's check to the run's one opening of it; a root
+/// that is no directory is refused like any confirm (the report names the preview).
+#[test]
+fn confirm_on_a_root_that_is_no_directory_is_refused_by_the_run() {
+    let t = TempTree::with(&[("app.py", PY)]);
+    let out = t.run(&["--root", "no-such-dir", "confirm", "0123456789ab"], "");
+    assert_eq!(out.status, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the root no-such-dir is not a directory"),
+        "{}",
+        out.stderr
+    );
+    assert!(out
+        .stderr
+        .contains("pass an existing directory with --root"));
+    let out = t.run(
+        &["--root", "no-such-dir", "confirm", "0123456789ab", "--json"],
+        "",
+    );
+    assert_eq!(out.status, 2, "{}", out.stdout);
+    let json = out.json();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["error"]["code"], "usage");
+    assert_eq!(json["preview"], "0123456789ab", "{json}");
+    assert_eq!(t.snapshot(), TempTree::with(&[("app.py", PY)]).snapshot());
+}
+
 #[test]
 fn confirm_refuses_when_a_target_changed_since_the_preview() {
     let t = TempTree::with(&[("app.py", PY)]);

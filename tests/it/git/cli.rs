@@ -920,6 +920,41 @@ fn a_change_in_the_second_the_index_was_written_is_noticed() {
     assert_eq!(s.git(&["status", "--porcelain"]), "MM a.txt\n");
 }
 
+/// Racy git the other way round: a file written and staged with `git add` in the second the
+/// index is written (its entry racily clean) is the index's, and `--index` applies at once;
+/// one rewritten after the `git add`, same size, same second, is not (`index_mismatch`).
+#[test]
+fn index_right_after_git_add_in_the_same_second_applies() {
+    let s = Scratch::new(&[]);
+    s.write("a.txt", "v0\n");
+    s.commit_all("base");
+    for round in 1..=8 {
+        s.write("a.txt", &format!("w{round}\n"));
+        s.git(&["add", "a.txt"]);
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-w{round}\n+v{round}\n*** End Patch\n"
+        );
+        let run = s.apply_patch(&["--index", "--json"], &patch);
+        assert_eq!(run.status, 0, "round {round}: {}", run.stdout);
+        assert_eq!(
+            s.git(&["diff"]),
+            "",
+            "round {round}: work tree and index agree"
+        );
+        assert_eq!(s.git(&["status", "--porcelain"]), "M  a.txt\n");
+        // Staged, then rewritten at once with the same size: the stat cannot tell.
+        s.write("a.txt", &format!("u{round}\n"));
+        let fits_the_work_tree = format!(
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-u{round}\n+x{round}\n*** End Patch\n"
+        );
+        let run = s.apply_patch(&["--index", "--json"], &fits_the_work_tree);
+        assert_eq!(run.status, 1, "round {round}: {}", run.stdout);
+        assert!(run.stdout.contains("\"index_mismatch\""), "{}", run.stdout);
+        let now = std::fs::read_to_string(s.dir.join("a.txt")).unwrap_or_default();
+        assert_eq!(now, format!("u{round}\n"), "nothing written");
+    }
+}
+
 #[test]
 fn index_follows_a_patch_that_touches_a_path_twice() {
     let s = Scratch::new(&[]);
