@@ -203,6 +203,21 @@ pub enum TxnError {
         #[source]
         cause: IoFailure,
     },
+    /// A step outside the transaction layer failed (the state place's checks, the git index
+    /// of `--index`): its refusal is kept whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for TxnError {
+    fn from(cause: Error) -> TxnError {
+        TxnError::Outside {
+            cause: Box::new(cause),
+        }
+    }
 }
 
 /// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
@@ -454,7 +469,8 @@ impl TxnError {
             | TxnError::OwnFolder { .. }
             | TxnError::SymlinkOnPath { .. }
             | TxnError::NotAFolderOnPath { .. }
-            | TxnError::Io { .. } => return None,
+            | TxnError::Io { .. }
+            | TxnError::Outside { .. } => return None,
         };
         hint.map(Hint::from)
     }
@@ -494,7 +510,8 @@ impl TxnError {
             | TxnError::NotAFile { .. } => ErrorCode::IoError,
             TxnError::RecoveryFailed { cause }
             | TxnError::RolledBack { cause }
-            | TxnError::StaleAfterRecovery { cause } => cause.code,
+            | TxnError::StaleAfterRecovery { cause }
+            | TxnError::Outside { cause } => cause.code,
             TxnError::Io { cause, .. } => {
                 if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
                     ErrorCode::PermissionDenied
@@ -598,6 +615,9 @@ impl TxnError {
 
 impl From<TxnError> for Error {
     fn from(err: TxnError) -> Error {
+        if let TxnError::Outside { cause } = err {
+            return *cause;
+        }
         let message = err.to_string();
         let hint = err.hint();
         let out = match &err {
