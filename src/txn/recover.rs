@@ -667,7 +667,7 @@ pub(crate) fn roll_back_failed_commit(
         let _ = discard_journal(jpath, &mut Failpoints::new(None));
         return if was_committed {
             super::TxnError::RolledBack {
-                cause: Box::new(err.into()),
+                cause: Box::new(err),
             }
         } else {
             err
@@ -679,7 +679,7 @@ pub(crate) fn roll_back_failed_commit(
     );
     rollback_failed(
         Restoring::FailedCommit {
-            cause: Box::new(err.into()),
+            cause: Box::new(err),
         },
         rb,
         jpath,

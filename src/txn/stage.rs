@@ -164,7 +164,7 @@ impl Prepared {
 fn recovered_hint(err: TxnError, recovered: &[super::TxnWarning]) -> TxnError {
     if err.code() == ErrorCode::StaleFile && !recovered.is_empty() {
         return super::TxnError::StaleAfterRecovery {
-            cause: Box::new(err.into()),
+            cause: Box::new(err),
         };
     }
     err

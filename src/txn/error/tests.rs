@@ -22,7 +22,7 @@ fn a_refusal_keeps_its_causes_code_path_and_details() {
         .hint
         .is_some_and(|h| h.contains("apply-patch recover")));
     let rolled: Error = TxnError::RolledBack {
-        cause: Box::new(cause.clone()),
+        cause: Box::new(cause.clone().into()),
     }
     .into();
     assert_eq!(
@@ -41,7 +41,7 @@ fn a_stale_file_after_a_recovery_keeps_its_message_and_says_why() {
         .with_path("a.txt")
         .with_hint("read the file again");
     let out: Error = TxnError::StaleAfterRecovery {
-        cause: Box::new(cause.clone()),
+        cause: Box::new(cause.clone().into()),
     }
     .into();
     assert_eq!(out.code, ErrorCode::StaleFile);
@@ -115,7 +115,7 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
     let failure = Error::new(ErrorCode::IoError, "cannot restore b.txt").with_path("b.txt");
     let out: Error = TxnError::RestoreFailed {
         during: Restoring::FailedCommit {
-            cause: Box::new(cause),
+            cause: Box::new(cause.into()),
         },
         journal: PathBuf::from("/s/j1"),
         failures: vec![failure],
