@@ -861,7 +861,7 @@ mod tests {
     fn a_stage_errors_chain_is_the_errors_source() {
         use std::error::Error as _;
         let denied = std::io::Error::from_raw_os_error(13);
-        let step = Error::io("a.txt", "cannot write", &denied);
+        let step = crate::txn::TxnError::io_of("a.txt", "cannot write", &denied);
         let e = Error::from(crate::txn::TxnError::RolledBack {
             cause: Box::new(step.clone()),
         });
@@ -871,7 +871,7 @@ mod tests {
             chain.push(c);
             at = c.source();
         }
-        assert_eq!(chain.len(), 3, "{chain:?}");
+        assert_eq!(chain.len(), 4, "{chain:?}");
         assert!(matches!(
             chain[0].downcast_ref::<crate::txn::TxnError>(),
             Some(crate::txn::TxnError::RolledBack { .. })
@@ -879,12 +879,13 @@ mod tests {
         // The cause is whole below the wrapper: its own message, not the wrapper's.
         // (A boxed cause is met as its box.)
         let cause = chain[1]
-            .downcast_ref::<Box<Error>>()
+            .downcast_ref::<Box<crate::txn::TxnError>>()
             .expect("the failed step");
         assert_eq!(**cause, step);
-        assert_eq!(cause.message, format!("cannot write a.txt: {denied}"));
-        assert_ne!(e.message, cause.message);
-        let io = chain[2]
+        assert_eq!(cause.to_string(), format!("cannot write a.txt: {denied}"));
+        assert_ne!(e.message, cause.to_string());
+        assert!(chain[2].downcast_ref::<crate::txn::IoFailure>().is_some());
+        let io = chain[3]
             .downcast_ref::<std::io::Error>()
             .expect("the I/O failure");
         assert_eq!(io.raw_os_error(), Some(13));
@@ -928,7 +929,11 @@ mod tests {
             Error::new(ErrorCode::IoError, "plain a.txt").with_path("a.txt"),
             Error::io(tab, "cannot read", &std::io::Error::other("gone")),
             Error::from(crate::txn::TxnError::RolledBack {
-                cause: Box::new(Error::new(ErrorCode::IoError, format!("{tab}: x")).with_path(tab)),
+                cause: Box::new(
+                    Error::new(ErrorCode::IoError, format!("{tab}: x"))
+                        .with_path(tab)
+                        .into(),
+                ),
             }),
             serde_json::from_value(serde_json::json!({
                 "code": "io_error", "message": format!("{tab} read back"), "path": tab,

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::journal::{Entry, Journal, State};
-use crate::Error;
+use super::TxnError;
 
 /// What the planner knows about one path of a transaction, for the audit log.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -106,7 +106,7 @@ fn derived_op(before: &State, after: &State) -> &'static str {
 /// Appends one line to the audit log at `path` (one `write` of the whole line, `O_APPEND`).
 /// The log is opened as every state file is ([`super::place`]), made 0600 (it names the
 /// paths and hashes of a private tree), and an older one others could read is made so.
-pub fn append(path: &Path, line: &serde_json::Value) -> Result<(), Error> {
+pub fn append(path: &Path, line: &serde_json::Value) -> Result<(), TxnError> {
     let shown = path.display().to_string();
     let mut text = line.to_string();
     text.push('\n');
@@ -117,10 +117,10 @@ pub fn append(path: &Path, line: &serde_json::Value) -> Result<(), Error> {
     )?;
     if cfg!(unix) && st.mode & 0o077 != 0 {
         super::dirfd::fchmod(&file, st.mode & 0o7700)
-            .map_err(|e| Error::io(&shown, "cannot make private the audit log", &e))?;
+            .map_err(|e| TxnError::io_of(&shown, "cannot make private the audit log", &e))?;
     }
     file.write_all(text.as_bytes())
-        .map_err(|e| Error::io(&shown, "cannot append to the audit log", &e))
+        .map_err(|e| TxnError::io_of(&shown, "cannot append to the audit log", &e))
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` in UTC.

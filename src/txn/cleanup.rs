@@ -27,13 +27,15 @@ use super::place::write_last;
 use super::recover::UNDO_HISTORY;
 use super::{audit, TxnWarning, TxnWarningCode};
 use crate::state::StateDir;
+use super::TxnError;
 use crate::Error;
 
 /// The prefix of an undo record on its way out of the history (see the module docs).
 pub(crate) const GONE: &str = ".gone-";
 
 /// A failed clean-up step as a warning.
-pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
+pub(crate) fn cleanup_warning(e: impl Into<Error>) -> TxnWarning {
+    let e = e.into();
     TxnWarning {
         code: TxnWarningCode::Cleanup,
         message: e.message,
@@ -42,9 +44,9 @@ pub(crate) fn cleanup_warning(e: Error) -> TxnWarning {
 }
 
 /// Counts the clean-up step `what` (a failpoint), naming `place` in the error it may give.
-fn step(fp: &mut Failpoints, place: &Path, what: &str) -> Result<(), Error> {
+fn step(fp: &mut Failpoints, place: &Path, what: &str) -> Result<(), TxnError> {
     fp.step(what)
-        .map_err(|e| Error::io(&place.display().to_string(), what, &e))
+        .map_err(|e| TxnError::io_of(&place.display().to_string(), what, &e))
 }
 
 /// Step 8 of a commit (and the end of recovering a committed one): remove folders emptied by
@@ -99,7 +101,7 @@ pub(crate) fn finish_with(
 /// Removes the folders above deleted paths that are empty now (never the root). Each folder
 /// is tried once, the deepest first (so a folder is tried after every folder below it that
 /// may go), through folder handles opened once; a folder that stays keeps those above it.
-fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
+fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), TxnError> {
     use super::handles::{folder_of, Handles};
     use std::collections::BTreeSet;
     let mut candidates = BTreeSet::new();
@@ -138,7 +140,7 @@ fn prune_dirs(root: &Dir, journal: &Journal) -> Result<(), Error> {
                     above = folder_of(above);
                 }
             }
-            Err(e) => return Err(Error::io(dir, "cannot remove the emptied folder", &e)),
+            Err(e) => return Err(TxnError::io_of(dir, "cannot remove the emptied folder", &e)),
         }
     }
     Ok(())
@@ -154,7 +156,7 @@ fn record_undo(
     jpath: &Path,
     room: bool,
     fp: &mut Failpoints,
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     let undo = state.undo_dir();
     if let Some(undone) = &journal.undoes {
         drop_record(&undo, undone, fp)?;
@@ -181,14 +183,14 @@ fn record_undo(
 
 /// Removes the undo record `id` (a missing one is fine): renamed out of the history first
 /// ([`GONE`]), then removed.
-fn drop_record(undo: &Path, id: &str, fp: &mut Failpoints) -> Result<(), Error> {
+fn drop_record(undo: &Path, id: &str, fp: &mut Failpoints) -> Result<(), TxnError> {
     let record = undo.join(id);
     let gone = undo.join(format!("{GONE}{id}"));
     step(fp, &record, "drop record")?;
     match std::fs::rename(&record, &gone) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(&record.display().to_string(), "cannot remove", &e)),
+        Err(e) => return Err(TxnError::io_of(&record.display().to_string(), "cannot remove", &e)),
     }
     step(fp, &gone, "remove record")?;
     remove_dir(&gone)
@@ -196,9 +198,9 @@ fn drop_record(undo: &Path, id: &str, fp: &mut Failpoints) -> Result<(), Error> 
 
 /// Removes the journal folder `jpath` of a transaction that is over (see the module docs for
 /// the order); a missing folder is fine.
-pub(crate) fn discard_journal(jpath: &Path, fp: &mut Failpoints) -> Result<(), Error> {
+pub(crate) fn discard_journal(jpath: &Path, fp: &mut Failpoints) -> Result<(), TxnError> {
     let shown = jpath.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot remove the journal folder", &e);
+    let io = |e: std::io::Error| TxnError::io_of(&shown, "cannot remove the journal folder", &e);
     step(fp, jpath, "journal done")?;
     match std::fs::rename(jpath.join(journal::FILE), jpath.join(journal::DONE)) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -255,7 +257,7 @@ pub(crate) const INLINE_PRUNE: usize = 16;
 /// the same place as the history), that record is renamed out of the history ([`GONE`]),
 /// emptied and renamed to the journal folder rather than removed, so that no folder is
 /// removed and none created; a crash part way leaves a folder the next pruning sweeps.
-pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room, Error> {
+pub(crate) fn make_room(state: &StateDir, journal: Option<&Path>) -> Result<Room, TxnError> {
     let undo = state.checked_undo_dir()?;
     let mut records = list_records(&undo)?;
     records.sort();
@@ -299,7 +301,7 @@ fn empty_record(record: &Path) -> std::io::Result<()> {
 
 /// Removes the oldest undo records beyond the newest `keep`, and what a crash left of records
 /// on their way out ([`GONE`]).
-pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), Error> {
+pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), TxnError> {
     let undo = state.checked_undo_dir()?;
     let (mut records, gone): (Vec<String>, Vec<String>) = list_dirs(&undo)?
         .into_iter()
@@ -317,23 +319,23 @@ pub(crate) fn prune_undo(state: &StateDir, keep: usize) -> Result<(), Error> {
 }
 
 /// The undo records in the history folder `undo`: its folders named as transactions are.
-pub(crate) fn list_records(undo: &Path) -> Result<Vec<String>, Error> {
+pub(crate) fn list_records(undo: &Path) -> Result<Vec<String>, TxnError> {
     let mut names = list_dirs(undo)?;
     names.retain(|n| journal::is_id(n));
     Ok(names)
 }
 
 /// The folder names in `dir` (not following symlinks: a link is no folder of ours).
-fn list_dirs(dir: &Path) -> Result<Vec<String>, Error> {
+fn list_dirs(dir: &Path) -> Result<Vec<String>, TxnError> {
     let shown = dir.display().to_string();
     let read = match std::fs::read_dir(dir) {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(&shown, "cannot list", &e)),
+        Err(e) => return Err(TxnError::io_of(&shown, "cannot list", &e)),
     };
     let mut out = vec![];
     for item in read {
-        let item = item.map_err(|e| Error::io(&shown, "cannot list", &e))?;
+        let item = item.map_err(|e| TxnError::io_of(&shown, "cannot list", &e))?;
         if item.file_type().map(|t| t.is_dir()).unwrap_or(false) {
             out.push(item.file_name().to_string_lossy().into_owned());
         }
@@ -344,9 +346,9 @@ fn list_dirs(dir: &Path) -> Result<Vec<String>, Error> {
 /// Renames a flat folder (journal + backups) to `to`; across file systems it is copied (over
 /// what an interrupted copy left there) and the original removed as [`discard_journal`]
 /// removes one, so that a crash part way leaves the journal where a recovery finds it.
-pub(crate) fn move_dir(from: &Path, to: &Path, fp: &mut Failpoints) -> Result<(), Error> {
+pub(crate) fn move_dir(from: &Path, to: &Path, fp: &mut Failpoints) -> Result<(), TxnError> {
     let shown = to.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot move the journal folder to", &e);
+    let io = |e: std::io::Error| TxnError::io_of(&shown, "cannot move the journal folder to", &e);
     match std::fs::rename(from, to) {
         Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
             remove_dir(to)?;
@@ -363,10 +365,10 @@ pub(crate) fn move_dir(from: &Path, to: &Path, fp: &mut Failpoints) -> Result<()
 
 /// Removes one of our own folders with everything in it (a symlink is removed, never
 /// followed); a missing one is fine.
-pub(crate) fn remove_dir(dir: &Path) -> Result<(), Error> {
+pub(crate) fn remove_dir(dir: &Path) -> Result<(), TxnError> {
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io(&dir.display().to_string(), "cannot remove", &e))
+            Err(TxnError::io_of(&dir.display().to_string(), "cannot remove", &e))
         }
         _ => Ok(()),
     }

@@ -25,16 +25,16 @@ pub enum TxnError {
         #[source]
         cause: Box<Error> },
     /// A commit failed after it had renamed files, and the work tree was rolled back.
-    #[error("{}; the work-tree changes were rolled back", .cause.message)]
+    #[error("{cause}; the work-tree changes were rolled back")]
     RolledBack {
         #[source]
-        cause: Box<Error> },
+        cause: Box<TxnError> },
     /// A file changed since it was planned against (`stale_file`), right after a crashed
     /// transaction was recovered, which is what changed it.
-    #[error("{}", .cause.message)]
+    #[error("{cause}")]
     StaleAfterRecovery {
         #[source]
-        cause: Box<Error> },
+        cause: Box<TxnError> },
     /// A post-check failed and reverting the transaction failed too (`rollback_failed`).
     #[error(
         "the post-check failed and the change could not be rolled back: {}",
@@ -204,6 +204,21 @@ pub enum TxnError {
         #[source]
         cause: IoFailure,
     },
+    /// A step outside the transaction layer failed (the state place's checks, the git index
+    /// of `--index`): its refusal is kept whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for TxnError {
+    fn from(cause: Error) -> TxnError {
+        TxnError::Outside {
+            cause: Box::new(cause),
+        }
+    }
 }
 
 /// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
@@ -310,7 +325,7 @@ pub enum Restoring {
     /// A recovery of the crashed transaction `id`.
     Recovery { id: String },
     /// The rollback of a commit that failed with `cause`.
-    FailedCommit { cause: Box<Error> },
+    FailedCommit { cause: Box<TxnError> },
 }
 
 /// The message of [`TxnError::RestoreFailed`]: what failed, then each failure.
@@ -325,7 +340,7 @@ fn restore_failed(
             format!("recovering transaction {id} could not restore every file")
         }
         Restoring::FailedCommit { cause } => {
-            format!("{} — and restoring the old state failed", cause.message)
+            format!("{cause} — and restoring the old state failed")
         }
     };
     for f in failures {
@@ -455,7 +470,8 @@ impl TxnError {
             | TxnError::OwnFolder { .. }
             | TxnError::SymlinkOnPath { .. }
             | TxnError::NotAFolderOnPath { .. }
-            | TxnError::Io { .. } => return None,
+            | TxnError::Io { .. }
+            | TxnError::Outside { .. } => return None,
         };
         hint.map(Hint::from)
     }
@@ -493,9 +509,8 @@ impl TxnError {
             | TxnError::NoRecordOfTheLast { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. } => ErrorCode::IoError,
-            TxnError::RecoveryFailed { cause }
-            | TxnError::RolledBack { cause }
-            | TxnError::StaleAfterRecovery { cause } => cause.code,
+            TxnError::RecoveryFailed { cause } | TxnError::Outside { cause } => cause.code,
+            TxnError::RolledBack { cause } | TxnError::StaleAfterRecovery { cause } => cause.code(),
             TxnError::Io { cause, .. } => {
                 if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
                     ErrorCode::PermissionDenied
@@ -586,6 +601,7 @@ impl TxnError {
                     details["blocked"] = serde_json::json!(blocked);
                 }
                 if let Restoring::FailedCommit { cause } = during {
+                    let cause = Error::from((**cause).clone());
                     details["cause"] = serde_json::json!({
                         "code": cause.code, "message": cause.message, "path": cause.path
                     });
@@ -599,19 +615,17 @@ impl TxnError {
 
 impl From<TxnError> for Error {
     fn from(err: TxnError) -> Error {
+        if let TxnError::Outside { cause } = err {
+            return *cause;
+        }
         let message = err.to_string();
         let hint = err.hint();
         let out = match &err {
             // The wrapper's own message (the cause's words inside it), about the cause's
             // file with its code; the cause stays whole below it in the chain.
-            TxnError::RecoveryFailed { cause }
-            | TxnError::RolledBack { cause }
-            | TxnError::StaleAfterRecovery { cause } => {
-                let mut out = Error::around(cause, message);
-                if let Some(hint) = hint {
-                    out.set_hint(Some(hint));
-                }
-                out
+            TxnError::RecoveryFailed { cause } => around(cause, message, hint),
+            TxnError::RolledBack { cause } | TxnError::StaleAfterRecovery { cause } => {
+                around(&Error::from((**cause).clone()), message, hint)
             }
             // A refusal of its own (a failed revert keeps only its cause's details).
             _ => {
@@ -630,6 +644,16 @@ impl From<TxnError> for Error {
         };
         out.caused_by(err)
     }
+}
+
+/// The wrapper's own message (the cause's words inside it), about the cause's file with its
+/// code; the cause stays whole below it in the chain.
+fn around(cause: &Error, message: String, hint: Option<Hint>) -> Error {
+    let mut out = Error::around(cause, message);
+    if let Some(hint) = hint {
+        out.set_hint(Some(hint));
+    }
+    out
 }
 
 #[cfg(test)]

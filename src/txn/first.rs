@@ -64,8 +64,8 @@ fn journal_present(state: &StateDir) -> bool {
 fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarning>, Error> {
     let lock = match Lock::acquire(&state.lock_path(), opts.lock_wait) {
         Ok(lock) => lock,
-        Err(e) if e.code == ErrorCode::Busy => return Err(e),
-        Err(e) => return Err(cannot_recover(e)),
+        Err(e) if e.code() == ErrorCode::Busy => return Err(e.into()),
+        Err(e) => return Err(cannot_recover(e.into())),
     };
     if !journal_present(state) {
         return Ok(Vec::new());

@@ -18,7 +18,6 @@
 use super::dirfd::Dir;
 use super::journal::{self, current_state, Entry, Journal, State};
 use super::TxnError;
-use crate::Error;
 
 /// The marker file in the journal folder: every content is staged, renames may have begun.
 pub(crate) const RENAMING: &str = "renaming";
@@ -41,10 +40,10 @@ pub(crate) fn later_edits(
     root: &Dir,
     jdir: &Dir,
     journal: &Journal,
-) -> Result<Option<Vec<String>>, Error> {
+) -> Result<Option<Vec<String>>, TxnError> {
     let marked = jdir
         .stat(RENAMING.as_bytes())
-        .map_err(|e| Error::io(RENAMING, "cannot look at the journal folder for", &e))?;
+        .map_err(|e| TxnError::io_of(RENAMING, "cannot look at the journal folder for", &e))?;
     if marked.is_none() {
         return Ok(None);
     }
@@ -64,7 +63,7 @@ pub(crate) fn later_edits(
 }
 
 /// What each entry needs, in journal order; `None` when some entry cannot be finished.
-fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, Error> {
+fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, TxnError> {
     // (staged file still there, state now) per entry.
     let mut seen = Vec::with_capacity(journal.entries.len());
     for entry in &journal.entries {
@@ -76,7 +75,7 @@ fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, Error> {
         let staged = match (&entry.stage, located.parent.as_deref()) {
             (Some(stage), Some(dir)) => dir
                 .stat(stage.as_bytes())
-                .map_err(|e| Error::io(&entry.path, "cannot look at the staged content of", &e))?
+                .map_err(|e| TxnError::io_of(&entry.path, "cannot look at the staged content of", &e))?
                 .is_some(),
             _ => false,
         };
@@ -111,11 +110,11 @@ fn plan(root: &Dir, journal: &Journal) -> Result<Option<Vec<Step>>, Error> {
 /// Does the renames (and removals) the crash left undone, each staged file checked against
 /// the journal's new state first, and syncs their folders. The caller then writes the
 /// commit mark.
-pub(crate) fn finish_renames(root: &Dir, journal: &Journal) -> Result<(), Error> {
+pub(crate) fn finish_renames(root: &Dir, journal: &Journal) -> Result<(), TxnError> {
     let steps = plan(root, journal)?.ok_or_else(|| {
-        Error::from(TxnError::ChangedWhileFinishing {
+        TxnError::ChangedWhileFinishing {
             id: journal.id.clone(),
-        })
+        }
     })?;
     for (entry, step) in journal.entries.iter().zip(steps) {
         if step == Step::Rename {
@@ -125,9 +124,9 @@ pub(crate) fn finish_renames(root: &Dir, journal: &Journal) -> Result<(), Error>
     Ok(())
 }
 
-fn rename_one(root: &Dir, entry: &Entry) -> Result<(), Error> {
+fn rename_one(root: &Dir, entry: &Entry) -> Result<(), TxnError> {
     let path = entry.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot finish the commit of", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot finish the commit of", &e);
     let located = journal::locate(root, path)?;
     let dir = located.parent.as_deref().ok_or_else(|| {
         io(std::io::Error::from_raw_os_error(libc::ENOENT)) // its folder was removed since
@@ -139,8 +138,7 @@ fn rename_one(root: &Dir, entry: &Entry) -> Result<(), Error> {
             if current_state(Some(dir), stage.as_bytes()).map_err(io)? != entry.after {
                 return Err(TxnError::StagedContentWrong {
                     path: path.to_string(),
-                }
-                .into());
+                });
             }
             dir.rename(stage.as_bytes(), dir, &located.name)
                 .map_err(io)?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::dirfd::{self, Dir};
 use super::journal;
-use crate::Error;
+use super::TxnError;
 
 /// The most folder handles kept open at once (besides the root's).
 pub const LIMIT: usize = 64;
@@ -33,9 +33,9 @@ pub(crate) fn folder_of(path: &str) -> &str {
 
 impl Handles {
     /// Handles under `root` (a handle of its own on the root is kept).
-    pub fn new(root: &Dir) -> Result<Handles, Error> {
+    pub fn new(root: &Dir) -> Result<Handles, TxnError> {
         let top = Dir::open_child(root, b".")
-            .map_err(|e| Error::io(".", "cannot open the root for the commit", &e))?;
+            .map_err(|e| TxnError::io_of(".", "cannot open the root for the commit", &e))?;
         let mut open = HashMap::new();
         open.insert(String::new(), Arc::new(top));
         Ok(Handles {
@@ -46,7 +46,7 @@ impl Handles {
 
     /// The parent folder of `path` and its final name, as [`journal::locate`] finds them
     /// (a symlink on the way is `path_escape`), through the folders open here.
-    pub fn locate(&mut self, root: &Dir, path: &str) -> Result<journal::Located, Error> {
+    pub fn locate(&mut self, root: &Dir, path: &str) -> Result<journal::Located, TxnError> {
         let comps = journal::checked_components(path)?;
         let (name, parents) = comps
             .split_last()
@@ -113,14 +113,14 @@ impl Handles {
     }
 
     /// The folder holding `path` (root-relative); `None` when a folder on the way is missing.
-    pub fn parent(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, Error> {
+    pub fn parent(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, TxnError> {
         self.folder(root, folder_of(path), path)
     }
 
     /// The folder `dir` (root-relative, `""` for the root); `None` when a component is
     /// missing. `path` names the target in errors; a symlink or non-folder on the way is
     /// refused as [`journal::locate`] refuses it.
-    pub fn folder(&mut self, root: &Dir, dir: &str, path: &str) -> Result<Option<Arc<Dir>>, Error> {
+    pub fn folder(&mut self, root: &Dir, dir: &str, path: &str) -> Result<Option<Arc<Dir>>, TxnError> {
         self.walk(root, dir, path, false)
     }
 
@@ -128,7 +128,7 @@ impl Handles {
     /// makes `path` missing, as a missing folder does (a patch may name `a/b` where the
     /// file `a` stands: that is a file that does not exist, not a failure to read). A
     /// symlink on the way is still refused.
-    pub fn parent_to_read(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, Error> {
+    pub fn parent_to_read(&mut self, root: &Dir, path: &str) -> Result<Option<Arc<Dir>>, TxnError> {
         self.walk(root, folder_of(path), path, true)
     }
 
@@ -138,7 +138,7 @@ impl Handles {
         dir: &str,
         path: &str,
         file_is_missing: bool,
-    ) -> Result<Option<Arc<Dir>>, Error> {
+    ) -> Result<Option<Arc<Dir>>, TxnError> {
         if let Some(d) = self.open.get(dir) {
             return Ok(Some(Arc::clone(d)));
         }
@@ -184,10 +184,9 @@ impl Handles {
                     // The walk from the root names the symlink (`path_escape`) or the file.
                     return Err(journal::locate(root, path)
                         .err()
-                        .map(Error::from)
-                        .unwrap_or_else(|| Error::io(path, "cannot open a folder of", &e)));
+                        .unwrap_or_else(|| TxnError::io_of(path, "cannot open a folder of", &e)));
                 }
-                Err(e) => return Err(Error::io(path, "cannot open a folder of", &e)),
+                Err(e) => return Err(TxnError::io_of(path, "cannot open a folder of", &e)),
             };
             if !so_far.is_empty() {
                 so_far.push('/');
@@ -251,7 +250,7 @@ mod tests {
             let Err(err) = handles.parent(&root, "w/link/x") else {
                 panic!("a symlink on the way is refused");
             };
-            assert_eq!(err.code, crate::ErrorCode::PathEscape);
+            assert_eq!(err.code(), crate::ErrorCode::PathEscape);
         }
     }
 

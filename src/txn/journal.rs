@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use super::dirfd::{self, Dir, Kind, Walk};
 use super::{AuditRecord, TxnError};
-use crate::Error;
 
 /// The journal format version this code writes and reads (2: tied to its state place by a
 /// MAC and to its root by device and inode).
@@ -261,31 +260,30 @@ impl Journal {
     /// every state file is ([`super::place`]: a regular file of at most
     /// [`super::place::JOURNAL_LIMIT`] bytes, never through a symlink, never waiting on a
     /// FIFO).
-    pub fn read(dir_path: &Path) -> Result<Option<Journal>, Error> {
+    pub fn read(dir_path: &Path) -> Result<Option<Journal>, TxnError> {
         Journal::read_named(dir_path, FILE)
     }
 
     /// [`Journal::read`] of the file `name` of the folder (the journal of a finished
     /// transaction whose clean-up was interrupted is [`DONE`]).
-    pub fn read_named(dir_path: &Path, name: &str) -> Result<Option<Journal>, Error> {
+    pub fn read_named(dir_path: &Path, name: &str) -> Result<Option<Journal>, TxnError> {
         let path = dir_path.join(name);
         let shown = path.display().to_string();
         let Some((bytes, _)) = super::place::read_file(&path, super::place::JOURNAL_LIMIT)? else {
             return Ok(None);
         };
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::from(TxnError::JournalDamaged {
+            TxnError::JournalDamaged {
                 journal: shown.clone(),
                 cause: e.to_string(),
-            })
+            }
         })?;
         if journal.version != VERSION {
             return Err(TxnError::JournalVersion {
                 journal: shown,
                 version: journal.version,
                 reads: VERSION,
-            }
-            .into());
+            });
         }
         Ok(Some(journal))
     }

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use crate::state::StateDir;
 use super::TxnError;
-use crate::Error;
 
 /// How long a second run waits for the lock before `busy`.
 pub const WAIT: Duration = Duration::from_secs(2);
@@ -25,16 +24,16 @@ pub struct Lock {
 
 impl Lock {
     /// Takes the lock at `path`, waiting up to `wait` with exponential backoff.
-    pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, Error> {
+    pub fn acquire(path: &Path, wait: Duration) -> Result<Lock, TxnError> {
         let shown = path.display().to_string();
         let file = open(path)?;
-        Ok(Lock::take(file, &shown, wait)?)
+        Lock::take(file, &shown, wait)
     }
 
     /// [`Lock::acquire`] of a state place's lock, the state folder created first when it is
     /// missing (only then: it exists from the first run on, and a `mkdir` that fails with
     /// "exists" on every run is two system calls for nothing).
-    pub fn acquire_in(state: &StateDir, wait: Duration) -> Result<Lock, Error> {
+    pub fn acquire_in(state: &StateDir, wait: Duration) -> Result<Lock, TxnError> {
         let path = state.lock_path();
         let shown = path.display().to_string();
         let file = match open(&path) {
@@ -44,7 +43,7 @@ impl Lock {
             }
             other => other,
         }?;
-        Ok(Lock::take(file, &shown, wait)?)
+        Lock::take(file, &shown, wait)
     }
 
     fn take(file: File, shown: &str, wait: Duration) -> Result<Lock, TxnError> {
@@ -67,12 +66,12 @@ impl Lock {
     }
 }
 
-fn open(path: &Path) -> Result<File, Error> {
-    super::place::open_file(
+fn open(path: &Path) -> Result<File, TxnError> {
+    Ok(super::place::open_file(
         path,
         OpenOptions::new().create(true).truncate(false).write(true),
         "cannot open the lock file",
-    )
+    )?)
     .map(|(file, _)| file)
 }
 
@@ -94,7 +93,7 @@ mod tests {
         let path = tmp.path().join("lock");
         let first = Lock::acquire(&path, WAIT).expect("first lock");
         let err = Lock::acquire(&path, Duration::from_millis(50)).expect_err("busy");
-        assert_eq!(err.code, ErrorCode::Busy);
+        assert_eq!(err.code(), ErrorCode::Busy);
         drop(first);
         Lock::acquire(&path, Duration::from_millis(50)).expect("free again");
     }
@@ -106,7 +105,7 @@ mod tests {
         let first = Lock::acquire_in(&state, WAIT).expect("folder made, lock taken");
         assert!(state.lock_path().is_file());
         let err = Lock::acquire_in(&state, Duration::from_millis(50)).expect_err("busy");
-        assert_eq!(err.code, ErrorCode::Busy);
+        assert_eq!(err.code(), ErrorCode::Busy);
         drop(first);
         Lock::acquire_in(&state, Duration::from_millis(50)).expect("free again");
     }

@@ -263,13 +263,13 @@ impl SnapshotReader {
         let Some(parent) = self.handles.parent_to_read(&self.root, path)? else {
             return Ok((Snapshot::Missing, Found::Missing));
         };
-        read_at(&parent, name, path)
+        Ok(read_at(&parent, name, path)?)
     }
 }
 
 /// [`read_snapshot`] of `name` in its open folder `parent`.
-fn read_at(parent: &Dir, name: &[u8], path: &str) -> Result<(Snapshot, Found), Error> {
-    let io = |e: std::io::Error| Error::io(path, "cannot read", &e);
+fn read_at(parent: &Dir, name: &[u8], path: &str) -> Result<(Snapshot, Found), TxnError> {
+    let io = |e: std::io::Error| TxnError::io(path, "cannot read", e);
     let Some(st) = parent.stat(name).map_err(io)? else {
         return Ok((Snapshot::Missing, Found::Missing));
     };
@@ -297,8 +297,7 @@ fn read_at(parent: &Dir, name: &[u8], path: &str) -> Result<(Snapshot, Found), E
         Kind::Directory => Ok((Snapshot::Directory, Found::Directory)),
         Kind::Other => Err(TxnError::NotRegular {
             path: path.to_string(),
-        }
-        .into()),
+        }),
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::Path;
 use super::dirfd::{self, Stat};
 use crate::state::safety::{self, Found, Keeps};
 use crate::state::{StateDir, StateError, SECRET_LEN};
+use super::TxnError;
 use crate::Error;
 
 /// The most bytes a journal or undo record may hold (1 GiB, the size of the largest patch
@@ -119,7 +120,7 @@ fn not_a_file(path: &Path, err: &std::io::Error, what: &str) -> Error {
 /// first use (0600). Journals and undo records carry a MAC made with it, so that one found in
 /// the tree (or copied with it) is not mistaken for this root's own; so it must be the
 /// user's own, writable by no one else, and a regular file.
-pub fn secret(state: &StateDir) -> Result<[u8; SECRET_LEN], Error> {
+pub fn secret(state: &StateDir) -> Result<[u8; SECRET_LEN], TxnError> {
     let path = state.secret_path();
     match read_secret(&path)? {
         Some(secret) => Ok(secret),
@@ -127,26 +128,26 @@ pub fn secret(state: &StateDir) -> Result<[u8; SECRET_LEN], Error> {
     }
 }
 
-fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, Error> {
+fn read_secret(path: &Path) -> Result<Option<[u8; SECRET_LEN]>, TxnError> {
     let Some(bytes) = read_owned_file(path, LAST_LIMIT)? else {
         return Ok(None);
     };
     <[u8; SECRET_LEN]>::try_from(bytes.as_slice())
         .map(Some)
         .map_err(|_| {
-            StateError::DamagedSecret {
+            Error::from(StateError::DamagedSecret {
                 path: path.to_path_buf(),
-            }
+            })
             .into()
         })
 }
 
 /// Writes a new secret beside `path` and links it in place; when another run linked one
 /// first, that one is the secret.
-fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], Error> {
+fn create_secret(path: &Path) -> Result<[u8; SECRET_LEN], TxnError> {
     use std::io::Write;
     let shown = path.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot create the state secret", &e);
+    let io = |e: std::io::Error| TxnError::io(&shown, "cannot create the state secret", e);
     let mut secret = [0u8; SECRET_LEN];
     random_fill(&mut secret).map_err(io)?;
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
@@ -181,7 +182,7 @@ fn random_fill(buf: &mut [u8]) -> std::io::Result<()> {
 
 /// The transaction the state place's `last` file names; `None` when there is none (or it
 /// names none).
-pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
+pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, TxnError> {
     let Some((bytes, _)) = read_file(&state.last_path(), LAST_LIMIT)? else {
         return Ok(None);
     };
@@ -192,7 +193,7 @@ pub(crate) fn read_last(state: &StateDir) -> Result<Option<String>, Error> {
 }
 
 /// Makes `last` name `id` (or removes it), atomically.
-pub(crate) fn write_last(state: &StateDir, id: Option<&str>) -> Result<(), Error> {
+pub(crate) fn write_last(state: &StateDir, id: Option<&str>) -> Result<(), TxnError> {
     write_last_with(state, id, super::Durability::Full)
 }
 
@@ -210,11 +211,11 @@ pub(crate) fn write_last_with(
     state: &StateDir,
     id: Option<&str>,
     durability: super::Durability,
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     use std::io::Write;
     let path = state.last_path();
     let shown = path.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot write", &e);
+    let io = |e: std::io::Error| TxnError::io(&shown, "cannot write", e);
     match id {
         None => match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
@@ -315,7 +316,7 @@ mod tests {
         std::fs::set_permissions(state.secret_path(), std::fs::Permissions::from_mode(0o666))
             .expect("chmod");
         let e = secret(&state).expect_err("writable by others");
-        assert_eq!(e.code, crate::ErrorCode::Usage);
+        assert_eq!(e.code(), crate::ErrorCode::Usage);
         assert_eq!(std::fs::read(state.secret_path()).expect("kept"), made);
     }
 

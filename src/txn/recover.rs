@@ -150,11 +150,11 @@ pub fn recover(root: &Path) -> Result<RecoverReport, Error> {
 pub fn recover_with(state: &StateDir) -> Result<RecoverReport, Error> {
     state.ensure()?;
     let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
-    recover_locked(state)
+    Ok(recover_locked(state)?)
 }
 
 /// Recovery with the lock held (the first thing every transaction does).
-pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
+pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, TxnError> {
     let jpath = state.journal_dir();
     let shown = jpath.display().to_string();
     // A symlink, a file or a FIFO there, or another user's folder, is refused, saying what it
@@ -170,7 +170,7 @@ pub(crate) fn recover_locked(state: &StateDir) -> Result<RecoverReport, Error> {
     journal.check_trusted(&place::secret(state)?, &root, &jpath)?;
     check_index_lock(state, &journal, &jpath)?;
     let jdir =
-        Dir::open(&jpath).map_err(|e| Error::io(&shown, "cannot open the journal folder", &e))?;
+        Dir::open(&jpath).map_err(|e| TxnError::io_of(&shown, "cannot open the journal folder", &e))?;
     match journal.phase {
         Phase::Prepared => match forward::later_edits(&root, &jdir, &journal)? {
             Some(edited) => recover_forward(state, &root, (jdir, &jpath), journal, &edited),
@@ -193,7 +193,7 @@ fn recover_forward(
     (jdir, jpath): (Dir, &Path),
     mut journal: Journal,
     edited: &[String],
-) -> Result<RecoverReport, Error> {
+) -> Result<RecoverReport, TxnError> {
     forward::finish_renames(root, &journal)?;
     journal.phase = Phase::Committed;
     journal.write(&jdir, jpath, &place::secret(state)?)?;
@@ -206,9 +206,9 @@ fn recover_forward(
 }
 
 /// The state place's root, opened.
-pub(crate) fn open_root(state: &StateDir) -> Result<Dir, Error> {
+pub(crate) fn open_root(state: &StateDir) -> Result<Dir, TxnError> {
     Dir::open(state.root()).map_err(|e| {
-        Error::io(
+        TxnError::io_of(
             &state.root().display().to_string(),
             "cannot open the root",
             &e,
@@ -222,7 +222,7 @@ pub(crate) fn open_root(state: &StateDir) -> Result<Dir, Error> {
 /// (finished here once its MAC proves it this root's own); an empty one (or with only the
 /// journal's temporary file) is a start interrupted before anything was touched (removed);
 /// one with other files is refused, with a hint that never leads to restoring files from it.
-fn recover_without_journal(state: &StateDir, jpath: &Path) -> Result<RecoverReport, Error> {
+fn recover_without_journal(state: &StateDir, jpath: &Path) -> Result<RecoverReport, TxnError> {
     if let Some(done) = Journal::read_named(jpath, journal::DONE)? {
         let root = open_root(state)?;
         done.check_trusted(&place::secret(state)?, &root, jpath)?;
@@ -236,19 +236,18 @@ fn recover_without_journal(state: &StateDir, jpath: &Path) -> Result<RecoverRepo
     if !holds_at_most(jpath, &["journal.json.tmp"])? {
         return Err(TxnError::Leftovers {
             place: jpath.display().to_string(),
-        }
-        .into());
+        });
     }
     cleanup::remove_dir(jpath)?;
     Ok(RecoverReport::default())
 }
 
 /// Does the folder `dir` hold no names but `allowed`?
-fn holds_at_most(dir: &Path, allowed: &[&str]) -> Result<bool, Error> {
+fn holds_at_most(dir: &Path, allowed: &[&str]) -> Result<bool, TxnError> {
     let shown = dir.display().to_string();
-    let read = std::fs::read_dir(dir).map_err(|e| Error::io(&shown, "cannot list", &e))?;
+    let read = std::fs::read_dir(dir).map_err(|e| TxnError::io_of(&shown, "cannot list", &e))?;
     for item in read {
-        let item = item.map_err(|e| Error::io(&shown, "cannot list", &e))?;
+        let item = item.map_err(|e| TxnError::io_of(&shown, "cannot list", &e))?;
         if !allowed.iter().any(|a| item.file_name() == **a) {
             return Ok(false);
         }
@@ -258,7 +257,7 @@ fn holds_at_most(dir: &Path, allowed: &[&str]) -> Result<bool, Error> {
 
 /// The companion's lock file a journal names must be a lock file of this state place's git
 /// dir (the journal's MAC already says it is ours; this keeps a rename of it inside).
-fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), Error> {
+fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result<(), TxnError> {
     let Some(index) = &journal.index else {
         return Ok(());
     };
@@ -276,8 +275,7 @@ fn check_index_lock(state: &StateDir, journal: &Journal, jpath: &Path) -> Result
     Err(journal::untrusted(
         jpath,
         "the index lock it names is not in this root's git dir",
-    )
-    .into())
+    ))
 }
 
 /// Device and inode of `path` (not followed), when it exists.
@@ -287,7 +285,7 @@ fn identity_of(path: &Path) -> Option<(u64, u64)> {
 
 /// A rolled-back transaction's index lock file goes, when it is still ours (another git
 /// process may have taken the lock since, if someone removed ours).
-fn drop_index_lock(journal: &Journal) -> Result<(), Error> {
+fn drop_index_lock(journal: &Journal) -> Result<(), TxnError> {
     let Some(index) = &journal.index else {
         return Ok(());
     };
@@ -295,7 +293,7 @@ fn drop_index_lock(journal: &Journal) -> Result<(), Error> {
         return Ok(());
     }
     match std::fs::remove_file(&index.lock) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxnError::io_of(
             &index.lock.display().to_string(),
             "cannot remove the git index lock",
             &e,
@@ -306,7 +304,7 @@ fn drop_index_lock(journal: &Journal) -> Result<(), Error> {
 
 /// A committed transaction's index: its lock file, still ours and whole, is renamed over
 /// the index (the crash came between the commit mark and that rename).
-fn install_index_lock(journal: &Journal) -> Result<(), Error> {
+fn install_index_lock(journal: &Journal) -> Result<(), TxnError> {
     let Some(index) = &journal.index else {
         return Ok(());
     };
@@ -319,24 +317,22 @@ fn install_index_lock(journal: &Journal) -> Result<(), Error> {
         return Err(TxnError::IndexLockGone {
             id: journal.id.clone(),
             lock: shown,
-        }
-        .into());
+        });
     }
-    let bytes = std::fs::read(&index.lock).map_err(|e| Error::io(&shown, "cannot read", &e))?;
+    let bytes = std::fs::read(&index.lock).map_err(|e| TxnError::io_of(&shown, "cannot read", &e))?;
     if journal::hex(&super::sha256(&bytes)) != index.sha256 {
         return Err(TxnError::IndexLockChanged {
             id: journal.id.clone(),
             lock: shown,
-        }
-        .into());
+        });
     }
     std::fs::rename(&index.lock, &target)
-        .map_err(|e| Error::io(&shown, "cannot install the git index from", &e))
+        .map_err(|e| TxnError::io_of(&shown, "cannot install the git index from", &e))
 }
 
 /// After a rollback: the work tree is old, so is the index, and `last` names what it named
 /// before (an undo never changed it).
-fn after_roll_back(state: &StateDir, journal: &Journal) -> Result<(), Error> {
+fn after_roll_back(state: &StateDir, journal: &Journal) -> Result<(), TxnError> {
     drop_index_lock(journal)?;
     if journal.undoes.is_none() {
         write_last(state, journal.previous.as_deref())?;
@@ -349,7 +345,7 @@ fn recover_roll_back(
     root: &Dir,
     (jdir, jpath): (Dir, &Path),
     journal: &Journal,
-) -> Result<RecoverReport, Error> {
+) -> Result<RecoverReport, TxnError> {
     let rb = roll_back(root, Some(&jdir), journal, journal.entries.len());
     // The journal folder is removed or moved below: no handle of ours may hold it (Windows).
     drop(jdir);
@@ -401,7 +397,7 @@ fn recover_complete(
     root: &Dir,
     jpath: &Path,
     journal: &Journal,
-) -> Result<RecoverReport, Error> {
+) -> Result<RecoverReport, TxnError> {
     let (mut conflicts, mut blocked) = (vec![], vec![]);
     for entry in &journal.entries {
         match journal::state_or_blocked(root, &entry.path)? {
@@ -474,7 +470,7 @@ pub(crate) fn roll_back(
                 out.conflicts.push(entry.path.clone());
                 out.blocked.push(b);
             }
-            Err(e) => out.failures.push(e),
+            Err(e) => out.failures.push(e.into()),
         }
     }
     out.restored.reverse();
@@ -505,7 +501,7 @@ fn remove_staged(
     root: &Dir,
     entry: &Entry,
     tmp: &str,
-) -> Result<Result<journal::Located, Blocked>, Error> {
+) -> Result<Result<journal::Located, Blocked>, TxnError> {
     let path = entry.path.as_str();
     let located = match journal::locate_or_blocked(root, path)? {
         Ok(located) => located,
@@ -514,7 +510,7 @@ fn remove_staged(
     if let Some(dir) = &located.parent {
         for name in entry.stage.iter().map(String::as_str).chain([tmp]) {
             unlink_if_there(dir, name.as_bytes())
-                .map_err(|e| Error::io(path, "cannot remove the staged content of", &e))?;
+                .map_err(|e| TxnError::io_of(path, "cannot remove the staged content of", &e))?;
         }
     }
     Ok(Ok(located))
@@ -539,9 +535,9 @@ fn roll_back_entry(
     jdir: Option<&Dir>,
     entry: &Entry,
     tmp: &str,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome, TxnError> {
     let path = entry.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot restore", &e);
     let located = match remove_staged(root, entry, tmp)? {
         Ok(located) => located,
         Err(blocked) => return Ok(Outcome::Blocked(blocked)),
@@ -564,9 +560,9 @@ fn restore_old(
     located: &journal::Located,
     entry: &Entry,
     tmp: &str,
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     let path = entry.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot restore", &e);
     match &entry.before {
         State::Missing => {
             let dir = located
@@ -578,9 +574,9 @@ fn restore_old(
         }
         State::File { sha256, .. } => {
             let (jdir, backup) = jdir.zip(entry.backup.as_ref()).ok_or_else(|| {
-                Error::from(TxnError::BackupMissing {
+                TxnError::BackupMissing {
                     path: path.to_string(),
-                })
+                }
             })?;
             let dir = journal::open_or_create_parent(root, located, path)?;
             restore_backup(jdir, backup, sha256, &dir, &located.name, tmp, path)?;
@@ -596,8 +592,7 @@ fn restore_old(
         State::Directory | State::Other => {
             return Err(TxnError::NotAFileToRestore {
                 path: path.to_string(),
-            }
-            .into())
+            })
         }
     }
     Ok(())
@@ -613,14 +608,13 @@ fn restore_backup(
     name: &[u8],
     tmp: &str,
     path: &str,
-) -> Result<(), Error> {
-    let io = |e: std::io::Error| Error::io(path, "cannot restore", &e);
+) -> Result<(), TxnError> {
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot restore", &e);
     let (bytes, hash, st) = jdir.read_file_hashed(backup.as_bytes()).map_err(io)?;
     if journal::hex(&hash) != sha256 {
         return Err(TxnError::BackupWrong {
             path: path.to_string(),
-        }
-        .into());
+        });
     }
     match jdir.rename(backup.as_bytes(), dir, name) {
         Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
@@ -640,8 +634,8 @@ pub(crate) fn roll_back_failed_commit(
     root: &Dir,
     journal: &mut Journal,
     (jdir, jpath): (Dir, &Path),
-    (err, renamed): (Error, usize),
-) -> Error {
+    (err, renamed): (TxnError, usize),
+) -> TxnError {
     let was_committed = journal.phase == Phase::Committed;
     if was_committed {
         // The mark may be on disk although its folder sync failed (or the index could not
@@ -675,7 +669,6 @@ pub(crate) fn roll_back_failed_commit(
             super::TxnError::RolledBack {
                 cause: Box::new(err),
             }
-            .into()
         } else {
             err
         };
@@ -698,7 +691,7 @@ fn unlink_marker(jdir: &Dir) -> bool {
     jdir.unlink(forward::RENAMING.as_bytes()).is_ok()
 }
 
-fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> Error {
+fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> TxnError {
     TxnError::RestoreFailed {
         during,
         journal: jpath.into(),
@@ -706,5 +699,4 @@ fn rollback_failed(during: Restoring, rb: RolledBack, jpath: &Path) -> Error {
         conflicts: rb.conflicts,
         blocked: rb.blocked,
     }
-    .into()
 }

@@ -122,7 +122,7 @@ pub fn prepare(
     let fp = Failpoints::new(opts.failpoint.or_else(super::Failpoint::from_env));
     let root_path = state.root();
     let root = Dir::open(root_path)
-        .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
+        .map_err(|e| TxnError::io_of(&root_path.display().to_string(), "cannot open the root", &e))?;
     let mut handles = Handles::new(&root)?;
     let planned =
         check_all(&root, &mut handles, changes).map_err(|err| recovered_hint(err, &recovered))?;
@@ -155,18 +155,17 @@ impl Prepared {
                 done.recovered = std::mem::take(&mut self.recovered);
                 Ok(done)
             }
-            Err(err) => Err(recovered_hint(err, &self.recovered)),
+            Err(err) => Err(recovered_hint(err, &self.recovered).into()),
         }
     }
 }
 
 /// The plan was made while a crashed transaction's files were still in the tree.
-fn recovered_hint(err: Error, recovered: &[super::TxnWarning]) -> Error {
-    if err.code == ErrorCode::StaleFile && !recovered.is_empty() {
+fn recovered_hint(err: TxnError, recovered: &[super::TxnWarning]) -> TxnError {
+    if err.code() == ErrorCode::StaleFile && !recovered.is_empty() {
         return super::TxnError::StaleAfterRecovery {
             cause: Box::new(err),
-        }
-        .into();
+        };
     }
     err
 }
@@ -226,10 +225,10 @@ impl Txn<'_> {
         audit: &AuditRecord,
         fp: &mut Failpoints,
         companion: Option<&mut dyn Companion>,
-    ) -> Result<Committed, Error> {
+    ) -> Result<Committed, TxnError> {
         let root_path = self.state.root();
         let root = Dir::open(root_path)
-            .map_err(|e| Error::io(&root_path.display().to_string(), "cannot open the root", &e))?;
+            .map_err(|e| TxnError::io_of(&root_path.display().to_string(), "cannot open the root", &e))?;
         let mut handles = Handles::new(&root)?;
         let planned = check_all(&root, &mut handles, changes)?;
         self.run_checked((&root, &mut handles), planned, audit, fp, companion)
@@ -243,7 +242,7 @@ impl Txn<'_> {
         audit: &AuditRecord,
         fp: &mut Failpoints,
         companion: Option<&mut dyn Companion>,
-    ) -> Result<Committed, Error> {
+    ) -> Result<Committed, TxnError> {
         if planned.is_empty() {
             return Ok(Committed {
                 id: String::new(),
@@ -305,8 +304,7 @@ impl Txn<'_> {
                 h.join().unwrap_or_else(|_| {
                     Err(TxnError::WorkerPanicked {
                         worker: Worker::Pruning,
-                    }
-                    .into())
+                    })
                 })
             }),
             other => other.map(|r| r.map(drop)),
@@ -352,9 +350,9 @@ impl Txn<'_> {
         planned: &[Planned],
         audit: &AuditRecord,
         root: &Dir,
-    ) -> Result<Journal, Error> {
+    ) -> Result<Journal, TxnError> {
         let (root_dev, root_ino) = root.identity().map_err(|e| {
-            Error::io(
+            TxnError::io_of(
                 &self.state.root().display().to_string(),
                 "cannot open the root",
                 &e,
@@ -434,11 +432,11 @@ fn let_go_of_contents(planned: &mut [Planned]) {
 /// write).
 const HASH_WHILE_STAGING: usize = 1 << 20;
 
-fn path_of(comps: &[Vec<u8>]) -> Result<String, Error> {
+fn path_of(comps: &[Vec<u8>]) -> Result<String, TxnError> {
     let parts: Result<Vec<&str>, _> = comps.iter().map(|c| std::str::from_utf8(c)).collect();
     parts
         .map(|p| p.join("/"))
-        .map_err(|_| TxnError::PathNotUtf8.into())
+        .map_err(|_| TxnError::PathNotUtf8)
 }
 
 impl State {
@@ -511,12 +509,12 @@ fn check_all(
     root: &Dir,
     handles: &mut Handles,
     changes: Vec<Change>,
-) -> Result<Vec<Planned>, Error> {
+) -> Result<Vec<Planned>, TxnError> {
     let mut seen = HashSet::new();
     let mut planned = Vec::new();
     for change in changes {
         if !seen.insert(change.path.clone()) {
-            return Err(TxnError::Twice { path: change.path }.into());
+            return Err(TxnError::Twice { path: change.path });
         }
         let mut located = handles.locate(root, &change.path)?;
         let (seen, recheck) = check_fresh(&located, &change)?;
@@ -543,9 +541,9 @@ fn check_all(
 /// when that differs, the content's SHA-256. When it is the same but too recent to trust
 /// (git's "racy" rule), the content is checked too, but while the new content is staged
 /// ([`recheck_contents`]): the second value asks for that.
-fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat>, bool), Error> {
+fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat>, bool), TxnError> {
     let path = change.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot check", &e);
     let stat = match &located.parent {
         Some(dir) => dir.stat(&located.name).map_err(io)?,
         None => None,
@@ -604,7 +602,7 @@ fn check_fresh(located: &Located, change: &Change) -> Result<(Option<dirfd::Stat
 }
 
 /// The content read at planning (`was`) is what the file holds now (`now`).
-fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), Error> {
+fn same_content(path: &str, was: &[u8; 32], now: &[u8; 32]) -> Result<(), TxnError> {
     if was == now {
         return Ok(());
     }
@@ -654,11 +652,11 @@ impl Recheck {
 fn recheck_contents(
     (root, handles): (&Dir, &mut Handles),
     targets: &[Recheck],
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     // Each folder opened once (not walked from the root for every target).
     for t in targets {
         let path = t.path.as_str();
-        let io = |e: std::io::Error| Error::io(path, "cannot check", &e);
+        let io = |e: std::io::Error| TxnError::io_of(path, "cannot check", &e);
         let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
         let Some(dir) = handles.parent(root, path)? else {
             return Err(stale(path, Staleness::Removed));
@@ -674,12 +672,11 @@ fn recheck_contents(
     Ok(())
 }
 
-fn stale(path: &str, how: Staleness) -> Error {
+fn stale(path: &str, how: Staleness) -> TxnError {
     TxnError::Stale {
         path: path.to_string(),
         how,
     }
-    .into()
 }
 
 /// A modification time within 2 s of now may hide a same-tick edit: hash to be sure.
@@ -715,10 +712,10 @@ fn open_journal_dir(
     state: &StateDir,
     root: &Dir,
     (durability, made): (Durability, bool),
-) -> Result<JournalDir, Error> {
+) -> Result<JournalDir, TxnError> {
     let path = state.journal_dir();
     let shown = path.display().to_string();
-    let io = |e: std::io::Error| Error::io(&shown, "cannot create the journal folder", &e);
+    let io = |e: std::io::Error| TxnError::io_of(&shown, "cannot create the journal folder", &e);
     if state.git_dir().is_some() {
         if !made {
             crate::state::create_dir_all(&path)?;
@@ -749,10 +746,10 @@ fn stage_steps(
     journal: &mut Journal,
     planned: &mut [Planned],
     (fp, ctx): (&mut Failpoints, &Ctx),
-) -> Result<Vec<Option<dirfd::Stat>>, Error> {
+) -> Result<Vec<Option<dirfd::Stat>>, TxnError> {
     let jshown = jpath.display().to_string();
     fp.step("journal write")
-        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+        .map_err(|e| TxnError::io_of(&jshown, "cannot write the journal", &e))?;
     journal.write_with(jdir, jpath, &ctx.secret, ctx.durability)?;
     // Before anything in the tree changes: should the undo record of this transaction be
     // lost, `undo` then knows that its newest record is not the last transaction.
@@ -765,7 +762,7 @@ fn stage_steps(
             .as_ref()
             .unwrap_or(root)
             .sync()
-            .map_err(|e| Error::io(&jshown, "cannot create the journal folder", &e))?;
+            .map_err(|e| TxnError::io_of(&jshown, "cannot create the journal folder", &e))?;
     }
     create_dirs(root, handles, &journal.created_dirs, fp)?;
     let pending: Vec<&crate::content::Content> = planned
@@ -801,7 +798,7 @@ fn stage_steps(
             }
         }
         fp.step("journal hashes")
-            .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+            .map_err(|e| TxnError::io_of(&jshown, "cannot write the journal", &e))?;
         journal.write_with(jdir, jpath, &ctx.secret, ctx.durability)?;
     }
     Ok(staged)
@@ -819,7 +816,7 @@ fn stage_all(
     planned: &[Planned],
     journal: &Journal,
     fp: &mut Failpoints,
-) -> Result<Vec<Option<dirfd::Stat>>, Error> {
+) -> Result<Vec<Option<dirfd::Stat>>, TxnError> {
     let mut staged = Vec::with_capacity(planned.len());
     let batches = planned
         .chunks(STAGE_BATCH)
@@ -831,7 +828,7 @@ fn stage_all(
                 let dir = parent_of(root, handles, p)?;
                 let path = p.change.path.as_str();
                 fp.step(&format!("stage {path}"))
-                    .map_err(|e| Error::io(path, "cannot stage the new content of", &e))?;
+                    .map_err(|e| TxnError::io_of(path, "cannot stage the new content of", &e))?;
                 jobs.push((dir, p, e));
             }
         }
@@ -871,7 +868,7 @@ fn execute(
     planned: &mut [Planned],
     (fp, ctx): (&mut Failpoints, &mut Ctx),
     renamed: &mut usize,
-) -> Result<Vec<TxnWarning>, Error> {
+) -> Result<Vec<TxnWarning>, TxnError> {
     let jshown = jpath.display().to_string();
     let mut rechecks: Vec<Recheck> = planned
         .iter()
@@ -915,7 +912,7 @@ fn execute(
     let mark = mark_ahead(journal, (jdir, jpath), ctx, &mut point)?;
     // Every content is staged and backed up: from here a staged file that is gone was
     // renamed (what a recovery needs to tell a later edit from a stale target).
-    mark_renaming(jdir).map_err(|e| Error::io(&jshown, "cannot write in the journal folder", &e))?;
+    mark_renaming(jdir).map_err(|e| TxnError::io_of(&jshown, "cannot write in the journal folder", &e))?;
     // The staged contents, the backups, the created folders and the marker become
     // durable together.
     point.dir_ref(&jshown, jdir)?;
@@ -925,7 +922,7 @@ fn execute(
         *renamed += 1;
     }
     fp.step("folder sync")
-        .map_err(|e| Error::io(&jshown, "cannot sync folders", &e))?;
+        .map_err(|e| TxnError::io_of(&jshown, "cannot sync folders", &e))?;
     sync_parents(
         (root, &mut *handles, &mut point),
         planned,
@@ -938,11 +935,11 @@ fn execute(
     }
     if let (Some(companion), Some(lock)) = (ctx.companion.as_deref_mut(), journal.index.as_mut()) {
         fp.step("companion write")
-            .map_err(|e| Error::io(&jshown, "cannot write the git index", &e))?;
+            .map_err(|e| TxnError::io_of(&jshown, "cannot write the git index", &e))?;
         lock.sha256 = journal::hex(&companion.write()?);
     }
     fp.step("commit mark")
-        .map_err(|e| Error::io(&jshown, "cannot write the journal", &e))?;
+        .map_err(|e| TxnError::io_of(&jshown, "cannot write the journal", &e))?;
     match mark {
         Some(marked) => {
             Journal::install_pending(jdir, jpath, ctx.durability)?;
@@ -955,7 +952,7 @@ fn execute(
     }
     if let Some(companion) = ctx.companion.as_deref_mut() {
         fp.step("companion install")
-            .map_err(|e| Error::io(&jshown, "cannot replace the git index", &e))?;
+            .map_err(|e| TxnError::io_of(&jshown, "cannot replace the git index", &e))?;
         companion.install()?;
     }
     Ok(later)
@@ -990,7 +987,7 @@ fn mark_ahead(
     (jdir, jpath): (&Dir, &Path),
     ctx: &Ctx,
     point: &mut Point,
-) -> Result<Option<Journal>, Error> {
+) -> Result<Option<Journal>, TxnError> {
     if ctx.companion.is_some() {
         return Ok(None);
     }
@@ -999,17 +996,17 @@ fn mark_ahead(
     let file = marked.write_pending(jdir, jpath, &ctx.secret)?;
     if point.syncs() {
         let st = dirfd::file_stat(&file)
-            .map_err(|e| Error::io(&jpath.display().to_string(), "cannot write the journal", &e))?;
+            .map_err(|e| TxnError::io_of(&jpath.display().to_string(), "cannot write the journal", &e))?;
         point.file(&jpath.display().to_string(), file, st.dev)?;
     }
     Ok(Some(marked))
 }
 
 /// The journal's record of the companion's lock file, before anything is written to it.
-fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
+fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, TxnError> {
     let lock = companion.lock_path();
     let (dev, ino) = dirfd::path_identity(&lock)
-        .map_err(|e| Error::io(&lock.display().to_string(), "cannot inspect", &e))?;
+        .map_err(|e| TxnError::io_of(&lock.display().to_string(), "cannot inspect", &e))?;
     Ok(journal::IndexLock {
         lock,
         dev,
@@ -1019,12 +1016,11 @@ fn index_lock(companion: &dyn Companion) -> Result<journal::IndexLock, Error> {
 }
 
 /// The open folder of a target (its folders exist once step 4 created them).
-fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Arc<Dir>, Error> {
+fn parent_of(root: &Dir, handles: &mut Handles, p: &Planned) -> Result<Arc<Dir>, TxnError> {
     handles.parent(root, &p.change.path)?.ok_or_else(|| {
         TxnError::FolderNotCreated {
             path: p.change.path.clone(),
         }
-        .into()
     })
 }
 
@@ -1035,11 +1031,11 @@ fn create_dirs(
     handles: &mut Handles,
     dirs: &[String],
     fp: &mut Failpoints,
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     // The folders found missing at the checks are the ones created now.
     handles.forget_missing();
     for dir in dirs {
-        let io = |e: std::io::Error| Error::io(dir, "cannot create the folder", &e);
+        let io = |e: std::io::Error| TxnError::io_of(dir, "cannot create the folder", &e);
         fp.step(&format!("mkdir {dir}")).map_err(io)?;
         let parent = handles
             .parent(root, dir)?
@@ -1057,12 +1053,12 @@ fn stage_one(
     dir: &Dir,
     p: &Planned,
     entry: &Entry,
-) -> Result<Option<(std::fs::File, dirfd::Stat)>, Error> {
+) -> Result<Option<(std::fs::File, dirfd::Stat)>, TxnError> {
     let Some(stage) = &entry.stage else {
         return Ok(None);
     };
     let path = p.change.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot stage the new content of", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot stage the new content of", &e);
     match &p.change.after {
         NewState::File { bytes, mode, .. } => {
             // Created with its permission bits (less the umask), so that the mode need not be
@@ -1104,12 +1100,12 @@ fn backup_one(
     entry: &Entry,
     (jdir, durability): (&Dir, Durability),
     fp: &mut Failpoints,
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     let Some(backup) = &entry.backup else {
         return Ok(());
     };
     let path = p.change.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot back up", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot back up", &e);
     fp.step(&format!("backup {path}")).map_err(io)?;
     match dir.link(&p.located.name, jdir, backup.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
@@ -1127,9 +1123,9 @@ fn backup_one(
 }
 
 /// Step 5: the rename (or unlink) that makes the change visible.
-fn replace_one(dir: &Dir, p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), Error> {
+fn replace_one(dir: &Dir, p: &Planned, entry: &Entry, fp: &mut Failpoints) -> Result<(), TxnError> {
     let path = p.change.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot replace", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot replace", &e);
     fp.step(&format!("rename {path}")).map_err(io)?;
     // Checked again right before the rename, so that the window in which another program's
     // edit can be overwritten is this one system call, not the whole commit.
@@ -1163,7 +1159,7 @@ fn sync_parents(
     (root, handles, point): (&Dir, &mut Handles, &mut Point),
     planned: &[Planned],
     created: &[String],
-) -> Result<(), Error> {
+) -> Result<(), TxnError> {
     // Asked once per folder (the point would look at each folder's identity per file).
     let mut folders = HashSet::new();
     for p in planned {
@@ -1177,7 +1173,7 @@ fn sync_parents(
             point.dir(dir, parent)?;
         }
     }
-    Ok(point.sync()?)
+    point.sync()
 }
 
 /// Step 6: what is on disk now is what was planned. A written file must be the very file
@@ -1196,9 +1192,9 @@ fn verify_one(
     entry: &Entry,
     staged: Option<&dirfd::Stat>,
     fp: &mut Failpoints,
-) -> Result<Option<TxnWarning>, Error> {
+) -> Result<Option<TxnWarning>, TxnError> {
     let path = p.change.path.as_str();
-    let io = |e: std::io::Error| Error::io(path, "cannot verify", &e);
+    let io = |e: std::io::Error| TxnError::io_of(path, "cannot verify", &e);
     fp.step(&format!("verify {path}")).map_err(io)?;
     let holds_ours = if let (State::File { mode, .. }, Some(staged)) = (&entry.after, staged) {
         let now = dir.stat(&p.located.name).map_err(io)?;

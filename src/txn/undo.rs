@@ -44,7 +44,7 @@ pub fn undo_with(
     state: &StateDir,
     failpoint: Option<super::Failpoint>,
 ) -> Result<UndoReport, Error> {
-    revert_inner(state, None, failpoint, None)
+    Ok(revert_inner(state, None, failpoint, None)?)
 }
 
 /// Reverts transaction `id` — only that one, decided under the root's lock: when another
@@ -57,7 +57,7 @@ pub fn revert(
     id: &str,
     companion: Option<&mut dyn super::Companion>,
 ) -> Result<UndoReport, Error> {
-    revert_inner(state, Some(id), None, companion)
+    Ok(revert_inner(state, Some(id), None, companion)?)
 }
 
 fn revert_inner(
@@ -65,7 +65,7 @@ fn revert_inner(
     expect: Option<&str>,
     failpoint: Option<super::Failpoint>,
     companion: Option<&mut dyn super::Companion>,
-) -> Result<UndoReport, Error> {
+) -> Result<UndoReport, TxnError> {
     state.ensure()?;
     let _lock = Lock::acquire(&state.lock_path(), lock::WAIT)?;
     let recovered = recover::recover_locked(state)?.warnings();
@@ -88,7 +88,7 @@ fn revert_inner(
     };
     let dir = undo.join(&id);
     let journal = Journal::read(&dir)?
-        .ok_or_else(|| Error::from(TxnError::NoJournal { record: dir.clone() }))?;
+        .ok_or_else(|| TxnError::NoJournal { record: dir.clone() })?;
     // Only a record of this state place, for this very root, and named as its transaction.
     let root = recover::open_root(state)?;
     journal.check_trusted(&place::secret(state)?, &root, &dir)?;
@@ -96,8 +96,7 @@ fn revert_inner(
         return Err(journal::untrusted(
             &dir,
             "it is not the record of its transaction",
-        )
-        .into());
+        ));
     }
     // Its backups are read through the record's folder opened without following a symlink,
     // and let go before the revert, whose end drops the record (Windows cannot move a folder
@@ -105,7 +104,7 @@ fn revert_inner(
     let changes = {
         let backups = Dir::open(&undo)
             .and_then(|u| u.open_child(id.as_bytes()))
-            .map_err(|e| Error::io(&dir.display().to_string(), "cannot open", &e))?;
+            .map_err(|e| TxnError::io_of(&dir.display().to_string(), "cannot open", &e))?;
         reverse_changes(state.root(), &journal, &backups)?
     };
     let files = changes.iter().map(|c| c.path.clone()).collect();
@@ -126,27 +125,25 @@ fn revert_inner(
 }
 
 /// Transaction `id` is not the last one any more: reverting would undo another's change.
-fn not_the_last(id: &str, last: Option<&str>) -> Error {
+fn not_the_last(id: &str, last: Option<&str>) -> TxnError {
     TxnError::NotTheLast {
         id: id.to_string(),
         last: last.map(str::to_string),
     }
-    .into()
 }
 
 /// The last transaction has no undo record (writing it failed after its commit): reverting
 /// the newest record would skip it, so undo refuses.
-fn no_record_of_the_last(last: &str, newest: Option<&str>) -> Error {
+fn no_record_of_the_last(last: &str, newest: Option<&str>) -> TxnError {
     TxnError::NoRecordOfTheLast {
         last: last.to_string(),
         newest: newest.map(str::to_string),
     }
-    .into()
 }
 
 /// The changes that put the record's old states back, each checked to still hold the new
 /// state; `stale_file` lists every path changed since.
-fn reverse_changes(root: &Path, journal: &Journal, backups: &Dir) -> Result<Vec<Change>, Error> {
+fn reverse_changes(root: &Path, journal: &Journal, backups: &Dir) -> Result<Vec<Change>, TxnError> {
     // One read per path: the snapshot that is checked is the one the revert commits against.
     let mut befores = vec![];
     let mut changed = vec![];
@@ -175,16 +172,15 @@ fn reverse_changes(root: &Path, journal: &Journal, backups: &Dir) -> Result<Vec<
         .collect()
 }
 
-fn changed_since(journal: &Journal, changed: Vec<String>) -> Error {
+fn changed_since(journal: &Journal, changed: Vec<String>) -> TxnError {
     TxnError::ChangedSinceApplied {
         id: journal.id.clone(),
         changed,
     }
-    .into()
 }
 
 /// What `entry` held before its transaction, as the new state of the revert.
-fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
+fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, TxnError> {
     match &entry.before {
         State::Missing => Ok(NewState::Absent),
         State::Symlink { target } => Ok(NewState::Symlink {
@@ -194,12 +190,11 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
             let name = entry.backup.as_deref().unwrap_or_default();
             let (bytes, hash, _) = backups
                 .read_file_hashed(name.as_bytes())
-                .map_err(|e| Error::io(&entry.path, "cannot read the backup of", &e))?;
+                .map_err(|e| TxnError::io_of(&entry.path, "cannot read the backup of", &e))?;
             if journal::hex(&hash) != *sha256 {
                 return Err(TxnError::BackupEdited {
                     path: entry.path.clone(),
-                }
-                .into());
+                });
             }
             Ok(NewState::File {
                 bytes: Content::with_sha256(bytes, hash),
@@ -208,7 +203,6 @@ fn old_content(backups: &Dir, entry: &Entry) -> Result<NewState, Error> {
         }
         State::Directory | State::Other => Err(TxnError::NotAFile {
             path: entry.path.clone(),
-        }
-        .into()),
+        }),
     }
 }

@@ -22,7 +22,7 @@ fn a_refusal_keeps_its_causes_code_path_and_details() {
         .hint
         .is_some_and(|h| h.contains("apply-patch recover")));
     let rolled: Error = TxnError::RolledBack {
-        cause: Box::new(cause.clone()),
+        cause: Box::new(cause.clone().into()),
     }
     .into();
     assert_eq!(
@@ -41,7 +41,7 @@ fn a_stale_file_after_a_recovery_keeps_its_message_and_says_why() {
         .with_path("a.txt")
         .with_hint("read the file again");
     let out: Error = TxnError::StaleAfterRecovery {
-        cause: Box::new(cause.clone()),
+        cause: Box::new(cause.clone().into()),
     }
     .into();
     assert_eq!(out.code, ErrorCode::StaleFile);
@@ -115,7 +115,7 @@ fn a_failed_restore_lists_every_failure_and_keeps_the_commits_cause() {
     let failure = Error::new(ErrorCode::IoError, "cannot restore b.txt").with_path("b.txt");
     let out: Error = TxnError::RestoreFailed {
         during: Restoring::FailedCommit {
-            cause: Box::new(cause),
+            cause: Box::new(cause.into()),
         },
         journal: Path::new("/s/j1").into(),
         failures: vec![failure],
@@ -463,5 +463,22 @@ fn an_io_refusal_of_the_commit_is_the_error_io_made() {
     assert_eq!(
         Error::from(copied),
         Error::io("x", "cannot read", &std::io::Error::other("gone"))
+    );
+}
+
+#[test]
+fn a_refusal_from_outside_the_transaction_passes_through_unchanged() {
+    let cause = Error::new(ErrorCode::Usage, "the state folder s is writable by others")
+        .with_path("s")
+        .with_hint("chmod go-w s")
+        .with_details(serde_json::json!({"k": 1}));
+    let typed = TxnError::from(cause.clone());
+    assert_eq!(typed.code(), ErrorCode::Usage);
+    assert_eq!(typed.to_string(), cause.message);
+    let back = Error::from(typed);
+    assert_eq!(back, cause);
+    assert_eq!(
+        serde_json::to_string(&back).expect("json"),
+        serde_json::to_string(&cause).expect("json")
     );
 }
