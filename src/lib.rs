@@ -130,6 +130,7 @@ internal_mod! {
 
 mod pool;
 mod release;
+mod shell;
 
 /// The disk transaction's entry points for a caller: undo the last applied patch, and recover
 /// a transaction that a crash interrupted (SPEC §6). Every apply commits through the same

@@ -52,18 +52,24 @@ pub fn quote_for_terminal(path: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(path.len() + 2);
     out.push('"');
-    for c in path.chars() {
+    push_escaped(&mut out, path, escaped);
+    out.push('"');
+    Cow::Owned(out)
+}
+
+/// `text` onto `out`: the characters `escaped` picks as the octal or C escapes of their
+/// UTF-8 bytes, the rest as they are.
+fn push_escaped(out: &mut String, text: &str, escaped: impl Fn(char) -> bool) {
+    for c in text.chars() {
         if escaped(c) {
             let mut utf8 = [0; 4];
             for &b in c.encode_utf8(&mut utf8).as_bytes() {
-                push_byte(&mut out, b);
+                push_byte(out, b);
             }
         } else {
             out.push(c);
         }
     }
-    out.push('"');
-    Cow::Owned(out)
 }
 
 /// `text` (a message, a hint) for a terminal: every control character but the line break
@@ -76,16 +82,7 @@ pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if escaped(c) {
-            let mut utf8 = [0; 4];
-            for &b in c.encode_utf8(&mut utf8).as_bytes() {
-                push_byte(&mut out, b);
-            }
-        } else {
-            out.push(c);
-        }
-    }
+    push_escaped(&mut out, text, escaped);
     Cow::Owned(out)
 }
 

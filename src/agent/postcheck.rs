@@ -4,21 +4,18 @@
 //! (`--rollback-on-fail`) is the caller's decision; this module only runs and reports.
 //!
 //! Bounded: the command is killed after its timeout (default [`DEFAULT_TIMEOUT`]); only the
-//! last [`TAIL_BYTES`] of its output are kept. Must not write the work tree itself.
+//! last 4 KiB of each output stream are kept (`crate::shell`). Must not write the work tree itself.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::Error;
+use crate::shell::tail;
 
 /// How long a post-check may run before it is killed: 10 minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// How much of stdout and of stderr is kept: the last 4 KiB of each.
-pub const TAIL_BYTES: usize = 4096;
 
 /// The `verification` object of the report.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -53,38 +50,19 @@ impl Verification {
 
 /// Run `command` through `sh -c` in `root` and wait for it (at most `timeout`).
 pub fn run(root: &Path, command: &str, timeout: Duration) -> Result<Verification, Error> {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(root)
-        .stdin(Stdio::null())
+    let mut cmd = crate::shell::command(root, command);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Its own process group, so a timeout kills the command's children too (they would
-    // otherwise keep the output pipes open).
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io("sh", "cannot run the post-check with", &e))?;
     // Drain both pipes on their own threads so a chatty command never blocks on a full pipe.
     let out = child.stdout.take().map(|s| thread::spawn(move || tail(s)));
     let err = child.stderr.take().map(|s| thread::spawn(move || tail(s)));
-    let started = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => {
-                timed_out = true;
-                kill_group(&mut child);
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(Error::io("sh", "cannot wait for the post-check", &e)),
-        }
-    };
+    let status = crate::shell::wait(&mut child, timeout)
+        .map_err(|e| Error::io("sh", "cannot wait for the post-check", &e))?;
+    let timed_out = status.is_none();
     let join =
         |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     let exit_code = status.and_then(|s| s.code());
@@ -104,39 +82,6 @@ pub fn run(root: &Path, command: &str, timeout: Duration) -> Result<Verification
         stderr_tail: join(err),
         rolled_back: false,
     })
-}
-
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created above;
-        // it touches no memory of ours.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
-}
-
-/// Read a stream to its end, keeping only its last [`TAIL_BYTES`].
-fn tail(mut r: impl Read) -> String {
-    let mut kept: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 2 * TAIL_BYTES {
-                    kept.drain(..kept.len() - TAIL_BYTES);
-                }
-            }
-        }
-    }
-    if kept.len() > TAIL_BYTES {
-        kept.drain(..kept.len() - TAIL_BYTES);
-    }
-    String::from_utf8_lossy(&kept).into_owned()
 }
 
 #[cfg(test)]
@@ -171,7 +116,7 @@ mod tests {
     fn long_output_keeps_its_tail() {
         let dir = tempfile::tempdir().expect("temp dir");
         let v = run(dir.path(), "seq 1 20000", DEFAULT_TIMEOUT).expect("runs");
-        assert!(v.stdout_tail.len() <= TAIL_BYTES);
+        assert!(v.stdout_tail.len() <= crate::shell::TAIL_BYTES);
         assert!(v.stdout_tail.ends_with("19999\n20000\n"));
     }
 

@@ -11,9 +11,9 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::hooks::{Facts, Hook};
 use super::sink::Run;
@@ -22,15 +22,13 @@ use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::guard::Globs;
 use crate::report::{FileReport, Snippet};
+use crate::shell::tail;
 use crate::tree::Tree;
 use crate::txn::{NewState, Snapshot};
 use crate::usage::UsageError;
 
 /// How long one formatter run may take before it is killed (the post-check's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// How much of a failing formatter's standard error the refusal keeps: the last 4 KiB.
-const TAIL_BYTES: usize = 4096;
 
 /// The snippet's context and its largest region, as the planner's.
 const SNIPPET_CONTEXT: usize = 3;
@@ -289,17 +287,11 @@ fn format(root: &Path, f: &Formatter, path: &str, input: &[u8]) -> Result<Vec<u8
             stderr_tail: stderr,
         })
     };
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&f.command)
-        .current_dir(root)
-        .env(PATH_ENV, path)
+    let mut cmd = crate::shell::command(root, &f.command);
+    cmd.env(PATH_ENV, path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Its own process group, so that a timeout kills the command's children too.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd
         .spawn()
         .map_err(|e| failed(format!("cannot run sh: {e}"), "failed", None, String::new()))?;
@@ -322,28 +314,14 @@ fn format(root: &Path, f: &Formatter, path: &str, input: &[u8]) -> Result<Vec<u8
     });
     let err = child.stderr.take().map(|s| thread::spawn(move || tail(s)));
     let timeout = f.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                return Err(failed(
-                    format!("cannot wait for it: {e}"),
-                    "failed",
-                    None,
-                    String::new(),
-                ));
-            }
-        }
-    };
+    let status = crate::shell::wait(&mut child, timeout).map_err(|e| {
+        failed(
+            format!("cannot wait for it: {e}"),
+            "failed",
+            None,
+            String::new(),
+        )
+    })?;
     let _ = feeder.join();
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -372,37 +350,6 @@ fn format(root: &Path, f: &Formatter, path: &str, input: &[u8]) -> Result<Vec<u8
             Err(failed(how, "timed_out", None, stderr))
         }
     }
-}
-
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group made for the
-        // formatter above; it touches no memory of ours.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
-}
-
-/// A stream read to its end, keeping only its last [`TAIL_BYTES`] (lossily decoded).
-fn tail(mut r: impl Read) -> String {
-    let mut kept: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = r.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        kept.extend_from_slice(&buf[..n]);
-        if kept.len() > 2 * TAIL_BYTES {
-            kept.drain(..kept.len() - TAIL_BYTES);
-        }
-    }
-    if kept.len() > TAIL_BYTES {
-        kept.drain(..kept.len() - TAIL_BYTES);
-    }
-    String::from_utf8_lossy(&kept).into_owned()
 }
 
 #[cfg(test)]
