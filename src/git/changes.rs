@@ -5,7 +5,7 @@
 use super::fallback::Planned;
 use super::index::entry_of;
 use super::{IndexChange, IndexRequirement, LockedIndex, Repo};
-use crate::error::Error;
+use super::GitError;
 use crate::model::{FileOp, Mode, PatchSet};
 use crate::tree::{DiskTree, Node, Tree};
 use crate::txn::{Change, NewState, Snapshot};
@@ -16,10 +16,10 @@ pub(crate) fn check_index(
     repo: &Repo,
     lock: Option<&LockedIndex>,
     requirements: &[IndexRequirement],
-) -> Result<(), Error> {
+) -> Result<(), GitError> {
     match lock {
-        Some(lock) => lock.check_matches(repo, requirements),
-        None => repo.check_index_matches(requirements),
+        Some(lock) => Ok(lock.check_matches(repo, requirements)?),
+        None => Ok(repo.check_index_matches(requirements)?),
     }
 }
 
@@ -29,7 +29,7 @@ pub(crate) fn check_index(
 pub(crate) fn patch_requirements(
     patch: &PatchSet<'_>,
     root: &Path,
-) -> Result<Vec<IndexRequirement>, Error> {
+) -> Result<Vec<IndexRequirement>, GitError> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let cd = patch.cd.as_deref();
@@ -71,7 +71,7 @@ pub(crate) fn index_changes(
     repo: &Repo,
     planned: &Planned,
     tree: &DiskTree,
-) -> Result<Vec<IndexChange>, Error> {
+) -> Result<Vec<IndexChange>, GitError> {
     let mut changes = repo.index_changes_for(&planned.plan.changes)?;
     for conflicted in &planned.conflicts {
         let path = &conflicted.path;
@@ -105,7 +105,7 @@ pub(crate) fn cached_changes(
     state: &gix::index::State,
     repo: &Repo,
     planned: &Planned,
-) -> Result<Vec<IndexChange>, Error> {
+) -> Result<Vec<IndexChange>, GitError> {
     let mut out = Vec::new();
     for change in &planned.plan.changes {
         let path = change.path.clone();

@@ -52,7 +52,7 @@ impl Repo {
     ///
     /// `Ok(None)` when the root is in no work tree (no repository, or a bare one): git
     /// features are then skipped. A root inside a `.git` directory is `path_escape`.
-    pub fn discover(root: &Path) -> Result<Option<Repo>, Error> {
+    pub fn discover(root: &Path) -> Result<Option<Repo>, GitError> {
         let root_canon = crate::root::check_root(root)?;
         let Some(repo) = crate::root::open_repo(&root_canon)? else {
             return Ok(None);
@@ -67,7 +67,7 @@ impl Repo {
         root: &Path,
         root_canon: &Path,
         repo: gix::Repository,
-    ) -> Result<Option<Repo>, Error> {
+    ) -> Result<Option<Repo>, GitError> {
         let git_dir = canonical_or_same(repo.git_dir());
         // The same folder but in a linked worktree: resolved once (a `readlink` per component).
         let common_dir = if repo.common_dir() == repo.git_dir() {
@@ -78,8 +78,7 @@ impl Repo {
         if root_canon.starts_with(&git_dir) || root_canon.starts_with(&common_dir) {
             return Err(GitError::RootInGitDir {
                 root: root.to_path_buf(),
-            }
-            .into());
+            });
         }
         let Some(workdir) = repo.workdir().map(canonical_or_same) else {
             return Ok(None);
@@ -145,14 +144,14 @@ impl Repo {
 
     /// The repo-relative, `/`-separated path of a root-relative path (`.` and `..`
     /// resolved; leaving the work tree is `path_escape`).
-    pub fn repo_path(&self, rel: &str) -> Result<String, Error> {
+    pub fn repo_path(&self, rel: &str) -> Result<String, GitError> {
         let mut parts: Vec<&str> = self.prefix.split('/').filter(|p| !p.is_empty()).collect();
         for part in rel.split('/') {
             match part {
                 "" | "." => {}
                 ".." => {
                     if parts.pop().is_none() {
-                        return Err(GitError::LeavesWorkTree { path: rel.into() }.into());
+                        return Err(GitError::LeavesWorkTree { path: rel.into() });
                     }
                 }
                 other => parts.push(other),
@@ -170,11 +169,11 @@ impl Repo {
 
     /// Refuse (`path_escape`, saying why) a root-relative path that lies in `.git` or inside a
     /// submodule (a gitlink of the index, or a nested repository in the work tree).
-    pub fn check_path(&self, rel: &str) -> Result<(), Error> {
+    pub fn check_path(&self, rel: &str) -> Result<(), GitError> {
         let repo_path = self.repo_path(rel)?;
         let parts: Vec<&str> = repo_path.split('/').collect();
         if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-            return Err(GitError::InsideGitDir { path: rel.into() }.into());
+            return Err(GitError::InsideGitDir { path: rel.into() });
         }
         for end in 1..=parts.len() {
             let dir = parts[..end].join("/");
@@ -189,8 +188,7 @@ impl Repo {
                     dir,
                     submodule: gitlink,
                     whole: end == parts.len(),
-                }
-                .into());
+                });
             }
         }
         Ok(())
@@ -215,7 +213,7 @@ impl Repo {
         &self,
         dir: &str,
         probe: impl FnOnce() -> Result<bool, Error>,
-    ) -> Result<bool, Error> {
+    ) -> Result<bool, GitError> {
         if let Some(&known) = self.probed_lock().get(dir) {
             return Ok(known);
         }
@@ -269,7 +267,7 @@ fn read_index(repo: &gix::Repository) -> Result<gix::worktree::Index, gix::Error
 }
 
 /// A relative path as a `/`-separated string (paths of patches are UTF-8).
-fn slash_path(path: &Path) -> Result<String, Error> {
+fn slash_path(path: &Path) -> Result<String, GitError> {
     let mut parts = Vec::new();
     for component in path.components() {
         let text = component.as_os_str().to_str().ok_or_else(|| {

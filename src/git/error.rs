@@ -136,6 +136,22 @@ pub enum GitError {
         expected: String,
         actual: String,
     },
+    /// A step outside the git integration failed (the file system through [`Error::io`],
+    /// gix itself through `gix_error`, the transaction, the state place): its error is kept
+    /// whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for GitError {
+    fn from(cause: Error) -> GitError {
+        GitError::Outside {
+            cause: Box::new(cause),
+        }
+    }
 }
 
 /// What became of a conflicted merge.
@@ -184,6 +200,7 @@ impl GitError {
             }
             GitError::SeriesMissing { .. } => ErrorCode::FileNotFound,
             GitError::StaleBase { .. } => ErrorCode::StaleFile,
+            GitError::Outside { cause } => cause.code,
         }
     }
 
@@ -282,7 +299,8 @@ impl GitError {
             | GitError::IndexFailpoint
             | GitError::EarlierPatchFailed { .. }
             | GitError::SmudgeDelayed { .. }
-            | GitError::SeriesMissing { .. } => return None,
+            | GitError::SeriesMissing { .. }
+            | GitError::Outside { .. } => return None,
         };
         Some(Hint::from(hint))
     }
@@ -327,6 +345,9 @@ impl GitError {
 
 impl From<GitError> for Error {
     fn from(err: GitError) -> Error {
+        if let GitError::Outside { cause } = err {
+            return *cause;
+        }
         let source = err.clone();
         boundary(err).caused_by(source)
     }
@@ -455,6 +476,21 @@ mod tests {
         }
         .into();
         assert_eq!(usage.code, ErrorCode::Usage);
+    }
+
+    #[test]
+    fn an_error_from_outside_git_passes_through_unchanged() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let original = Error::io("a.txt", "cannot read", &io);
+        let through: GitError = original.clone().into();
+        assert_eq!(through.code(), ErrorCode::PermissionDenied);
+        assert_eq!(through.to_string(), original.message);
+        let back = Error::from(through);
+        assert_eq!(back, original);
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&original).unwrap()
+        );
     }
 
     #[test]

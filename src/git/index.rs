@@ -31,13 +31,13 @@ pub enum IndexRequirement {
 
 impl Repo {
     /// The index entry of root-relative `rel` (as read when the repository was opened).
-    pub fn index_entry(&self, rel: &str) -> Result<Option<IndexEntry>, Error> {
+    pub fn index_entry(&self, rel: &str) -> Result<Option<IndexEntry>, GitError> {
         let repo_path = self.repo_path(rel)?;
         Ok(entry_of(&self.index, &repo_path))
     }
 
     /// The blob and mode of the index entry of `rel` (`--cached`: the preimage).
-    pub fn index_blob(&self, rel: &str) -> Result<Option<(Vec<u8>, Mode)>, Error> {
+    pub fn index_blob(&self, rel: &str) -> Result<Option<(Vec<u8>, Mode)>, GitError> {
         let Some(entry) = self.index_entry(rel)? else {
             return Ok(None);
         };
@@ -46,7 +46,7 @@ impl Repo {
     }
 
     /// The content of blob `id` (for messages: the path it belongs to).
-    pub fn read_blob(&self, id: &ObjectId, rel: &str) -> Result<Vec<u8>, Error> {
+    pub fn read_blob(&self, id: &ObjectId, rel: &str) -> Result<Vec<u8>, GitError> {
         let blob = self.repo.find_blob(*id).map_err(|e| {
             gix_error(&format!("cannot read blob {id} of {rel}"), &e).with_path(rel)
         })?;
@@ -56,7 +56,7 @@ impl Repo {
     /// Refuse (`index_mismatch`, naming every offending path) unless each requirement holds
     /// against the index as read when the repository was opened. [`super::LockedIndex`]
     /// checks again under the index lock.
-    pub fn check_index_matches(&self, requirements: &[IndexRequirement]) -> Result<(), Error> {
+    pub fn check_index_matches(&self, requirements: &[IndexRequirement]) -> Result<(), GitError> {
         check_against(self, &self.index, requirements)
     }
 }
@@ -99,7 +99,7 @@ pub(crate) fn check_against(
     repo: &Repo,
     state: &gix::index::State,
     requirements: &[IndexRequirement],
-) -> Result<(), Error> {
+) -> Result<(), GitError> {
     let mut problems: Vec<(String, String)> = Vec::new();
     for requirement in requirements {
         let (rel, problem) = match requirement {
@@ -122,7 +122,7 @@ pub(crate) fn check_against(
     if problems.is_empty() {
         return Ok(());
     }
-    Err(GitError::IndexDisagrees { problems }.into())
+    Err(GitError::IndexDisagrees { problems })
 }
 
 /// Why a tracked path does not satisfy `--index`, or None when it does.
@@ -130,7 +130,7 @@ fn tracked_problem(
     repo: &Repo,
     state: &gix::index::State,
     rel: &str,
-) -> Result<Option<String>, Error> {
+) -> Result<Option<String>, GitError> {
     let repo_path = repo.repo_path(rel)?;
     let path = Repo::bstr(&repo_path);
     let Some(entry) = state.entry_by_path_and_stage(path, Stage::Unconflicted) else {
@@ -160,12 +160,12 @@ pub(crate) fn worktree_matches(
     state: &gix::index::State,
     entry: &gix::index::Entry,
     repo_path: &str,
-) -> Result<bool, Error> {
+) -> Result<bool, GitError> {
     let file = repo.worktree_file(repo_path);
     let metadata = match gix::index::fs::Metadata::from_path_no_follow(&file) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(Error::io(repo_path, "cannot inspect", &e)),
+        Err(e) => return Err(Error::io(repo_path, "cannot inspect", &e).into()),
     };
     let config = repo.repo.config_snapshot();
     let has_symlinks = config.boolean("core.symlinks").unwrap_or(true);

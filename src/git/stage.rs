@@ -169,7 +169,7 @@ impl LockedIndex {
         repo: &Repo,
         requirements: &[IndexRequirement],
     ) -> Result<(), Error> {
-        check_against(repo, &self.file, requirements)
+        Ok(check_against(repo, &self.file, requirements)?)
     }
 
     /// Write the new blobs to the object database and edit the entries in memory. With

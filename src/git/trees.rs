@@ -65,8 +65,9 @@ impl Tree for GitTree<'_> {
     /// guard probes every folder of every path, and a many-file patch's paths share them.
     fn holds_git(&self, dir: &str) -> Result<bool, Error> {
         self.repo.check_path(dir)?;
-        self.repo
-            .probed_git(dir, || Ok(self.inner.kind(&format!("{dir}/.git"))? != Kind::Missing))
+        Ok(self
+            .repo
+            .probed_git(dir, || Ok(self.inner.kind(&format!("{dir}/.git"))? != Kind::Missing))?)
     }
 
     fn shows_snapshot(&self, path: &str) -> bool {
@@ -102,8 +103,8 @@ impl Tree for GitTree<'_> {
 /// (`DIR/.git`): that probe reads, never writes, so only the directory is checked.
 fn check_probe(repo: &Repo, path: &str) -> Result<(), Error> {
     match path.rsplit_once('/') {
-        Some((dir, ".git")) => repo.check_path(dir),
-        _ => repo.check_path(path),
+        Some((dir, ".git")) => Ok(repo.check_path(dir)?),
+        _ => Ok(repo.check_path(path)?),
     }
 }
 

@@ -51,7 +51,7 @@ impl Hook for IndexGuard {
         match (self.named, run.repo, run.tree) {
             (true, Some(repo), Some(tree)) => {
                 let named = patch_requirements(run.req.patch, tree.path())?;
-                check_index(repo, run.lock, &named)
+                Ok(check_index(repo, run.lock, &named)?)
             }
             _ => Ok(()),
         }
@@ -64,7 +64,11 @@ impl Hook for IndexGuard {
         _facts: &mut Facts,
     ) -> Result<(), Error> {
         match run.repo {
-            Some(repo) => check_index(repo, run.lock, &requirements(&planned.plan.changes)),
+            Some(repo) => Ok(check_index(
+                repo,
+                run.lock,
+                &requirements(&planned.plan.changes),
+            )?),
             None => Ok(()),
         }
     }

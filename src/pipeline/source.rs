@@ -134,7 +134,7 @@ impl Source<'_> {
                 };
                 let current = |path: &str| -> Result<Vec<u8>, Error> {
                     match entry_of(state, &repo.repo_path(path)?) {
-                        Some(e) => repo.read_blob(&e.id, path),
+                        Some(e) => Ok(repo.read_blob(&e.id, path)?),
                         None => Ok(Vec::new()),
                     }
                 };

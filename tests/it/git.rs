@@ -141,7 +141,10 @@ fn discovery_finds_the_work_tree_from_a_subdirectory() {
     assert_eq!(entry.mode, Mode::FILE);
     let staged = s.git(&["ls-files", "--stage", "src/deep/a.txt"]);
     assert!(staged.contains(&entry.id.to_hex().to_string()), "{staged}");
-    let err = repo.repo_path("../../../out").unwrap_err();
+    let err = repo
+        .repo_path("../../../out")
+        .map_err(apply_patch::Error::from)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::PathEscape);
 }
 
@@ -171,6 +174,7 @@ fn a_repository_without_commits_has_an_empty_index() {
         .unwrap();
     let err = repo
         .check_index_matches(&[IndexRequirement::Tracked("new.txt".into())])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::IndexMismatch);
     assert!(err
@@ -225,17 +229,26 @@ fn the_guard_refuses_git_dir_submodules_and_nested_repositories() {
     s.git_in(&s.dir.join("vendor/nested"), &["init", "-q"]);
     let repo = s.open();
     repo.check_path("a.txt").unwrap();
-    let err = repo.check_path(".git/config").unwrap_err();
+    let err = repo
+        .check_path(".git/config")
+        .map_err(apply_patch::Error::from)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::PathEscape);
     assert!(err.message.contains("inside .git"), "{}", err.message);
-    let err = repo.check_path("libs/sub/inner.txt").unwrap_err();
+    let err = repo
+        .check_path("libs/sub/inner.txt")
+        .map_err(apply_patch::Error::from)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::PathEscape);
     assert!(
         err.message.contains("inside the submodule libs/sub"),
         "{}",
         err.message
     );
-    let err = repo.check_path("vendor/nested/x.txt").unwrap_err();
+    let err = repo
+        .check_path("vendor/nested/x.txt")
+        .map_err(apply_patch::Error::from)
+        .unwrap_err();
     assert!(
         err.message.contains("nested repository vendor/nested"),
         "{}",
@@ -245,7 +258,9 @@ fn the_guard_refuses_git_dir_submodules_and_nested_repositories() {
     let inner = Repo::discover(&s.dir.join("libs/sub")).unwrap().unwrap();
     inner.check_path("inner.txt").unwrap();
     // A root inside .git is refused outright.
-    let err = Repo::discover(&s.dir.join(".git")).unwrap_err();
+    let err = Repo::discover(&s.dir.join(".git"))
+        .map_err(apply_patch::Error::from)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::PathEscape);
 }
 
@@ -331,6 +346,7 @@ fn index_matching_detects_unstaged_changes_and_racy_entries() {
     let err = s
         .open()
         .check_index_matches(&[tracked("a.txt")])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::IndexMismatch);
     assert_eq!(err.path.as_deref(), Some("a.txt"));
@@ -356,6 +372,7 @@ fn index_matching_detects_unstaged_changes_and_racy_entries() {
     let err = s
         .open()
         .check_index_matches(&[tracked("b.txt")])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert!(err
         .message
@@ -379,6 +396,7 @@ fn index_matching_detects_unstaged_changes_and_racy_entries() {
             tracked("b.txt"),
             IndexRequirement::Untracked("a.txt".into()),
         ])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert!(
         err.message.contains("a.txt (") && err.message.contains("b.txt ("),
@@ -401,6 +419,7 @@ fn executable_bit_changes_are_an_index_mismatch() {
     let err = s
         .open()
         .check_index_matches(&[IndexRequirement::Tracked("run.sh".into())])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::IndexMismatch);
 }
@@ -792,6 +811,7 @@ fn symlinks_are_matched_and_staged_as_links() {
     let err = s
         .open()
         .check_index_matches(&[IndexRequirement::Tracked("link".into())])
+        .map_err(apply_patch::Error::from)
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::IndexMismatch);
     let repo = s.open();

@@ -200,6 +200,7 @@ fn root_refused_by_the_library(root: &Path) {
     let e = apply_patch::state::StateDir::for_root(root).expect_err("refused");
     assert_eq!(e.code, apply_patch::ErrorCode::Usage);
     let e = apply_patch::git::Repo::discover(root).expect_err("refused");
+    let e = apply_patch::Error::from(e);
     assert_eq!(e.code, apply_patch::ErrorCode::Usage);
     let e = apply_patch::pipeline::check_patches(root, &[], None).expect_err("refused");
     assert_eq!(e.code, apply_patch::ErrorCode::Usage);
