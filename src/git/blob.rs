@@ -27,7 +27,7 @@ impl Filters {
     /// attribute sources: the work tree's `.gitattributes`, else the index's), with the index
     /// the [`Repo`] read. An unreadable index fails as `filter_pipeline` fails (it reads the
     /// index again).
-    fn of(repo: &Repo) -> Result<Filters, Error> {
+    fn of(repo: &Repo) -> Result<Filters, GitError> {
         use gix::worktree::stack::state::attributes::Source;
         let setup = |e: gix::Error| gix_error("cannot set up git's filters", &e);
         let pipeline = if repo.index_error().is_some() {
@@ -57,7 +57,7 @@ impl Filters {
         index: &gix::index::State,
         repo_path: &str,
         bytes: &'b [u8],
-    ) -> Result<Cow<'b, [u8]>, Error> {
+    ) -> Result<Cow<'b, [u8]>, GitError> {
         let rel = repo_path;
         let attrs = self
             .attributes
@@ -185,7 +185,7 @@ impl Repo {
         rel: &str,
         bytes: &[u8],
         symlink: bool,
-    ) -> Result<ObjectId, Error> {
+    ) -> Result<ObjectId, GitError> {
         if symlink {
             return Ok(blob_id_of_bytes(self.object_hash(), bytes));
         }
@@ -195,7 +195,7 @@ impl Repo {
 
     /// The content `git add` would store for the work-tree `bytes` at root-relative `rel`
     /// (borrowed when no filter changes them).
-    pub fn clean<'b>(&self, rel: &str, bytes: &'b [u8]) -> Result<Cow<'b, [u8]>, Error> {
+    pub fn clean<'b>(&self, rel: &str, bytes: &'b [u8]) -> Result<Cow<'b, [u8]>, GitError> {
         self.clean_repo_path(&self.repo_path(rel)?, bytes)
     }
 
@@ -204,7 +204,7 @@ impl Repo {
         &self,
         repo_path: &str,
         bytes: &'b [u8],
-    ) -> Result<Cow<'b, [u8]>, Error> {
+    ) -> Result<Cow<'b, [u8]>, GitError> {
         let mut filters = self.filters.lock().unwrap_or_else(|e| e.into_inner());
         let filters = match &mut *filters {
             Some(filters) => filters,
@@ -222,7 +222,7 @@ impl Repo {
         patch: &FilePatch<'_>,
         current: Option<&[u8]>,
         symlink: bool,
-    ) -> Result<BaseCheck, Error> {
+    ) -> Result<BaseCheck, GitError> {
         let (Some(ids), Some(current), Some(path)) =
             (&patch.blob_ids, current, patch.old_path.as_deref())
         else {

@@ -18,7 +18,7 @@ pub(crate) fn check_index(
     requirements: &[IndexRequirement],
 ) -> Result<(), GitError> {
     match lock {
-        Some(lock) => Ok(lock.check_matches(repo, requirements)?),
+        Some(lock) => lock.check_matches(repo, requirements),
         None => Ok(repo.check_index_matches(requirements)?),
     }
 }

@@ -271,9 +271,9 @@ fn slash_path(path: &Path) -> Result<String, GitError> {
     let mut parts = Vec::new();
     for component in path.components() {
         let text = component.as_os_str().to_str().ok_or_else(|| {
-            Error::from(GitError::PathNotUtf8 {
+            GitError::PathNotUtf8 {
                 path: path.to_path_buf(),
-            })
+            }
         })?;
         parts.push(text);
     }

@@ -3,8 +3,7 @@
 //! store them (after the clean filters), instead of the filter-less hash used outside
 //! repositories. Reads only.
 
-use super::Repo;
-use crate::error::Error;
+use super::{GitError, Repo};
 
 impl Repo {
     /// Compare a diff's `index` blob id (maybe abbreviated) with the file at root-relative
@@ -17,7 +16,7 @@ impl Repo {
         id: &str,
         bytes: &[u8],
         link: bool,
-    ) -> Result<Option<(bool, String)>, Error> {
+    ) -> Result<Option<(bool, String)>, GitError> {
         if id.is_empty() || !id.bytes().all(|b| b.is_ascii_hexdigit()) || super::is_null_id(id) {
             return Ok(None);
         }

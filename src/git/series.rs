@@ -29,7 +29,7 @@ pub fn is_patch_name(path: &Path) -> bool {
 /// recursively for `*.patch` / `*.diff` (hidden directories skipped). Every series is
 /// ordered by its directory's `series` file when there is one (a directory then contributes
 /// only the patches it lists, as quilt does), else by file name.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<Series>, Error> {
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<Series>, GitError> {
     let mut groups: BTreeMap<PathBuf, (Vec<PathBuf>, Vec<PathBuf>)> = BTreeMap::new();
     for path in paths {
         let meta = std::fs::metadata(path)
@@ -52,7 +52,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<Series>, Error> {
 fn walk(
     dir: &Path,
     groups: &mut BTreeMap<PathBuf, (Vec<PathBuf>, Vec<PathBuf>)>,
-) -> Result<(), Error> {
+) -> Result<(), GitError> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::io(&dir.display().to_string(), "cannot list", &e))?;
     for entry in entries {
@@ -72,7 +72,7 @@ fn walk(
 }
 
 /// Order one directory's patches.
-fn order(dir: PathBuf, explicit: Vec<PathBuf>, found: Vec<PathBuf>) -> Result<Series, Error> {
+fn order(dir: PathBuf, explicit: Vec<PathBuf>, found: Vec<PathBuf>) -> Result<Series, GitError> {
     let series_file = dir.join("series");
     let listed = match std::fs::read_to_string(&series_file) {
         Ok(text) => Some(parse_series(&text)),
@@ -82,7 +82,8 @@ fn order(dir: PathBuf, explicit: Vec<PathBuf>, found: Vec<PathBuf>) -> Result<Se
                 &series_file.display().to_string(),
                 "cannot read",
                 &e,
-            ))
+            )
+            .into())
         }
     };
     let mut all = explicit.clone();
@@ -107,8 +108,7 @@ fn order(dir: PathBuf, explicit: Vec<PathBuf>, found: Vec<PathBuf>) -> Result<Se
             return Err(GitError::SeriesMissing {
                 series: series_file.clone(),
                 name: name.to_string(),
-            }
-            .into());
+            });
         }
         patches.push(path);
     }
@@ -188,6 +188,7 @@ mod tests {
         std::fs::write(tmp.path().join("a.patch"), "x").expect("write");
         std::fs::write(tmp.path().join("series"), "gone.patch\n").expect("write");
         let err = collect(&[tmp.path().to_path_buf()]).unwrap_err();
-        assert_eq!(err.code, crate::ErrorCode::FileNotFound);
+        assert_eq!(err.code(), crate::ErrorCode::FileNotFound);
+        assert!(matches!(&err, GitError::SeriesMissing { name, .. } if name == "gone.patch"));
     }
 }

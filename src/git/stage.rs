@@ -76,7 +76,7 @@ impl std::fmt::Debug for LockedIndex {
 impl Repo {
     /// Take the index lock (`busy` when another process holds it), then read the index.
     /// A repository without an index file yet (no commits, nothing staged) gets an empty one.
-    pub fn lock_index(&self) -> Result<LockedIndex, Error> {
+    pub fn lock_index(&self) -> Result<LockedIndex, GitError> {
         let path = self.repo.index_path();
         let lock = gix::lock::File::acquire_to_update_resource(
             &path,
@@ -85,10 +85,10 @@ impl Repo {
             0,
         )
         .map_err(|e| {
-            Error::from(GitError::IndexLocked {
+            GitError::IndexLocked {
                 index: path.to_path_buf(),
                 cause: gix_error("", &e).message,
-            })
+            }
         })?;
         let file = gix::index::File::at_or_default(
             &path,
@@ -108,7 +108,7 @@ impl Repo {
 
     /// The index edits that mirror a transaction's work-tree changes (`--index`): new
     /// contents go through the clean filters, as `git add` would store them.
-    pub fn index_changes_for(&self, changes: &[Change]) -> Result<Vec<IndexChange>, Error> {
+    pub fn index_changes_for(&self, changes: &[Change]) -> Result<Vec<IndexChange>, GitError> {
         // With core.fileMode=false the file system's executable bit means nothing: an entry
         // keeps its own mode, as `git add` keeps it.
         let trust_exec = self
@@ -152,13 +152,13 @@ impl Repo {
 impl LockedIndex {
     /// The entry of root-relative `rel` in the locked index.
     #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
-    pub fn entry(&self, repo: &Repo, rel: &str) -> Result<Option<IndexEntry>, Error> {
+    pub fn entry(&self, repo: &Repo, rel: &str) -> Result<Option<IndexEntry>, GitError> {
         Ok(entry_of(&self.file, &repo.repo_path(rel)?))
     }
 
     /// Does the locked index hold entries below root-relative `rel` (a directory)?
     #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the integration tests call it
-    pub fn is_dir(&self, repo: &Repo, rel: &str) -> Result<bool, Error> {
+    pub fn is_dir(&self, repo: &Repo, rel: &str) -> Result<bool, GitError> {
         let repo_path = repo.repo_path(rel)?;
         Ok(self.file.path_is_directory(Repo::bstr(&repo_path)))
     }
@@ -168,8 +168,8 @@ impl LockedIndex {
         &self,
         repo: &Repo,
         requirements: &[IndexRequirement],
-    ) -> Result<(), Error> {
-        Ok(check_against(repo, &self.file, requirements)?)
+    ) -> Result<(), GitError> {
+        check_against(repo, &self.file, requirements)
     }
 
     /// Write the new blobs to the object database and edit the entries in memory. With
@@ -181,7 +181,7 @@ impl LockedIndex {
         repo: &Repo,
         changes: &[IndexChange],
         stat_from_worktree: bool,
-    ) -> Result<(), Error> {
+    ) -> Result<(), GitError> {
         let mut replaced = BTreeSet::new();
         for change in changes {
             replaced.insert(repo.repo_path(change.path())?);
@@ -229,7 +229,7 @@ impl LockedIndex {
 
     /// Write the index into its lock file (see [`LockedIndex::write_lock`]) and commit it
     /// by rename. On failure the old index stays.
-    pub fn commit(mut self) -> Result<(), Error> {
+    pub fn commit(mut self) -> Result<(), GitError> {
         if !self.written {
             self.write_lock()?;
         }
@@ -239,7 +239,7 @@ impl LockedIndex {
     /// Take the stat of staged files from the work tree, drop the cached tree extension
     /// (it would still describe the old entries), write the index into its lock file and
     /// sync it; returns the SHA-256 of what was written.
-    fn write_lock(&mut self) -> Result<[u8; 32], Error> {
+    fn write_lock(&mut self) -> Result<[u8; 32], GitError> {
         // An entry whose file changed in the second the index is written is "racily clean":
         // git smudges such entries (size 0) so that a later change of the same size within
         // that second is still noticed; do the same for the entries refreshed here.
@@ -281,7 +281,7 @@ impl LockedIndex {
     }
 
     /// Renames the lock file over the index.
-    fn install_lock(&mut self) -> Result<(), Error> {
+    fn install_lock(&mut self) -> Result<(), GitError> {
         index_failpoint()?;
         let lock = self.lock.take().ok_or_else(installed)?;
         lock.commit().map_err(|e| {
@@ -315,7 +315,7 @@ pub struct SavedEntries {
 
 impl LockedIndex {
     /// The entries of the index being edited at root-relative `rels`.
-    pub fn save_entries(&self, repo: &Repo, rels: &[String]) -> Result<SavedEntries, Error> {
+    pub fn save_entries(&self, repo: &Repo, rels: &[String]) -> Result<SavedEntries, GitError> {
         let mut saved = SavedEntries::default();
         for rel in rels {
             saved.paths.insert(repo.repo_path(rel)?);
@@ -376,27 +376,27 @@ impl Companion for LockedIndex {
     }
 
     fn write(&mut self) -> Result<[u8; 32], Error> {
-        self.write_lock()
+        Ok(self.write_lock()?)
     }
 
     fn install(&mut self) -> Result<(), Error> {
-        self.install_lock()
+        Ok(self.install_lock()?)
     }
 }
 
-fn installed() -> Error {
-    GitError::IndexInstalled.into()
+fn installed() -> GitError {
+    GitError::IndexInstalled
 }
 
 /// `APPLY_PATCH_FAILPOINT=git-index:fail` makes the index install after a committed work
 /// tree fail (tests of the rollback; the transaction's own failpoints are `commit:…`). Read
 /// only with the `failpoints` feature.
-fn index_failpoint() -> Result<(), Error> {
+fn index_failpoint() -> Result<(), GitError> {
     if !cfg!(feature = "failpoints") {
         return Ok(());
     }
     match std::env::var(crate::txn::failpoint::ENV) {
-        Ok(v) if v.trim() == "git-index:fail" => Err(GitError::IndexFailpoint.into()),
+        Ok(v) if v.trim() == "git-index:fail" => Err(GitError::IndexFailpoint),
         _ => Ok(()),
     }
 }
@@ -418,11 +418,12 @@ fn covers(paths: &BTreeSet<String>, path: &str) -> bool {
     })
 }
 
-fn write_blob(repo: &Repo, content: &[u8], rel: &str) -> Result<ObjectId, Error> {
-    repo.repo
+fn write_blob(repo: &Repo, content: &[u8], rel: &str) -> Result<ObjectId, GitError> {
+    Ok(repo
+        .repo
         .write_blob(content)
         .map(|id| id.detach())
-        .map_err(|e| gix_error(&format!("cannot write the blob of {rel}"), &e).with_path(rel))
+        .map_err(|e| gix_error(&format!("cannot write the blob of {rel}"), &e).with_path(rel))?)
 }
 
 fn entry_mode(mode: Mode) -> EntryMode {

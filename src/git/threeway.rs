@@ -66,7 +66,7 @@ impl Repo {
     /// The one blob whose id starts with `hex` (the repository's object format decides how
     /// the hex is read). `Ok(None)` when the object database has none; ambiguity among blobs
     /// is refused (objects of other kinds are ignored, as git does for a blob context).
-    pub fn find_blob_by_prefix(&self, hex: &str) -> Result<Option<(ObjectId, Vec<u8>)>, Error> {
+    pub fn find_blob_by_prefix(&self, hex: &str) -> Result<Option<(ObjectId, Vec<u8>)>, GitError> {
         let kind = self.object_hash();
         if hex.len() < 4
             || hex.len() > kind.len_in_hex()
@@ -105,8 +105,7 @@ impl Repo {
             _ => Err(GitError::AmbiguousBase {
                 hex: hex.to_string(),
                 blobs: blobs.iter().map(|(id, _)| id.to_hex().to_string()).collect(),
-            }
-            .into()),
+            }),
         }
     }
 
@@ -120,7 +119,7 @@ impl Repo {
         patch: &FilePatch<'_>,
         current: &[u8],
         patch_base: impl FnOnce(&[u8]) -> Result<Vec<u8>, Error>,
-    ) -> Result<Option<ThreeWay>, Error> {
+    ) -> Result<Option<ThreeWay>, GitError> {
         let Some(ids) = &patch.blob_ids else {
             return Ok(None);
         };
@@ -146,7 +145,7 @@ impl Repo {
     }
 
     /// The work-tree form of blob content at root-relative `rel` (what a checkout would write).
-    pub fn smudge(&self, rel: &str, blob: &[u8]) -> Result<Vec<u8>, Error> {
+    pub fn smudge(&self, rel: &str, blob: &[u8]) -> Result<Vec<u8>, GitError> {
         use gix::filter::plumbing::driver::apply::MaybeDelayed;
         use gix::filter::plumbing::pipeline::convert::ToWorktreeOutcome;
         use std::io::Read;
@@ -168,7 +167,7 @@ impl Repo {
                 out
             }
             ToWorktreeOutcome::Process(MaybeDelayed::Delayed(_)) => {
-                return Err(GitError::SmudgeDelayed { path: rel.into() }.into())
+                return Err(GitError::SmudgeDelayed { path: rel.into() })
             }
         })
     }

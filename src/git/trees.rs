@@ -80,7 +80,7 @@ impl Tree for GitTree<'_> {
         id: &str,
         bytes: &[u8],
     ) -> Result<Option<(bool, String)>, Error> {
-        self.repo.blob_matches(path, id, bytes, false)
+        Ok(self.repo.blob_matches(path, id, bytes, false)?)
     }
 
     fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {

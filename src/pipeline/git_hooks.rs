@@ -190,7 +190,7 @@ fn revert(written: &Written, repo: Option<&Repo>, state: &StateDir) -> Result<()
         crate::txn::revert(state, &written.id, companion)?;
     }
     match lock.filter(|l| !l.is_installed()) {
-        Some(lock) => lock.commit(),
+        Some(lock) => Ok(lock.commit()?),
         None => Ok(()),
     }
 }

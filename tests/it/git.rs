@@ -572,7 +572,7 @@ fn a_held_index_lock_is_busy_and_dropping_ours_leaves_the_index() {
     let repo = s.open();
     {
         let mut index = repo.lock_index().unwrap();
-        let err = repo.lock_index().unwrap_err();
+        let err = apply_patch::Error::from(repo.lock_index().unwrap_err());
         assert_eq!(err.code, ErrorCode::Busy);
         index
             .stage(
@@ -679,7 +679,7 @@ fn abbreviated_base_blobs_resolve_and_ambiguity_is_refused() {
         .to_hex()
         .to_string()[..4]
         .to_string();
-    let err = s.open().find_blob_by_prefix(&prefix).unwrap_err();
+    let err = apply_patch::Error::from(s.open().find_blob_by_prefix(&prefix).unwrap_err());
     assert!(err.message.contains("ambiguous"), "{}", err.message);
 }
 
