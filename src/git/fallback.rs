@@ -3,7 +3,7 @@
 //! Pure apart from reading blobs; writes nothing.
 
 use super::trees::{Base, Target};
-use super::Repo;
+use super::{GitError, Repo};
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::locate::LocateOptions;
@@ -83,7 +83,7 @@ pub(crate) fn plan_with_fallback(
             Ok(_) => return Err(refusal),
             Err(e) => {
                 return Err(Box::new(Refusal {
-                    error: e,
+                    error: e.into(),
                     ..*refusal
                 }))
             }
@@ -102,7 +102,7 @@ fn partly_applied(
     cached: bool,
     bases: &BTreeMap<String, Base>,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Vec<(String, Base)>, Error> {
+) -> Result<Vec<(String, Base)>, GitError> {
     let mut out = Vec::new();
     for fp in &patch.files {
         let Some(path) = merge_source(patch, fp) else {
@@ -146,7 +146,7 @@ fn base_for(
     refusal: &Refusal,
     bases: &BTreeMap<String, Base>,
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
-) -> Result<Option<(String, Base)>, Error> {
+) -> Result<Option<(String, Base)>, GitError> {
     if !matches!(
         refusal.error.code,
         ErrorCode::ContextNotFound | ErrorCode::AmbiguousMatch
@@ -188,7 +188,7 @@ fn base_of(
     (path, cached): (&str, bool),
     current: &dyn Fn(&str) -> Result<Vec<u8>, Error>,
     opts: &Fallback,
-) -> Result<Option<Base>, Error> {
+) -> Result<Option<Base>, GitError> {
     let Some(ids) = &fp.blob_ids else {
         return Ok(None);
     };
@@ -287,7 +287,7 @@ fn merge_bases(
                 Ok(None) => {}
                 Err(error) => {
                     return Err(Box::new(Refusal {
-                        error,
+                        error: error.into(),
                         files: plan.files.clone(),
                         warnings: plan.warnings.clone(),
                     }))
@@ -313,7 +313,7 @@ struct Merge<'a> {
 impl Merge<'_> {
     /// Put the merge into the plan: its content, diff and report; a conflict is returned
     /// (with `--conflict-markers`, the marked text is planned) or refused.
-    fn into_plan(self, plan: &mut Plan, opts: &Fallback) -> Result<Option<Conflicted>, Error> {
+    fn into_plan(self, plan: &mut Plan, opts: &Fallback) -> Result<Option<Conflicted>, GitError> {
         let path = self.target.path.as_str();
         let Some(change) = plan.changes.iter_mut().find(|c| c.path == path) else {
             return Ok(None);

@@ -44,7 +44,7 @@ pub enum Conflicted<'a> {
 
 impl ThreeWay {
     /// The `merge_conflict` refusal of a conflicted merge, showing the regions.
-    pub fn conflict_error(path: &str, conflicts: &Conflicts, fate: Conflicted<'_>) -> Error {
+    pub fn conflict_error(path: &str, conflicts: &Conflicts, fate: Conflicted<'_>) -> GitError {
         let fate = match fate {
             Conflicted::Refused => MergeFate::Refused,
             Conflicted::Checked => MergeFate::Checked,
@@ -58,7 +58,6 @@ impl ThreeWay {
             regions: Box::new(conflicts.to_details()),
             fate,
         }
-        .into()
     }
 }
 
@@ -190,19 +189,19 @@ mod tests {
         };
         let head = "a.txt: the patch's change conflicts with changes made since it was \
                     written: 1 conflicting region (at line 3 of the merged text)";
-        let refused = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Refused);
+        let refused: Error = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Refused).into();
         assert_eq!(refused.message, head);
         assert!(refused
             .hint
             .is_some_and(|h| h.contains("--conflict-markers")));
-        let checked = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Checked);
+        let checked: Error = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Checked).into();
         assert_eq!(
             checked.message,
             format!("{head} (--check: nothing written)")
         );
         assert_eq!(checked.hint.as_deref(), Some(super::super::error::MARKERS_HINT));
         let written = Conflicted::MarkersWritten(&["a.txt", "b.txt"]);
-        let written = ThreeWay::conflict_error("a.txt", &conflicts, written);
+        let written: Error = ThreeWay::conflict_error("a.txt", &conflicts, written).into();
         assert_eq!(
             written.message,
             format!("{head}; conflict markers were written into a.txt, b.txt")

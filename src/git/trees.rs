@@ -101,10 +101,10 @@ impl Tree for GitTree<'_> {
 
 /// `kind` is also how the path guard asks whether a directory holds a nested repository
 /// (`DIR/.git`): that probe reads, never writes, so only the directory is checked.
-fn check_probe(repo: &Repo, path: &str) -> Result<(), Error> {
+fn check_probe(repo: &Repo, path: &str) -> Result<(), GitError> {
     match path.rsplit_once('/') {
-        Some((dir, ".git")) => Ok(repo.check_path(dir)?),
-        _ => Ok(repo.check_path(path)?),
+        Some((dir, ".git")) => repo.check_path(dir),
+        _ => repo.check_path(path),
     }
 }
 
@@ -118,11 +118,11 @@ pub(crate) struct IndexTree<'a> {
 }
 
 impl IndexTree<'_> {
-    fn entry(&self, path: &str) -> Result<Option<IndexEntry>, Error> {
+    fn entry(&self, path: &str) -> Result<Option<IndexEntry>, GitError> {
         Ok(entry_of(self.state, &self.repo.repo_path(path)?))
     }
 
-    fn is_dir(&self, path: &str) -> Result<bool, Error> {
+    fn is_dir(&self, path: &str) -> Result<bool, GitError> {
         let repo_path = self.repo.repo_path(path)?;
         Ok(self.state.path_is_directory(Repo::bstr(&repo_path)))
     }

@@ -146,5 +146,5 @@ pub(super) fn conflict_error(
     } else {
         Conflicted::MarkersWritten(&paths)
     };
-    ThreeWay::conflict_error(&first.path, &first.conflicts, fate)
+    ThreeWay::conflict_error(&first.path, &first.conflicts, fate).into()
 }

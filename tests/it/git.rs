@@ -720,7 +720,7 @@ fn three_way_merges_from_the_base_blob() {
             assert_eq!(base, b"1\n2\n3\n4\n5\n6\n7\n");
             assert_eq!(theirs, b"1\n2\n3\n4\n5\n6\nseven\n");
             let err = ThreeWay::conflict_error("a.txt", &conflicts, Conflicted::Refused);
-            assert_eq!(err.code, ErrorCode::MergeConflict);
+            assert_eq!(err.code(), ErrorCode::MergeConflict);
         }
         other => panic!("expected a conflict, got {other:?}"),
     }
