@@ -487,6 +487,10 @@ mod tests {
         assert_eq!(through.to_string(), original.message);
         let back = Error::from(through);
         assert_eq!(back, original);
+        // The chain below it is the original's: the io::Error itself, not a GitError.
+        let source = std::error::Error::source(&back).map(|s| s.to_string());
+        assert_eq!(source, std::error::Error::source(&original).map(|s| s.to_string()));
+        assert_eq!(source.as_deref(), Some("denied"));
         assert_eq!(
             serde_json::to_string(&back).unwrap(),
             serde_json::to_string(&original).unwrap()
