@@ -58,23 +58,19 @@ pub(super) fn steps(hunk: &Hunk<'_>, ends: Ends, fuzz: usize) -> Vec<Fuzz> {
     let mut trim = Fuzz::default();
     for k in 1..=fuzz {
         let before = trim;
-        if trim.top < k.min(top_max) {
-            let next = Fuzz {
-                top: trim.top + 1,
-                ..trim
-            };
-            if keeps_text(next) {
-                trim = next;
-            }
+        let top = Fuzz {
+            top: trim.top + 1,
+            ..trim
+        };
+        if trim.top < k.min(top_max) && keeps_text(top) {
+            trim = top;
         }
-        if trim.bottom < k.min(bottom_max) {
-            let next = Fuzz {
-                bottom: trim.bottom + 1,
-                ..trim
-            };
-            if keeps_text(next) {
-                trim = next;
-            }
+        let bottom = Fuzz {
+            bottom: trim.bottom + 1,
+            ..trim
+        };
+        if trim.bottom < k.min(bottom_max) && keeps_text(bottom) {
+            trim = bottom;
         }
         if trim == before {
             break;
