@@ -1005,25 +1005,13 @@ async fn hints_name_options_in_each_callers_words() {
 /// Crashes a commit of `patch` in `t` at the first step that leaves a journal; returns
 /// whether one was left (the failpoint `commit:K:abort` of the test build).
 fn crash_with_journal(t: &TempTree, patch: &str) -> bool {
-    use std::io::Write as _;
     let journal = t.root().join(".apply-patch-txn/journal.json");
     for k in 1..40 {
-        let mut cmd = t.command(env!("CARGO_BIN_EXE_apply-patch"));
-        let mut child = cmd
-            .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the binary runs");
-        let mut stdin = child.stdin.take().expect("piped stdin");
-        stdin.write_all(patch.as_bytes()).expect("write stdin");
-        drop(stdin);
-        let status = child.wait().expect("the binary finishes");
+        let out = t.run_with_failpoint(&[], patch, &format!("commit:{k}:abort"));
         if journal.exists() {
             return true;
         }
-        assert!(!status.success(), "step {k}: the commit ran through");
+        assert_ne!(out.status, 0, "step {k}: the commit ran through");
     }
     false
 }

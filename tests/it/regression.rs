@@ -1048,23 +1048,9 @@ fn a_post_check_rollback_never_reverts_another_writers_transaction() {
 /// Applies `patch` with the commit crashing (failpoint `abort`) at step `k`, which must be
 /// the step named `step`.
 fn apply_crashing_at(t: &TempTree, patch: &str, (k, step): (usize, &str)) {
-    use std::io::Write as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apply-patch"))
-        .current_dir(t.root())
-        .env("XDG_STATE_HOME", t.outside("state"))
-        .env("HOME", t.outside("state"))
-        .env("APPLY_PATCH_FAILPOINT", format!("commit:{k}:abort"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut stdin = child.stdin.take().expect("stdin was piped");
-    stdin.write_all(patch.as_bytes()).expect("write the patch");
-    drop(stdin);
-    let out = child.wait_with_output().expect("the binary finishes");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("abort at {step}")), "{stderr}");
+    let out = t.run_with_failpoint(&[], patch, &format!("commit:{k}:abort"));
+    let abort = format!("abort at {step}");
+    assert!(out.stderr.contains(&abort), "{}", out.stderr);
 }
 
 #[test]

@@ -104,6 +104,14 @@ impl TempTree {
         self.spawn(cmd, stdin)
     }
 
+    /// [`TempTree::run`] with the test build's failpoint `failpoint` set (e.g.
+    /// `commit:3:abort`, see `src/txn/failpoint.rs`).
+    pub fn run_with_failpoint(&self, args: &[&str], stdin: &str, failpoint: &str) -> Output {
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_apply-patch"));
+        cmd.args(args).env("APPLY_PATCH_FAILPOINT", failpoint);
+        self.spawn(cmd, stdin)
+    }
+
     /// Run the binary under the name `apply_patch` (the Codex drop-in).
     pub fn run_as_codex(&self, args: &[&OsStr], stdin: &str) -> Output {
         let link = self
