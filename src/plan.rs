@@ -153,7 +153,7 @@ struct Planner<'a> {
     already: Vec<String>,
     /// Deletes of missing files (path shown, their `file_not_found`), decided once the other
     /// operations are known: the whole patch may be the already-applied no-op (SPEC §5).
-    missing_deletes: Vec<(String, Error)>,
+    missing_deletes: Vec<(String, PlanError)>,
     /// The patch has more than one operation, so a Delete of a missing file waits.
     defer_missing_deletes: bool,
     diff: String,
@@ -190,16 +190,17 @@ impl Edited {
 }
 
 impl<'a> Planner<'a> {
-    fn refuse(self, error: Error) -> Box<Refusal> {
+    /// The refusal of the plan: `error` becomes the boundary [`Error`] here.
+    fn refuse(self, error: PlanError) -> Box<Refusal> {
         Box::new(Refusal {
-            error,
+            error: error.into(),
             files: self.files,
             warnings: self.warnings,
         })
     }
 
     /// The current state of a (resolved) path, reading it on first use.
-    fn node(&mut self, path: &str) -> Result<&Node, Error> {
+    fn node(&mut self, path: &str) -> Result<&Node, PlanError> {
         if !self.slots.contains_key(path) {
             let (snapshot, node) = self.tree.read(path)?;
             // A disk read's snapshot holds the very content read; another tree's known hash
@@ -231,7 +232,7 @@ impl<'a> Planner<'a> {
 
     /// Take the current node of `path` out of its slot (read on first use); [`Self::set`]
     /// puts a node back.
-    fn take(&mut self, path: &str) -> Result<Node, Error> {
+    fn take(&mut self, path: &str) -> Result<Node, PlanError> {
         self.node(path)?;
         Ok(match self.slots.get_mut(path) {
             Some(slot) => std::mem::replace(&mut slot.current, Node::Missing),
@@ -267,7 +268,7 @@ impl<'a> Planner<'a> {
         raw: &str,
         cd: Option<&str>,
         follow_last: bool,
-    ) -> Result<(String, String), Error> {
+    ) -> Result<(String, String), PlanError> {
         let shown = guard::normalize(raw, cd, self.tree.root())?;
         let real = guard::resolve(self.tree, &shown, follow_last)?;
         for p in [&shown, &real] {
@@ -282,14 +283,11 @@ impl<'a> Planner<'a> {
         fp: &FilePatch<'_>,
         cd: Option<&str>,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         refuse_gitlinks(fp)?;
         let link_patch = is_link_patch(fp);
-        let missing_path = || -> Error {
-            PlanError::NoPath {
-                line: fp.patch_line,
-            }
-            .into()
+        let missing_path = || PlanError::NoPath {
+            line: fp.patch_line,
         };
         match fp.op {
             FileOp::Add => {
@@ -337,7 +335,7 @@ impl<'a> Planner<'a> {
         shown: &str,
         real: &str,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let wanted = added_node(fp, shown)?;
         let fills_empty = self.rules.add_fills_empty;
         let there = match self.node(real)? {
@@ -347,7 +345,7 @@ impl<'a> Planner<'a> {
                 let mode = *mode;
                 return self.fill_empty(shown, real, wanted, mode, report);
             }
-            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }),
             Node::File { bytes, .. } if matches!(&wanted, Node::File { bytes: b, .. } if b == bytes) => {
                 Some(true)
             }
@@ -358,8 +356,7 @@ impl<'a> Planner<'a> {
                 return Err(PlanError::AddExists {
                     path: shown.into(),
                     format: self.format,
-                }
-                .into())
+                })
             }
         };
         if let Some(file) = there {
@@ -386,7 +383,7 @@ impl<'a> Planner<'a> {
         wanted: Node,
         mode: u32,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let Node::File { bytes, .. } = wanted else {
             return Ok(());
         };
@@ -410,11 +407,11 @@ impl<'a> Planner<'a> {
         shown: &str,
         real: &str,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         self.check_not_gone(shown, real)?;
         let current = self.take(real)?;
         if matches!(current, Node::Missing) && self.defer_missing_deletes {
-            let error = Error::from(PlanError::MissingToDelete { path: shown.into() });
+            let error = PlanError::MissingToDelete { path: shown.into() };
             self.missing_deletes.push((shown.to_string(), error));
             self.set(real, current);
             return Ok(());
@@ -434,14 +431,10 @@ impl<'a> Planner<'a> {
         shown: &str,
         report: &mut FileReport,
         current: &Node,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let content = match current {
-            Node::Missing => {
-                return Err(Error::from(PlanError::MissingToDelete {
-                    path: shown.into(),
-                }))
-            }
-            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
+            Node::Missing => return Err(PlanError::MissingToDelete { path: shown.into() }),
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }),
             Node::File { bytes, .. } => bytes.clone(),
             Node::Symlink { target } => Content::from(target.as_slice()),
         };
@@ -451,12 +444,11 @@ impl<'a> Planner<'a> {
             return Err(PlanError::Binary {
                 path: shown.into(),
                 why: BinaryWhy::DeletedUnchecked,
-            }
-            .into());
+            });
         }
         let hunks = fp.body.hunks();
         if !hunks.is_empty() && !deletion_matches(bytes, hunks) {
-            return Err(PlanError::DeleteDiffers { path: shown.into() }.into());
+            return Err(PlanError::DeleteDiffers { path: shown.into() });
         }
         report.set_old_content(&content);
         report.removed = content::line_count(bytes);
@@ -471,7 +463,7 @@ impl<'a> Planner<'a> {
         shown: &str,
         real: &str,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         self.check_not_gone(shown, real)?;
         // Taken out of its slot rather than cloned (the file can be large); put back when the
         // edit fails, replaced by the new content when it succeeds.
@@ -494,16 +486,15 @@ impl<'a> Planner<'a> {
         real: &str,
         report: &mut FileReport,
         current: &Node,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let (bytes, mode, link) = match current {
             Node::Missing => {
                 return Err(PlanError::MissingToUpdate {
                     path: shown.into(),
                     format: self.format,
-                }
-                .into())
+                })
             }
-            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }.into()),
+            Node::Directory => return Err(PlanError::IsDirectory { path: shown.into() }),
             Node::File { bytes, mode } => (bytes.clone(), *mode, false),
             Node::Symlink { target } => (Content::from(target.as_slice()), 0, true),
         };
@@ -538,14 +529,13 @@ impl<'a> Planner<'a> {
         (old_shown, old_real): (&str, &str),
         (new_shown, new_real): (&str, &str),
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let source = self.source(fp.op, old_shown, old_real)?;
         let dest = self.node(new_real)?.clone();
         if dest == Node::Directory {
             return Err(PlanError::IsDirectory {
                 path: new_shown.into(),
-            }
-            .into());
+            });
         }
         if self.copied_already(fp, new_shown, &dest)? {
             self.already.push(format!("{new_shown} (already copied)"));
@@ -555,8 +545,7 @@ impl<'a> Planner<'a> {
             Node::Directory => {
                 return Err(PlanError::IsDirectory {
                     path: old_shown.into(),
-                }
-                .into())
+                })
             }
             Node::Missing => return self.moved_already(fp, old_shown, new_shown, dest),
             Node::File { bytes, mode } => (bytes, mode, false),
@@ -565,8 +554,7 @@ impl<'a> Planner<'a> {
         if link && !fp.body.hunks().is_empty() && !is_link_patch(fp) {
             return Err(PlanError::SymlinkEdited {
                 path: old_shown.into(),
-            }
-            .into());
+            });
         }
         let edited = self.checked_edit(fp, old_shown, &bytes, link)?;
         let new_mode = if link { mode } else { changed_mode(mode, fp) };
@@ -584,8 +572,7 @@ impl<'a> Planner<'a> {
                 op: fp.op,
                 old: old_shown.into(),
                 new: new_shown.into(),
-            }
-            .into());
+            });
         }
         self.fill_report(report, old_shown, &bytes, &edited);
         report.binary = matches!(fp.body, Body::Binary(_));
@@ -611,30 +598,30 @@ impl<'a> Planner<'a> {
         old: &str,
         new: &str,
         dest: Node,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         let bytes = match dest {
             Node::File { bytes, .. } if fp.op == FileOp::Rename => bytes,
             _ => {
-                return Err(Error::from(PlanError::MissingSource {
+                return Err(PlanError::MissingSource {
                     path: old.into(),
                     op: fp.op,
-                }))
+                })
             }
         };
         // A probe: its placement warnings are not this run's.
         let warnings = self.warnings.len();
-        let edited = self.edit(fp, new, &bytes, (false, None)).map_err(|_| {
-            Error::from(PlanError::MissingSource {
-                path: old.into(),
-                op: fp.op,
-            })
-        })?;
+        let edited =
+            self.edit(fp, new, &bytes, (false, None))
+                .map_err(|_| PlanError::MissingSource {
+                    path: old.into(),
+                    op: fp.op,
+                })?;
         self.warnings.truncate(warnings);
         if !edited.done.is_empty() {
-            return Err(Error::from(PlanError::MissingSource {
+            return Err(PlanError::MissingSource {
                 path: old.into(),
                 op: fp.op,
-            }));
+            });
         }
         self.already
             .push(format!("{new} (already moved from {old})"));
@@ -672,7 +659,7 @@ impl<'a> Planner<'a> {
         fp: &FilePatch<'_>,
         shown: &str,
         current: &Content,
-    ) -> Result<Option<String>, Error> {
+    ) -> Result<Option<String>, PlanError> {
         if let Some(base) = &fp.base {
             guard::check_base(shown, base, &current.sha256())?;
         }
@@ -697,8 +684,7 @@ impl<'a> Planner<'a> {
                 path: shown.into(),
                 expected: ids.old.clone(),
                 actual: full,
-            }
-            .into());
+            });
         }
         self.warnings
             .push(Warning::new(WarningCode::BaseMismatch, message).with_path(shown));
@@ -724,7 +710,7 @@ impl<'a> Planner<'a> {
 
     /// A planned file (or symlink) cannot lie below another planned file: `Add x` with
     /// `Add x/y` would only fail at commit time (and pass `--check`), so it is refused here.
-    fn check_layout(&self) -> Result<(), Error> {
+    fn check_layout(&self) -> Result<(), PlanError> {
         let holds_file = |p: &str| {
             self.slots
                 .get(p)
@@ -744,8 +730,7 @@ impl<'a> Planner<'a> {
                     return Err(PlanError::FileUnderFile {
                         path: path.clone(),
                         parent: up.to_string(),
-                    }
-                    .into());
+                    });
                 }
                 if created && !self.slots.contains_key(up) {
                     match self.tree.kind(up)? {
@@ -753,8 +738,7 @@ impl<'a> Planner<'a> {
                             return Err(PlanError::UnderExistingFile {
                                 path: path.clone(),
                                 parent: up.to_string(),
-                            }
-                            .into())
+                            })
                         }
                         crate::tree::Kind::Directory => created = false,
                         crate::tree::Kind::Missing | crate::tree::Kind::Symlink(_) => {}
@@ -789,7 +773,7 @@ impl<'a> Planner<'a> {
                 not_applied: self.done.clone(),
                 reversed: self.opts.reversed,
             };
-            return Err(self.refuse(error.into()));
+            return Err(self.refuse(error));
         }
         if self.done.is_empty() && !self.already.is_empty() {
             self.warnings

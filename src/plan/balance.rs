@@ -4,7 +4,7 @@
 //! file that was already unbalanced is not blamed. Pure; never refuses without the option.
 
 use super::content::Span;
-use crate::error::Error;
+use super::PlanError;
 use crate::model::FilePatch;
 use crate::report::{FileReport, Warning};
 use crate::structure::{edit_balance, edit_introduced_problem, EditBalance};
@@ -67,7 +67,7 @@ impl Planner<'_> {
         before: &[u8],
         edited: &Edited,
         report: &mut FileReport,
-    ) -> Result<(), Error> {
+    ) -> Result<(), PlanError> {
         if !fp.body.edits_text() {
             return Ok(());
         }
@@ -76,7 +76,7 @@ impl Planner<'_> {
             // Name the hunk in the message too, as the warning's human form does.
             let refused = balance.to_error(shown, blame(&balance, &edited.regions));
             report.balance = Some(balance);
-            return refused.map_or(Ok(()), Err);
+            return refused.map_or(Ok(()), |e| Err(e.into()));
         }
         // Only a new problem warns: the old text is lexed only when the new one is broken.
         let Some(balance) = edit_introduced_problem(shown, before, &edited.bytes) else {

@@ -3,7 +3,6 @@
 //! No I/O.
 
 use crate::content::Content;
-use crate::error::Error;
 use crate::locate::{Level, Placement};
 use crate::model::{Body, FilePatch, Hunk, LineKind, Mode};
 use crate::report::Snippet;
@@ -17,21 +16,20 @@ const SNIPPET_CONTEXT: usize = 3;
 
 /// The new file of an Add: its `+` lines, each ending in a newline unless the diff says
 /// `\ No newline at end of file`; a symlink when the mode says so; binary data decoded.
-pub(super) fn added_node(fp: &FilePatch<'_>, shown: &str) -> Result<Node, Error> {
+pub(super) fn added_node(fp: &FilePatch<'_>, shown: &str) -> Result<Node, PlanError> {
     let bytes = match &fp.body {
         Body::BinaryWithoutData => {
             return Err(PlanError::Binary {
                 path: shown.into(),
                 why: BinaryWhy::AddedWithoutData,
-            }
-            .into())
+            })
         }
-        Body::Binary(b) => crate::parse::binary::apply(b"", &b.forward).map_err(|why| {
-            Error::from(PlanError::Binary {
+        Body::Binary(b) => {
+            crate::parse::binary::apply(b"", &b.forward).map_err(|why| PlanError::Binary {
                 path: shown.into(),
                 why: BinaryWhy::Undecodable(why.to_string()),
-            })
-        })?,
+            })?
+        }
         Body::Hunks(hunks) => added_bytes(hunks),
         Body::Edits(_) => Vec::new(),
     };
@@ -314,7 +312,7 @@ pub(super) fn full_blob_matches(fp: &FilePatch<'_>, bytes: &[u8]) -> bool {
 }
 
 /// Submodules (mode 160000) are never changed.
-pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), Error> {
+pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), PlanError> {
     if [fp.old_mode, fp.new_mode]
         .into_iter()
         .flatten()
@@ -322,8 +320,7 @@ pub(super) fn refuse_gitlinks(fp: &FilePatch<'_>) -> Result<(), Error> {
     {
         return Err(PlanError::Gitlink {
             path: fp.path().to_string(),
-        }
-        .into());
+        });
     }
     Ok(())
 }

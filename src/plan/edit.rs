@@ -3,7 +3,6 @@
 //! A large text file is planned on two threads (see [`Planner::checked_edit`]).
 
 use crate::content::{Content, Runs};
-use crate::error::Error;
 use crate::guard;
 use crate::locate::{self, Level, LocateOptions, Piece, Placement};
 use crate::model::{Body, FilePatch, Format, Hunk, Rules};
@@ -171,13 +170,12 @@ fn text_checks(
     link: bool,
     (format, rules): (Format, Rules),
     locate: &LocateOptions,
-) -> Result<LocateOptions, Error> {
+) -> Result<LocateOptions, PlanError> {
     if !link && guard::is_binary(bytes) {
         return Err(PlanError::Binary {
             path: shown.into(),
             why: BinaryWhy::EditedAsText,
-        }
-        .into());
+        });
     }
     let mut opts = locate.clone();
     if std::str::from_utf8(bytes).is_err() {
@@ -185,8 +183,7 @@ fn text_checks(
             return Err(PlanError::NotUtf8 {
                 path: shown.into(),
                 format,
-            }
-            .into());
+            });
         }
         opts.bytes_only = true;
     }
@@ -207,20 +204,19 @@ impl Planner<'_> {
         shown: &str,
         current: &Content,
         (link, stale): (bool, Option<&str>),
-    ) -> Result<Edited, Error> {
+    ) -> Result<Edited, PlanError> {
         let bytes = current.as_slice();
         match &fp.body {
             Body::BinaryWithoutData => Err(PlanError::Binary {
                 path: shown.into(),
                 why: BinaryWhy::ChangedWithoutData,
-            }
-            .into()),
+            }),
             Body::Binary(b) => {
                 let new = crate::parse::binary::apply(bytes, &b.forward).map_err(|why| {
-                    Error::from(PlanError::Binary {
+                    PlanError::Binary {
                         path: shown.into(),
                         why: BinaryWhy::Unappliable(why.to_string()),
-                    })
+                    }
                 })?;
                 let same = new == bytes;
                 let mut e = Edited::unchanged(new.into());
@@ -255,7 +251,7 @@ impl Planner<'_> {
         shown: &str,
         current: &Content,
         link: bool,
-    ) -> Result<Edited, Error> {
+    ) -> Result<Edited, PlanError> {
         let bytes = current.as_slice();
         if !fp.body.edits_text() || bytes.len() < PARALLEL_BYTES {
             let stale = self.check_bases(fp, shown, current)?;

@@ -1,7 +1,8 @@
 //! Stage: plan. The planner's refusals, each carrying its context (paths, blob ids, the
 //! patch's format) as fields. The message and the next step are written once, when a
 //! refusal becomes the boundary [`Error`]; a refusal of the locator keeps the
-//! [`LocateError`] it wraps.
+//! [`LocateError`] it wraps, and a failure of another stage met while planning (reading the
+//! tree, the path guard, the balance check) travels whole inside [`PlanError::Outside`].
 
 use crate::error::{Error, ErrorCode};
 use crate::locate::LocateError;
@@ -102,6 +103,21 @@ pub enum PlanError {
         #[source]
         error: Box<LocateError>,
     },
+    /// A step outside the planner failed (reading the tree, the path guard, the balance
+    /// check): its error is kept whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for PlanError {
+    fn from(cause: Error) -> PlanError {
+        PlanError::Outside {
+            cause: Box::new(cause),
+        }
+    }
 }
 
 /// Why a binary file cannot be changed.
@@ -156,6 +172,7 @@ impl PlanError {
             PlanError::NotUtf8 { .. } => ErrorCode::InvalidUtf8,
             PlanError::RenamedChanged { .. } => ErrorCode::OverlappingHunks,
             PlanError::Locate { error, .. } => error.code(),
+            PlanError::Outside { cause } => cause.code,
         }
     }
 
@@ -164,7 +181,8 @@ impl PlanError {
         Some(match self {
             PlanError::NoPath { .. }
             | PlanError::SymlinkEdited { .. }
-            | PlanError::Locate { .. } => return None,
+            | PlanError::Locate { .. }
+            | PlanError::Outside { .. } => return None,
             PlanError::AddExists { format, .. } => add_exists_hint(*format),
             PlanError::DeleteDiffers { .. } => "re-read the file; it changed since the diff was made",
             PlanError::BaseMismatch { .. } => {
@@ -213,7 +231,9 @@ impl PlanError {
     /// The path the refusal is about, and whether its message names it.
     fn path(&self) -> Option<(&str, bool)> {
         match self {
-            PlanError::NoPath { .. } | PlanError::PartlyApplied { .. } => None,
+            PlanError::NoPath { .. }
+            | PlanError::PartlyApplied { .. }
+            | PlanError::Outside { .. } => None,
             PlanError::BaseMismatch { path, .. } => Some((path, false)),
             PlanError::DestinationExists { new, .. } => Some((new, true)),
             PlanError::AddExists { path, .. }
@@ -254,6 +274,9 @@ impl BinaryWhy {
 
 impl From<PlanError> for Error {
     fn from(err: PlanError) -> Error {
+        if let PlanError::Outside { cause } = err {
+            return *cause;
+        }
         let source = err.clone();
         boundary(err).caused_by(source)
     }
@@ -436,6 +459,55 @@ mod tests {
         .into();
         assert_eq!(e, inner.into_error("a.rs"));
         assert_eq!(e.code, ErrorCode::OverlappingHunks);
+    }
+
+    #[test]
+    fn an_error_from_outside_the_planner_passes_through_unchanged() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let original = Error::io("a.txt", "cannot read", &io)
+            .with_hunk(2)
+            .with_hint("check the permissions")
+            .with_details(serde_json::json!({"k": 1}));
+        let through: PlanError = original.clone().into();
+        assert_eq!(through.code(), ErrorCode::PermissionDenied);
+        assert_eq!(through.to_string(), original.message);
+        assert_eq!(through.path(), None);
+        let back = Error::from(through);
+        assert_eq!(back, original);
+        assert_eq!(
+            (
+                back.code,
+                back.path.as_deref(),
+                back.hunk,
+                back.hint.as_deref()
+            ),
+            (
+                ErrorCode::PermissionDenied,
+                Some("a.txt"),
+                Some(2),
+                Some("check the permissions")
+            )
+        );
+        assert_eq!(back.details(), Some(&serde_json::json!({"k": 1})));
+        // The chain below it is the original's: the io::Error itself, not a PlanError.
+        let source = std::error::Error::source(&back).map(|s| s.to_string());
+        assert_eq!(
+            source,
+            std::error::Error::source(&original).map(|s| s.to_string())
+        );
+        assert_eq!(source.as_deref(), Some("denied"));
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&original).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_planner_refusal_has_itself_as_its_source() {
+        let err = PlanError::GoneEarlier { path: "a".into() };
+        let e: Error = err.clone().into();
+        let source = std::error::Error::source(&e).expect("a source");
+        assert_eq!(source.downcast_ref::<PlanError>(), Some(&err));
     }
 
     #[test]

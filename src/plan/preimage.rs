@@ -4,21 +4,20 @@
 //! planner's slots (and the tree, through them, on first use).
 
 use super::{PlanError, Planner};
-use crate::error::Error;
 use crate::model::{FileOp, FilePatch};
 use crate::tree::Node;
 
 impl Planner<'_> {
     /// In a git diff, a file that an earlier file patch deleted or renamed away cannot be
     /// changed again: the diff names each file's old side once (`git apply` refuses it too).
-    pub(super) fn check_not_gone(&mut self, shown: &str, real: &str) -> Result<(), Error> {
+    pub(super) fn check_not_gone(&mut self, shown: &str, real: &str) -> Result<(), PlanError> {
         if !self.rules.two_trees || !matches!(self.node(real)?, Node::Missing) {
             return Ok(());
         }
         // `node` made the slot; gone now but there when read: taken away by this diff.
         match self.slots[real].original {
             Node::Missing => Ok(()),
-            _ => Err(PlanError::GoneEarlier { path: shown.into() }.into()),
+            _ => Err(PlanError::GoneEarlier { path: shown.into() }),
         }
     }
 
@@ -27,7 +26,12 @@ impl Planner<'_> {
     /// other file patches of the diff do to it (as `git apply` reads them); the agent
     /// language runs its operations in sequence (SPEC §2), so a Move reads the file as the
     /// operations before it left it.
-    pub(super) fn source(&mut self, op: FileOp, shown: &str, real: &str) -> Result<Node, Error> {
+    pub(super) fn source(
+        &mut self,
+        op: FileOp,
+        shown: &str,
+        real: &str,
+    ) -> Result<Node, PlanError> {
         let current = self.node(real)?.clone();
         if !self.rules.two_trees {
             return Ok(current);
@@ -37,7 +41,7 @@ impl Planner<'_> {
         // change would be lost, and a diff between two trees never asks for that.
         let slot = &self.slots[real];
         if op == FileOp::Rename && current != Node::Missing && !slot.unchanged() {
-            return Err(PlanError::RenamedChanged { path: shown.into() }.into());
+            return Err(PlanError::RenamedChanged { path: shown.into() });
         }
         Ok(slot.original.clone())
     }
@@ -50,7 +54,7 @@ impl Planner<'_> {
         fp: &FilePatch<'_>,
         shown: &str,
         dest: &Node,
-    ) -> Result<bool, Error> {
+    ) -> Result<bool, PlanError> {
         let (Some(ids), FileOp::Copy) = (&fp.blob_ids, fp.op) else {
             return Ok(false);
         };
