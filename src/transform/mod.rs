@@ -9,7 +9,6 @@ mod error;
 
 pub use error::{ConvertError, Irreversible, NoAgentForm};
 
-use crate::error::Error;
 use crate::model::{Body, FileOp, FilePatch, LineKind, PatchSet};
 
 /// The inverse patch (`--reverse`): sides swapped, Add ↔ Delete, rename from ↔ to, modes,
@@ -28,9 +27,9 @@ use crate::model::{Body, FileOp, FilePatch, LineKind, PatchSet};
 ///     "diff --git a/new.txt b/new.txt\n--- a/new.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-hi\n"
 /// );
 /// ```
-pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
+pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, ConvertError> {
     if !set.rules.reversible {
-        return Err(ConvertError::ReverseNotUnified { format: set.format }.into());
+        return Err(ConvertError::ReverseNotUnified { format: set.format });
     }
     let mut files = set
         .files
@@ -41,14 +40,11 @@ pub fn reverse(set: PatchSet<'_>) -> Result<PatchSet<'_>, Error> {
     Ok(PatchSet { files, ..set })
 }
 
-fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
+fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, ConvertError> {
     let path = fp.path().to_string();
-    let refuse = |what: Irreversible| -> Error {
-        ConvertError::Irreversible {
-            path: path.clone(),
-            what,
-        }
-        .into()
+    let refuse = |what: Irreversible| ConvertError::Irreversible {
+        path: path.clone(),
+        what,
     };
     let op = match fp.op {
         FileOp::Add => FileOp::Delete,
@@ -100,7 +96,7 @@ fn reverse_file(fp: FilePatch<'_>) -> Result<FilePatch<'_>, Error> {
     })
 }
 
-fn glob_set(globs: &[String], flag: &'static str) -> Result<Option<GlobSet>, Error> {
+fn glob_set(globs: &[String], flag: &'static str) -> Result<Option<GlobSet>, ConvertError> {
     if globs.is_empty() {
         return Ok(None);
     }
@@ -115,12 +111,9 @@ fn glob_set(globs: &[String], flag: &'static str) -> Result<Option<GlobSet>, Err
     }
     b.build()
         .map(Some)
-        .map_err(|e| {
-            ConvertError::BadGlobSet {
-                flag,
-                cause: e.to_string(),
-            }
-            .into()
+        .map_err(|e| ConvertError::BadGlobSet {
+            flag,
+            cause: e.to_string(),
         })
 }
 
@@ -141,7 +134,7 @@ pub fn select<'a>(
     set: PatchSet<'a>,
     include: &[String],
     exclude: &[String],
-) -> Result<PatchSet<'a>, Error> {
+) -> Result<PatchSet<'a>, ConvertError> {
     let inc = glob_set(include, "--include")?;
     let exc = glob_set(exclude, "--exclude")?;
     let hits = |g: &GlobSet, fp: &FilePatch<'_>| {

@@ -30,12 +30,27 @@ fn reverse_refuses_other_formats_and_copies() {
     let mut s = set(TWO);
     s.format = crate::model::Format::Agent;
     s.rules = crate::model::Rules::AGENT;
-    assert_eq!(reverse(s).map(|_| ()).unwrap_err().code, ErrorCode::Usage);
+    assert_eq!(
+        reverse(s).map(|_| ()).unwrap_err(),
+        ConvertError::ReverseNotUnified {
+            format: crate::model::Format::Agent
+        }
+    );
     let copy = set("diff --git a/x b/y\ncopy from x\ncopy to y\n");
-    assert!(reverse(copy)
-        .unwrap_err()
-        .message
-        .contains("a copy cannot be reversed"));
+    let err = reverse(copy).unwrap_err();
+    assert_eq!(
+        err,
+        ConvertError::Irreversible {
+            path: "y".into(),
+            what: Irreversible::Copy
+        }
+    );
+    // The boundary error is built from it once, with it as its source.
+    let e = crate::Error::from(err.clone());
+    assert_eq!(e.code, ErrorCode::Usage);
+    assert!(e.message.contains("a copy cannot be reversed"));
+    let source = std::error::Error::source(&e).expect("a source");
+    assert_eq!(source.downcast_ref::<ConvertError>(), Some(&err));
 }
 
 #[test]
@@ -58,7 +73,11 @@ fn select_by_new_or_old_path() {
     let kept = select(renamed, &["old/*".to_string()], &[]).expect("valid");
     assert_eq!(kept.files.len(), 1, "the old path counts too");
     let err = select(s, &["a[".to_string()], &[]).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Usage);
+    assert!(
+        matches!(&err, ConvertError::BadGlob { flag: "--include", glob, .. } if glob == "a["),
+        "{err:?}"
+    );
+    assert_eq!(crate::Error::from(err).code, ErrorCode::Usage);
 }
 
 #[test]
