@@ -12,7 +12,9 @@ use crate::parse::binary;
 use crate::parse::unified::own_endings;
 use crate::parse::ParseOptions;
 use crate::quote::quote;
-use crate::transform::{ConvertError, NoAgentForm};
+/// The refusals of [`to_agent`] and [`convert_set`] (a rewrite the target format has no form
+/// for); `?` into [`Error`] makes the boundary error of one.
+pub use crate::transform::{ConvertError, Irreversible, NoAgentForm};
 
 const NO_NEWLINE: &str = "\\ No newline at end of file\n";
 
@@ -243,12 +245,11 @@ fn write_lines(h: &Hunk<'_>, keep_cr: (bool, bool), out: &mut Vec<u8>) {
     }
 }
 
-fn usage(fp: &FilePatch<'_>, what: NoAgentForm) -> Error {
+fn usage(fp: &FilePatch<'_>, what: NoAgentForm) -> ConvertError {
     ConvertError::NoAgentForm {
         path: fp.path().to_string(),
         what,
     }
-    .into()
 }
 
 /// The agent patch language form of `set`. Refused (`usage`): binary changes, JSON edits,
@@ -265,7 +266,7 @@ fn usage(fp: &FilePatch<'_>, what: NoAgentForm) -> Error {
 ///     "*** Begin Patch\n*** Update File: x\n@@ -4,2 +4,2 @@\n k\n-old\n+new\n*** End Patch\n"
 /// );
 /// ```
-pub fn to_agent(set: &PatchSet<'_>) -> Result<String, Error> {
+pub fn to_agent(set: &PatchSet<'_>) -> Result<String, ConvertError> {
     let mut out = String::from("*** Begin Patch\n");
     for fp in &set.files {
         if set.rules.sequential {
@@ -316,7 +317,7 @@ fn h_line(fp: &FilePatch<'_>) -> usize {
         .map_or(fp.patch_line, |h| h.patch_line)
 }
 
-fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), Error> {
+fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), ConvertError> {
     for m in [fp.old_mode, fp.new_mode].into_iter().flatten() {
         if m.is_symlink() || m.is_gitlink() {
             return Err(usage(fp, NoAgentForm::LinkOrSubmodule));
@@ -333,7 +334,7 @@ fn check_agent_modes(fp: &FilePatch<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
+fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), ConvertError> {
     match &fp.body {
         Body::Binary(_) | Body::BinaryWithoutData => return Err(usage(fp, NoAgentForm::Binary)),
         Body::Edits(_) => return Err(usage(fp, NoAgentForm::JsonEdit)),
@@ -394,11 +395,11 @@ fn file_to_agent(fp: &FilePatch<'_>, out: &mut String) -> Result<(), Error> {
 }
 
 /// A hunk line's text as UTF-8, or the refusal naming the hunk.
-fn utf8(fp: &FilePatch<'_>, t: &[u8], n: usize) -> Result<String, Error> {
+fn utf8(fp: &FilePatch<'_>, t: &[u8], n: usize) -> Result<String, ConvertError> {
     String::from_utf8(t.to_vec()).map_err(|_| usage(fp, NoAgentForm::NonUtf8Line { hunk: n }))
 }
 
-type TextFn<'f> = dyn Fn(&[u8], usize) -> Result<String, Error> + 'f;
+type TextFn<'f> = dyn Fn(&[u8], usize) -> Result<String, ConvertError> + 'f;
 
 fn base_line(fp: &FilePatch<'_>, out: &mut String) {
     if let Some(b) = &fp.base {
@@ -428,7 +429,7 @@ fn hunk_to_agent(
     n: usize,
     out: &mut String,
     text: &TextFn<'_>,
-) -> Result<(), Error> {
+) -> Result<(), ConvertError> {
     if h.old_no_newline != h.new_no_newline {
         return Err(usage(fp, NoAgentForm::FinalNewline { hunk: n }));
     }
@@ -481,6 +482,8 @@ pub use diff::file_diff;
 
 /// `apply-patch convert --to unified|agent`: parse `input` (any format, detected as
 /// [`crate::parse::parse`] does, or forced by `opts.format`) and render it in `to`.
+/// It joins two stages, so its refusal is the boundary [`Error`], made once from the
+/// parser's [`ParseError`](crate::parse::ParseError) or the [`ConvertError`].
 ///
 /// ```
 /// use apply_patch::parse::ParseOptions;
@@ -499,12 +502,12 @@ pub fn convert(input: &[u8], opts: &ParseOptions, to: Format) -> Result<Vec<u8>,
     if let Some(dir) = set.cd.take() {
         set = crate::transform::prefix(set, &dir);
     }
-    convert_set(&set, to)
+    convert_set(&set, to).map_err(Error::from)
 }
 
 /// [`convert`] of an already parsed patch set. JSON edits and agent anchors have no unified
 /// form, and JSON is not a target: all are `usage` errors.
-pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
+pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, ConvertError> {
     match to {
         Format::Agent => to_agent(set).map(String::into_bytes),
         Format::Unified => {
@@ -516,24 +519,22 @@ pub fn convert_set(set: &PatchSet<'_>, to: Format) -> Result<Vec<u8>, Error> {
                 if absolute {
                     return Err(ConvertError::AbsoluteInUnified {
                         path: fp.path().to_string(),
-                    }
-                    .into());
+                    });
                 }
                 if matches!(fp.body, Body::Edits(_)) {
-                    return Err(ConvertError::EditsToUnified.into());
+                    return Err(ConvertError::EditsToUnified);
                 }
                 if let Some(n) = fp.body.hunks().iter().position(|h| !h.anchors.is_empty()) {
                     return Err(ConvertError::AnchorToUnified {
                         path: fp.path().to_string(),
                         hunk: n + 1,
-                    }
-                    .into());
+                    });
                 }
             }
             Ok(to_unified(set))
         }
-        Format::Json => Err(ConvertError::ToJson.into()),
-        Format::Blocks => Err(ConvertError::ToBlocks.into()),
+        Format::Json => Err(ConvertError::ToJson),
+        Format::Blocks => Err(ConvertError::ToBlocks),
     }
 }
 

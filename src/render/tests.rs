@@ -109,7 +109,7 @@ fn agent_render_refuses_what_it_cannot_express() {
             }
         }
         let want = if want == "dummy" { "non-UTF-8" } else { want };
-        let err = to_agent(&s).expect_err(want);
+        let err = crate::Error::from(to_agent(&s).expect_err(want));
         assert_eq!(err.code, ErrorCode::Usage);
         assert!(err.message.contains(want), "{}: {}", want, err.message);
     }
@@ -121,8 +121,18 @@ fn convert_refuses_anchors() {
     if let Body::Hunks(h) = &mut s.files[0].body {
         h[0].anchors.push(b"fn main".to_vec().into());
     }
-    let err = convert_set(&s, Format::Unified).unwrap_err();
+    let refusal = convert_set(&s, Format::Unified).unwrap_err();
+    assert_eq!(
+        refusal,
+        ConvertError::AnchorToUnified {
+            path: "x".into(),
+            hunk: 1
+        }
+    );
+    let err = crate::Error::from(refusal.clone());
     assert_eq!(err.hunk, Some(1));
+    let source = std::error::Error::source(&err).expect("a source");
+    assert_eq!(source.downcast_ref::<ConvertError>(), Some(&refusal));
     assert_eq!(
         strip_lines(set(GIT)),
         strip_lines(set(&String::from_utf8(
@@ -222,6 +232,12 @@ fn convert_takes_the_heredoc_cd_into_the_paths() {
     )
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::Usage);
+    // `convert` makes the boundary error once: the typed refusal is its source.
+    let source = std::error::Error::source(&err).expect("a source");
+    assert_eq!(
+        source.downcast_ref::<ConvertError>(),
+        Some(&ConvertError::EditsToUnified)
+    );
 }
 
 #[test]
