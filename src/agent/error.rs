@@ -8,7 +8,7 @@
 use crate::agent::chips::{HunkStatus, MAX_CHIPS};
 use crate::error::{Error, ErrorCode};
 use crate::spelling::{Hint, Opt};
-use crate::txn::TxnError;
+use crate::txn::{IoFailure, TxnError};
 
 /// Why an agent tool refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -145,6 +145,16 @@ pub enum AgentError {
     /// The MCP server could not run.
     #[error("mcp server: {what}: {cause}")]
     Server { what: String, cause: String },
+    /// The operating system refused a step of an agent tool (`what`, "cannot keep the
+    /// refused patch in") on `path`: `permission_denied` or `io_error`, as [`Error::io`]
+    /// words it.
+    #[error("{what} {path}: {cause}")]
+    Io {
+        path: String,
+        what: String,
+        #[source]
+        cause: IoFailure,
+    },
     /// A step outside the agent stage failed (the root's check, path confinement, the state
     /// place): its refusal is kept whole and becomes the boundary error unchanged.
     #[error("{}", .cause.message)]
@@ -211,9 +221,25 @@ impl AgentError {
         }
     }
 
+    /// The operating system's refusal of `what` on `path` (see [`AgentError::Io`]).
+    pub(crate) fn io(path: &str, what: &str, cause: std::io::Error) -> AgentError {
+        AgentError::Io {
+            path: path.to_string(),
+            what: what.to_string(),
+            cause: cause.into(),
+        }
+    }
+
     /// The stable error code of this refusal.
     pub fn code(&self) -> ErrorCode {
         match self {
+            AgentError::Io { cause, .. } => {
+                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
+                    ErrorCode::PermissionDenied
+                } else {
+                    ErrorCode::IoError
+                }
+            }
             AgentError::BadLineRange { .. }
             | AgentError::PastTheEnd { .. }
             | AgentError::UnknownChip { .. }
@@ -305,6 +331,7 @@ impl AgentError {
                 "check the argument names and types against the tool's input schema"
             }
             AgentError::Unreadable { .. }
+            | AgentError::Io { .. }
             | AgentError::Outside { .. }
             | AgentError::Chipped { .. }
             | AgentError::BadLineRange { .. }
@@ -334,7 +361,8 @@ impl AgentError {
             | AgentError::NotRead { path }
             | AgentError::LineCountChanged { path, .. }
             | AgentError::PreviewStale { path, .. }
-            | AgentError::RebaseConflict { path, .. } => Some(path),
+            | AgentError::RebaseConflict { path, .. }
+            | AgentError::Io { path, .. } => Some(path),
             _ => None,
         }
     }
@@ -619,6 +647,36 @@ mod tests {
         assert!(chain(&back)[0]
             .downcast_ref::<crate::usage::UsageError>()
             .is_some());
+    }
+
+    #[test]
+    fn an_io_refusal_is_worded_as_error_io_and_chains_to_the_failure() {
+        for raw in [13, 28] {
+            let failure = std::io::Error::from_raw_os_error(raw);
+            let want = Error::io("/s/chips", "cannot keep the refused patch in", &failure);
+            let e = AgentError::io(
+                "/s/chips",
+                "cannot keep the refused patch in",
+                std::io::Error::from_raw_os_error(raw),
+            );
+            assert_eq!(e.code(), want.code);
+            let got: Error = e.into();
+            assert_eq!(got, want);
+            assert_eq!(
+                (&got.message, &got.path, &got.hint, got.details()),
+                (&want.message, &want.path, &want.hint, want.details())
+            );
+            assert_eq!(got.terminal_message(), want.terminal_message());
+            let below = chain(&got);
+            assert!(matches!(
+                below[0].downcast_ref::<AgentError>(),
+                Some(AgentError::Io { .. })
+            ));
+            assert!(below
+                .last()
+                .and_then(|c| c.downcast_ref::<std::io::Error>())
+                .is_some_and(|io| io.raw_os_error() == Some(raw)));
+        }
     }
 
     #[test]
