@@ -11,6 +11,7 @@ use std::path::Path;
 
 use crate::agent::read::{read_file, LineRange, ReadOutput};
 use crate::agent::snapshots::SnapshotStore;
+use crate::agent::AgentError;
 use crate::error::Error;
 use crate::structure::{around, Lang, Range};
 
@@ -64,13 +65,15 @@ pub fn read_around(
     path: &str,
     line: usize,
     store: Option<&SnapshotStore>,
-) -> Result<AroundOutput, Error> {
+) -> Result<AroundOutput, AgentError> {
     let mut read = read_file(root, path, LineRange::default(), store)?;
     // `read_file` proved the file UTF-8 and split it into lines without endings or BOM, so
     // the joined text numbers its lines exactly as the file does.
     let text = read.lines.join("\n");
     let lang = Lang::from_path(&read.path);
-    let found = around(&text, line, lang).map_err(|e| Error::from(e).with_unnamed_path(&read.path))?;
+    // The structure stage's refusal, about this file (its message names no path).
+    let found = around(&text, line, lang)
+        .map_err(|e| AgentError::outside(Error::from(e).with_unnamed_path(&read.path)))?;
     let range = found.range;
     read.lines = read
         .lines
@@ -130,10 +133,10 @@ mod tests {
     #[test]
     fn outside_any_function_or_past_the_end_is_refused() {
         let dir = tree("lib.rs", LIB);
-        let err = read_around(dir.path(), "lib.rs", 1, None).expect_err("no function");
+        let err = Error::from(read_around(dir.path(), "lib.rs", 1, None).expect_err("no function"));
         assert_eq!(err.code, crate::ErrorCode::ContextNotFound);
         assert_eq!(err.path.as_deref(), Some("lib.rs"));
         let err = read_around(dir.path(), "lib.rs", 99, None).expect_err("past the end");
-        assert_eq!(err.code, crate::ErrorCode::Usage);
+        assert_eq!(err.code(), crate::ErrorCode::Usage);
     }
 }

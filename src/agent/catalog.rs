@@ -15,7 +15,6 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
 use crate::agent::tools;
-use crate::error::Error;
 
 /// One check the operator allows: `--post-check NAME=CMD` (or `--post-check CMD`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +41,7 @@ impl PostChecks {
     /// Parse the operator's `--post-check` values: `NAME=CMD` when the text before the first
     /// `=` is a name (lowercase letters, digits, `-`, `_`, starting with a letter), else the
     /// whole value is the command (so `FOO=1 make` and `cargo test --x=y` stay commands).
-    pub fn parse(values: &[String]) -> Result<PostChecks, Error> {
+    pub fn parse(values: &[String]) -> Result<PostChecks, AgentError> {
         let mut checks: Vec<PostCheck> = Vec::new();
         let mut unnamed = 0;
         for value in values {
@@ -60,11 +59,10 @@ impl PostChecks {
             if command.trim().is_empty() {
                 return Err(AgentError::CheckWithoutCommand {
                     value: value.to_string(),
-                }
-                .into());
+                });
             }
             if checks.iter().any(|c| c.name == name) {
-                return Err(AgentError::DuplicateCheck { name }.into());
+                return Err(AgentError::DuplicateCheck { name });
             }
             checks.push(PostCheck {
                 name,
@@ -90,11 +88,11 @@ impl PostChecks {
     pub fn resolve(
         &self,
         choice: Option<&PostCheckChoice>,
-    ) -> Result<Option<String>, Error> {
+    ) -> Result<Option<String>, AgentError> {
         let found = match choice {
             None | Some(PostCheckChoice::Run(false)) => None,
             Some(_) if self.is_empty() => {
-                return Err(AgentError::NoChecks { hint: self.hint() }.into())
+                return Err(AgentError::NoChecks { hint: self.hint() })
             }
             Some(PostCheckChoice::Run(true)) => match self.0.as_slice() {
                 [only] => Some(only),
@@ -102,8 +100,7 @@ impl PostChecks {
                     return Err(AgentError::AmbiguousCheck {
                         names: self.names(),
                         hint: self.hint(),
-                    }
-                    .into())
+                    })
                 }
             },
             Some(PostCheckChoice::Named(name)) => match self.0.iter().find(|c| &c.name == name) {
@@ -113,8 +110,7 @@ impl PostChecks {
                         name: shorten(name),
                         names: self.names(),
                         hint: self.hint(),
-                    }
-                    .into())
+                    })
                 }
             },
         };
@@ -423,9 +419,9 @@ mod tests {
             ]
         );
         let dup = PostChecks::parse(&["a=x".into(), "a=y".into()]);
-        assert_eq!(dup.map_err(|e| e.code), Err(ErrorCode::Usage));
+        assert_eq!(dup.map_err(|e| e.code()), Err(ErrorCode::Usage));
         let empty = PostChecks::parse(&["lint=".into()]);
-        assert_eq!(empty.map_err(|e| e.code), Err(ErrorCode::Usage));
+        assert_eq!(empty.map_err(|e| e.code()), Err(ErrorCode::Usage));
     }
 
     #[test]
@@ -448,7 +444,7 @@ mod tests {
             (&two, run.clone()),
         ] {
             let e = c.resolve(Some(&choice)).expect_err("refused");
-            assert_eq!(e.code, ErrorCode::Usage, "{choice:?}");
+            assert_eq!(e.code(), ErrorCode::Usage, "{choice:?}");
         }
         assert_eq!(
             one.resolve(Some(&run)).ok(),

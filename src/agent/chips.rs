@@ -48,12 +48,12 @@ impl ChipStore {
     }
 
     /// Keep a refused `patch`; returns its chip id.
-    pub fn keep(&self, patch: &[u8]) -> Result<String, Error> {
+    pub fn keep(&self, patch: &[u8]) -> Result<String, AgentError> {
         let mut id = sha256_hex(patch);
         id.truncate(12);
         let shown = self.dir.display().to_string();
-        let io = |e: std::io::Error| Error::io(&shown, "cannot keep the refused patch in", &e);
-        crate::state::create_dir_all(&self.dir)?;
+        let io = |e: std::io::Error| AgentError::io(&shown, "cannot keep the refused patch in", e);
+        crate::state::create_dir_all(&self.dir).map_err(AgentError::outside)?;
         let path = self.dir.join(format!("{id}.patch"));
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir).map_err(io)?;
         std::io::Write::write_all(&mut tmp, patch).map_err(io)?;
@@ -64,8 +64,8 @@ impl ChipStore {
 
     /// The kept patch of chip `id` (`apply-patch chip ID`).
     #[cfg(any(test, feature = "cli"))]
-    pub fn load(&self, id: &str) -> Result<Vec<u8>, Error> {
-        let unknown = || -> Error { AgentError::UnknownChip { id: id.to_string() }.into() };
+    pub fn load(&self, id: &str) -> Result<Vec<u8>, AgentError> {
+        let unknown = || AgentError::UnknownChip { id: id.to_string() };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown());
         }
@@ -75,7 +75,7 @@ impl ChipStore {
         let bytes = match crate::txn::place::read_file(&path, crate::txn::place::KEPT_LIMIT) {
             Ok(Some((bytes, _))) => bytes,
             Ok(None) => return Err(unknown()),
-            Err(e) if crate::state::safety::is_refusal(&e) => return Err(e),
+            Err(e) if crate::state::safety::is_refusal(&e) => return Err(AgentError::outside(e)),
             Err(_) => return Err(unknown()),
         };
         if !sha256_hex(&bytes).starts_with(&id.to_ascii_lowercase()) {
@@ -281,7 +281,7 @@ mod tests {
         );
         assert_eq!(store.load(&id).expect("loads"), patch.to_vec());
         assert_eq!(
-            store.load("ffffffffffff").map_err(|e| e.code),
+            store.load("ffffffffffff").map_err(|e| e.code()),
             Err(ErrorCode::Usage)
         );
         let e = Error::new(

@@ -8,6 +8,7 @@
 use crate::agent::chips::{HunkStatus, MAX_CHIPS};
 use crate::error::{Error, ErrorCode};
 use crate::spelling::{Hint, Opt};
+use crate::txn::{IoFailure, TxnError};
 
 /// Why an agent tool refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -53,14 +54,15 @@ pub enum AgentError {
     SymlinkSwapped { path: String },
     #[error("{path} does not exist")]
     NotFound { path: String },
-    /// Reading `path` failed (`cause` names the file the link led to).
-    #[error("{}", cause.message)]
+    /// Reading `path` failed (`cause` names the file the link led to). The cause is always
+    /// the commit stage's snapshot read of the file (`txn::read_snapshot`).
+    #[error("{cause}")]
     Unreadable {
         path: String,
         /// The file actually read, when a symlink led elsewhere.
         read_as: String,
         #[source]
-        cause: Box<Error>,
+        cause: Box<TxnError>,
     },
     /// A change to a file not read in this session.
     #[error("{path} was not read in this session: read it before changing it")]
@@ -77,7 +79,9 @@ pub enum AgentError {
     },
     #[error("no kept patch (chip) with id '{id}'")]
     UnknownChip { id: String },
-    /// A refused patch kept as chip `chip`: the refusal, with what would have applied.
+    /// A refused patch kept as chip `chip`: the refusal, with what would have applied. The
+    /// cause stays the wide [`Error`]: a chip keeps whatever refused the patch (parse, locate,
+    /// plan, guard, commit …), by design any stage's refusal.
     #[error("{}", cause.message)]
     Chipped {
         #[source]
@@ -141,6 +145,31 @@ pub enum AgentError {
     /// The MCP server could not run.
     #[error("mcp server: {what}: {cause}")]
     Server { what: String, cause: String },
+    /// The operating system refused a step of an agent tool (`what`, "cannot keep the
+    /// refused patch in") on `path`: `permission_denied` or `io_error`, as [`Error::io`]
+    /// words it.
+    #[error("{what} {path}: {cause}")]
+    Io {
+        path: String,
+        what: String,
+        #[source]
+        cause: IoFailure,
+    },
+    /// A step outside the agent stage failed (the root's check, path confinement, the state
+    /// place): its refusal is kept whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for AgentError {
+    fn from(cause: Error) -> AgentError {
+        AgentError::Outside {
+            cause: Box::new(cause),
+        }
+    }
 }
 
 /// Why a preview id cannot be confirmed.
@@ -183,9 +212,34 @@ fn failure(v: &crate::agent::postcheck::Verification) -> String {
 }
 
 impl AgentError {
+    /// The refusal of a step outside the agent stage, passed through whole
+    /// ([`AgentError::Outside`]): whatever stage error it is, it becomes its boundary
+    /// [`Error`] first, so that the conversion back returns exactly that.
+    pub(crate) fn outside(cause: impl Into<Error>) -> AgentError {
+        AgentError::Outside {
+            cause: Box::new(cause.into()),
+        }
+    }
+
+    /// The operating system's refusal of `what` on `path` (see [`AgentError::Io`]).
+    pub(crate) fn io(path: &str, what: &str, cause: std::io::Error) -> AgentError {
+        AgentError::Io {
+            path: path.to_string(),
+            what: what.to_string(),
+            cause: cause.into(),
+        }
+    }
+
     /// The stable error code of this refusal.
     pub fn code(&self) -> ErrorCode {
         match self {
+            AgentError::Io { cause, .. } => {
+                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
+                    ErrorCode::PermissionDenied
+                } else {
+                    ErrorCode::IoError
+                }
+            }
             AgentError::BadLineRange { .. }
             | AgentError::PastTheEnd { .. }
             | AgentError::UnknownChip { .. }
@@ -201,7 +255,8 @@ impl AgentError {
             AgentError::IsDirectory { .. } | AgentError::IsRoot { .. } => ErrorCode::IsDirectory,
             AgentError::SymlinkSwapped { .. } => ErrorCode::PathEscape,
             AgentError::NotFound { .. } => ErrorCode::FileNotFound,
-            AgentError::Unreadable { cause, .. } | AgentError::Chipped { cause, .. } => cause.code,
+            AgentError::Unreadable { cause, .. } => cause.code(),
+            AgentError::Chipped { cause, .. } | AgentError::Outside { cause } => cause.code,
             AgentError::NotRead { .. } => ErrorCode::NotRead,
             AgentError::LineCountChanged { .. } => ErrorCode::StaleFile,
             AgentError::UnknownPreview { .. } => ErrorCode::UnknownPreview,
@@ -275,8 +330,10 @@ impl AgentError {
             AgentError::InvalidArguments { .. } => {
                 "check the argument names and types against the tool's input schema"
             }
-            AgentError::Unreadable { cause, .. } => return cause.hint_as_parts(),
-            AgentError::Chipped { .. }
+            AgentError::Unreadable { .. }
+            | AgentError::Io { .. }
+            | AgentError::Outside { .. }
+            | AgentError::Chipped { .. }
             | AgentError::BadLineRange { .. }
             | AgentError::IsRoot { .. }
             | AgentError::TextNotUtf8 { .. }
@@ -304,7 +361,8 @@ impl AgentError {
             | AgentError::NotRead { path }
             | AgentError::LineCountChanged { path, .. }
             | AgentError::PreviewStale { path, .. }
-            | AgentError::RebaseConflict { path, .. } => Some(path),
+            | AgentError::RebaseConflict { path, .. }
+            | AgentError::Io { path, .. } => Some(path),
             _ => None,
         }
     }
@@ -326,6 +384,9 @@ impl AgentError {
 
 impl From<AgentError> for Error {
     fn from(err: AgentError) -> Error {
+        if let AgentError::Outside { cause } = err {
+            return *cause;
+        }
         let source = err.clone();
         boundary(err).caused_by(source)
     }
@@ -339,7 +400,7 @@ fn boundary(err: AgentError) -> crate::Error {
             path,
             read_as,
             cause,
-        } => return unreadable(path, &read_as, *cause),
+        } => return unreadable(path, &read_as, Error::from(*cause)),
         AgentError::Chipped { cause, chip, hunks } => return chipped(*cause, &chip, &hunks),
         err => err,
     };
@@ -465,7 +526,7 @@ mod tests {
         let same: Error = AgentError::Unreadable {
             path: "target.txt".into(),
             read_as: "target.txt".into(),
-            cause: Box::new(cause.clone()),
+            cause: Box::new(cause.clone().into()),
         }
         .into();
         assert_eq!(same, cause);
@@ -473,7 +534,7 @@ mod tests {
         let linked: Error = AgentError::Unreadable {
             path: "link.txt".into(),
             read_as: "target.txt".into(),
-            cause: Box::new(cause.clone()),
+            cause: Box::new(cause.clone().into()),
         }
         .into();
         assert_eq!(linked.path.as_deref(), Some("link.txt"));
@@ -543,6 +604,105 @@ mod tests {
         assert!(e
             .hint
             .is_some_and(|h| h.contains("error.details.conflicts")));
+    }
+
+    /// The causes below `e`, outermost first.
+    fn chain(e: &Error) -> Vec<&(dyn std::error::Error + 'static)> {
+        use std::error::Error as _;
+        let mut out = Vec::new();
+        let mut at = e.source();
+        while let Some(c) = at {
+            out.push(c);
+            at = c.source();
+        }
+        out
+    }
+
+    #[test]
+    fn an_outside_refusal_passes_through_unchanged() {
+        let denied = std::io::Error::from_raw_os_error(13);
+        let cause = Error::io("a.txt", "cannot read", &denied)
+            .with_hint("fix the permissions")
+            .with_details(serde_json::json!({"k": 1}));
+        let wrapped = AgentError::from(cause.clone());
+        assert_eq!(wrapped.code(), ErrorCode::PermissionDenied);
+        assert_eq!(wrapped.to_string(), cause.message);
+        let back: Error = wrapped.into();
+        assert_eq!(back, cause);
+        assert_eq!(
+            (&back.message, &back.path, &back.hint, back.details()),
+            (&cause.message, &cause.path, &cause.hint, cause.details())
+        );
+        // The same source chain: the I/O failure, not an agent error above it.
+        let below = chain(&back);
+        assert_eq!(below.len(), 1, "{below:?}");
+        let io = below[0]
+            .downcast_ref::<std::io::Error>()
+            .expect("the I/O failure");
+        assert_eq!(io.raw_os_error(), Some(13));
+        // A stage's error becomes its boundary error first.
+        let usage = crate::usage::UsageError::ZeroWindow;
+        let back: Error = AgentError::outside(usage.clone()).into();
+        assert_eq!(back, Error::from(usage));
+        assert!(chain(&back)[0]
+            .downcast_ref::<crate::usage::UsageError>()
+            .is_some());
+    }
+
+    #[test]
+    fn an_io_refusal_is_worded_as_error_io_and_chains_to_the_failure() {
+        for raw in [13, 28] {
+            let failure = std::io::Error::from_raw_os_error(raw);
+            let want = Error::io("/s/chips", "cannot keep the refused patch in", &failure);
+            let e = AgentError::io(
+                "/s/chips",
+                "cannot keep the refused patch in",
+                std::io::Error::from_raw_os_error(raw),
+            );
+            assert_eq!(e.code(), want.code);
+            let got: Error = e.into();
+            assert_eq!(got, want);
+            assert_eq!(
+                (&got.message, &got.path, &got.hint, got.details()),
+                (&want.message, &want.path, &want.hint, want.details())
+            );
+            assert_eq!(got.terminal_message(), want.terminal_message());
+            let below = chain(&got);
+            assert!(matches!(
+                below[0].downcast_ref::<AgentError>(),
+                Some(AgentError::Io { .. })
+            ));
+            assert!(below
+                .last()
+                .and_then(|c| c.downcast_ref::<std::io::Error>())
+                .is_some_and(|io| io.raw_os_error() == Some(raw)));
+        }
+    }
+
+    #[test]
+    fn an_unreadable_file_chains_to_the_commit_stages_read() {
+        let denied = std::io::Error::from_raw_os_error(13);
+        let step = TxnError::io_of("a.txt", "cannot read", &denied);
+        let e: Error = AgentError::Unreadable {
+            path: "a.txt".into(),
+            read_as: "a.txt".into(),
+            cause: Box::new(step.clone()),
+        }
+        .into();
+        assert_eq!(e, Error::from(step.clone()));
+        let below = chain(&e);
+        assert!(matches!(
+            below[0].downcast_ref::<AgentError>(),
+            Some(AgentError::Unreadable { .. })
+        ));
+        let cause = below[1]
+            .downcast_ref::<Box<TxnError>>()
+            .expect("the commit stage's read");
+        assert_eq!(**cause, step);
+        assert!(below
+            .last()
+            .and_then(|c| c.downcast_ref::<std::io::Error>())
+            .is_some_and(|io| io.raw_os_error() == Some(13)));
     }
 
     #[test]

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 
 use crate::agent::read::read_confined_in;
 use crate::agent::sha256_hex;
-use crate::error::Error;
 use crate::model::{Body, Edit, FileOp, PatchSet};
 use crate::text::Text;
 use crate::tree::DiskTree;
@@ -37,7 +36,7 @@ pub fn check(
     tree: &DiskTree,
     patch: &PatchSet<'_>,
     reads: &HashMap<String, ReadRecord>,
-) -> Result<Vec<Notice>, Error> {
+) -> Result<Vec<Notice>, AgentError> {
     let mut notices = Vec::new();
     for fp in patch.files.iter() {
         if !matches!(
@@ -56,7 +55,7 @@ pub fn check(
             continue;
         };
         let Some(record) = reads.get(&rel) else {
-            return Err(AgentError::NotRead { path: rel }.into());
+            return Err(AgentError::NotRead { path: rel });
         };
         if uses_line_numbers(&fp.body) {
             let lines = Text::parse(&bytes).len();
@@ -65,8 +64,7 @@ pub fn check(
                     path: rel,
                     now: lines,
                     then: record.total_lines,
-                }
-                .into());
+                });
             }
             if sha256_hex(&bytes) != record.sha256 {
                 notices.push(Notice {
@@ -146,6 +144,7 @@ mod tests {
             file_patch(FileOp::Delete, "./a.txt", Body::Hunks(vec![])),
         ]);
         let e = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &HashMap::new()).expect_err("a.txt unread");
+        let e = crate::Error::from(e);
         assert_eq!(e.code, ErrorCode::NotRead);
         assert_eq!(e.path.as_deref(), Some("a.txt"));
         let reads = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
@@ -162,7 +161,7 @@ mod tests {
         let patch = set(vec![file_patch(FileOp::Modify, "a.txt", insert())]);
         let stale = HashMap::from([("a.txt".to_string(), record(b"a\nb\n"))]);
         let e = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &stale).expect_err("2 lines read, 3 now");
-        assert_eq!(e.code, ErrorCode::StaleFile);
+        assert_eq!(e.code(), ErrorCode::StaleFile);
         let changed = HashMap::from([("a.txt".to_string(), record(b"a\nB\nc\n"))]);
         let notices = check(&DiskTree::new(dir.path()).expect("tree"), &patch, &changed).expect("same count");
         assert_eq!(notices.len(), 1);

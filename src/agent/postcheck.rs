@@ -49,19 +49,23 @@ impl Verification {
 }
 
 /// Run `command` through `sh -c` in `root` and wait for it (at most `timeout`).
-pub fn run(root: &Path, command: &str, timeout: Duration) -> Result<Verification, Error> {
+pub fn run(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+) -> Result<Verification, crate::agent::AgentError> {
     let mut cmd = crate::shell::command(root, command);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
-        .map_err(|e| Error::io("sh", "cannot run the post-check with", &e))?;
+        .map_err(|e| crate::agent::AgentError::io("sh", "cannot run the post-check with", e))?;
     // Drain both pipes on their own threads so a chatty command never blocks on a full pipe.
     let out = child.stdout.take().map(|s| thread::spawn(move || tail(s)));
     let err = child.stderr.take().map(|s| thread::spawn(move || tail(s)));
     let status = crate::shell::wait(&mut child, timeout)
-        .map_err(|e| Error::io("sh", "cannot wait for the post-check", &e))?;
+        .map_err(|e| crate::agent::AgentError::io("sh", "cannot wait for the post-check", e))?;
     let timed_out = status.is_none();
     let join =
         |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();

@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::agent::sha256_hex;
-use crate::error::Error;
 use crate::txn::place::{read_file, KEPT_LIMIT};
 use crate::txn::{AuditRecord, NewState, Snapshot};
 
@@ -140,7 +139,7 @@ impl PreviewStore {
         &self,
         changes: &[(String, Snapshot, NewState)],
         report: serde_json::Value,
-    ) -> Result<String, Error> {
+    ) -> Result<String, AgentError> {
         self.save_kept(changes, report, &Kept::default())
     }
 
@@ -150,7 +149,7 @@ impl PreviewStore {
         changes: &[(String, Snapshot, NewState)],
         report: serde_json::Value,
         kept: &Kept,
-    ) -> Result<String, Error> {
+    ) -> Result<String, AgentError> {
         self.prune();
         let created = now_secs();
         let seed = format!("{created}:{}:{:?}", std::process::id(), SystemTime::now());
@@ -158,9 +157,9 @@ impl PreviewStore {
         id.truncate(12);
         let folder = self.dir.join(&id);
         let shown = folder.display().to_string();
-        let io = |e: std::io::Error| Error::io(&shown, "cannot keep the preview in", &e);
+        let io = |e: std::io::Error| AgentError::io(&shown, "cannot keep the preview in", e);
         // Private (0700): it holds the new contents of the user's files.
-        crate::state::create_dir_all(&folder)?;
+        crate::state::create_dir_all(&folder).map_err(AgentError::outside)?;
         let mut paths = Vec::with_capacity(changes.len());
         for (path, before, after) in changes {
             let after = match after {
@@ -192,9 +191,9 @@ impl PreviewStore {
             audit: kept.audit.clone(),
         };
         let json = serde_json::to_vec_pretty(&preview).map_err(|e| {
-            Error::from(AgentError::PreviewUnencodable {
+            AgentError::PreviewUnencodable {
                 cause: e.to_string(),
-            })
+            }
         })?;
         fs::write(folder.join("preview.json"), json).map_err(io)?;
         Ok(id)
@@ -202,13 +201,10 @@ impl PreviewStore {
 
     /// Claim preview `id` for its one confirm: it can never be claimed again. Refuses an
     /// unknown, already confirmed or expired id with `unknown_preview`.
-    pub fn claim(&self, id: &str) -> Result<Claimed, Error> {
-        let unknown = |why: PreviewGone| -> Error {
-            AgentError::UnknownPreview {
-                id: id.to_string(),
-                why,
-            }
-            .into()
+    pub fn claim(&self, id: &str) -> Result<Claimed, AgentError> {
+        let unknown = |why: PreviewGone| AgentError::UnknownPreview {
+            id: id.to_string(),
+            why,
         };
         if id.len() != 12 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown(PreviewGone::NotAnId));
@@ -342,11 +338,11 @@ mod tests {
         );
         assert_eq!(claimed.preview.report["ok"], true);
         let again = store.claim(&id).expect_err("second confirm");
-        assert_eq!(again.code, ErrorCode::UnknownPreview);
+        assert_eq!(again.code(), ErrorCode::UnknownPreview);
         let bad = store.claim("../../etc").expect_err("not an id");
-        assert_eq!(bad.code, ErrorCode::UnknownPreview);
+        assert_eq!(bad.code(), ErrorCode::UnknownPreview);
         assert_eq!(
-            store.claim("0123456789ab").map(|_| ()).map_err(|e| e.code),
+            store.claim("0123456789ab").map(|_| ()).map_err(|e| e.code()),
             Err(ErrorCode::UnknownPreview)
         );
     }
@@ -362,8 +358,8 @@ mod tests {
         p.created -= 5;
         fs::write(&path, serde_json::to_vec(&p).expect("encode")).expect("write");
         let e = store.claim(&id).expect_err("expired");
-        assert_eq!(e.code, ErrorCode::UnknownPreview);
-        assert!(e.message.contains("expired"), "{}", e.message);
+        assert_eq!(e.code(), ErrorCode::UnknownPreview);
+        assert!(e.to_string().contains("expired"), "{e}");
     }
 
     use crate::pipeline::confirm::commit_kept as confirm;
@@ -425,7 +421,7 @@ mod tests {
         let id = store.save(&plan(), serde_json::Value::Null).expect("kept");
         fs::write(dir.path().join(&id).join(sha256_hex(b"new\n")), b"evil\n").expect("write");
         assert_eq!(
-            store.claim(&id).map(|_| ()).map_err(|e| e.code),
+            store.claim(&id).map(|_| ()).map_err(|e| e.code()),
             Err(ErrorCode::UnknownPreview)
         );
     }

@@ -149,7 +149,7 @@ pub(crate) fn read_file(
     path: &str,
     range: LineRange,
     store: Option<&SnapshotStore>,
-) -> Result<ReadOutput, Error> {
+) -> Result<ReadOutput, AgentError> {
     let (rel, bytes) = read_confined(root, path)?;
     let sha256 = sha256_hex(&bytes);
     let base = version_of(&bytes);
@@ -180,7 +180,7 @@ pub(crate) fn read_file(
 }
 
 /// The 1-based inclusive bounds to serve (0, 0 for an empty file).
-fn clamp(rel: &str, range: LineRange, total: usize) -> Result<(usize, usize), Error> {
+fn clamp(rel: &str, range: LineRange, total: usize) -> Result<(usize, usize), AgentError> {
     if total == 0 {
         return Ok((0, 0));
     }
@@ -190,21 +190,19 @@ fn clamp(rel: &str, range: LineRange, total: usize) -> Result<(usize, usize), Er
             path: rel.into(),
             start,
             total,
-        }
-        .into());
+        });
     }
     Ok((start, range.end.unwrap_or(total).min(total)))
 }
 
 /// Refuse to serve a binary (a NUL byte) or non-UTF-8 file, naming where and its version.
-fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), Error> {
+fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), AgentError> {
     if bytes.contains(&0) {
         return Err(AgentError::BinaryFile {
             path: rel.into(),
             size: bytes.len(),
             base: base.into(),
-        }
-        .into());
+        });
     }
     if let Err(e) = std::str::from_utf8(bytes) {
         let offset = e.valid_up_to();
@@ -215,8 +213,7 @@ fn check_text(rel: &str, bytes: &[u8], base: &str) -> Result<(), Error> {
             offset,
             size: bytes.len(),
             base: base.into(),
-        }
-        .into());
+        });
     }
     Ok(())
 }
@@ -239,53 +236,57 @@ fn endings(text: &Text<'_>) -> &'static str {
 /// and must be a regular file (a FIFO or device is `unsupported_file`, never opened for a
 /// blocking read). So a symlink swapped in after the check cannot lead the read out of the
 /// root. Returns the root-relative path as asked (not the link's target) and the bytes.
-pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), Error> {
+pub(crate) fn read_confined(root: &Path, path: &str) -> Result<(String, Vec<u8>), AgentError> {
     let rel = resolve(root, path)?;
-    read_resolved(&DiskTree::new(root)?, rel)
+    read_resolved(&DiskTree::new(root).map_err(AgentError::outside)?, rel)
 }
 
 /// [`read_confined`] through a tree a run already holds (the MCP session's checks around a
 /// write, a chip's assessment), without a second discovery of the root's repository.
-pub(crate) fn read_confined_in(tree: &DiskTree, path: &str) -> Result<(String, Vec<u8>), Error> {
+pub(crate) fn read_confined_in(
+    tree: &DiskTree,
+    path: &str,
+) -> Result<(String, Vec<u8>), AgentError> {
     read_resolved(tree, confine_to(tree.path(), path)?)
 }
 
 /// The bytes of `rel` (root-relative, confined by its text) under `tree`, its symlinks
 /// followed by `guard::resolve`.
-fn read_resolved(tree: &DiskTree, rel: String) -> Result<(String, Vec<u8>), Error> {
-    let real = guard::resolve(tree, &rel, true)?;
-    let (_, found) = crate::txn::read_snapshot(tree.path(), &real).map_err(|e| {
-        Error::from(AgentError::Unreadable {
+fn read_resolved(tree: &DiskTree, rel: String) -> Result<(String, Vec<u8>), AgentError> {
+    let real = guard::resolve(tree, &rel, true).map_err(AgentError::outside)?;
+    let (_, found) =
+        crate::txn::read_snapshot(tree.path(), &real).map_err(|e| AgentError::Unreadable {
             path: rel.clone(),
             read_as: real.clone(),
-            cause: Box::new(e),
-        })
-    })?;
+            cause: Box::new(e.into()),
+        })?;
     match found {
         Found::File(content) => Ok((rel, content.into_vec())),
         Found::Missing => Err(not_found(&rel)),
-        Found::Directory => Err(AgentError::IsDirectory { path: rel }.into()),
+        Found::Directory => Err(AgentError::IsDirectory { path: rel }),
         // `guard::resolve` followed every link; one standing there now was swapped in.
-        Found::Symlink(_) => Err(AgentError::SymlinkSwapped { path: rel }.into()),
+        Found::Symlink(_) => Err(AgentError::SymlinkSwapped { path: rel }),
     }
 }
 
-fn not_found(rel: &str) -> Error {
-    AgentError::NotFound { path: rel.into() }.into()
+fn not_found(rel: &str) -> AgentError {
+    AgentError::NotFound { path: rel.into() }
 }
 
 /// Confine `path` to `root` by its text, by the patches' own rule ([`guard::confine`]):
 /// `.` and `..` folded, an absolute path inside the root accepted, `.git/` and anything that
 /// leads out refused. Returns the root-relative `/` path; symlinks on it are left to
 /// [`read_confined`].
-pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, Error> {
-    confine_to(&crate::root::check_root(root)?, path)
+pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, AgentError> {
+    let canon = crate::root::check_root(root).map_err(AgentError::outside)?;
+    confine_to(&canon, path)
 }
 
 /// [`resolve`] under a root already canonical.
-pub(crate) fn confine_to(canon_root: &Path, path: &str) -> Result<String, Error> {
-    guard::confine(path, None, Some(canon_root))?
-        .ok_or_else(|| Error::from(AgentError::IsRoot { path: path.into() }))
+pub(crate) fn confine_to(canon_root: &Path, path: &str) -> Result<String, AgentError> {
+    guard::confine(path, None, Some(canon_root))
+        .map_err(AgentError::outside)?
+        .ok_or(AgentError::IsRoot { path: path.into() })
 }
 
 #[cfg(test)]
@@ -362,18 +363,22 @@ mod tests {
             LineRange::parse("5:").expect("valid"),
             None,
         );
-        assert_eq!(past.map_err(|e| e.code), Err(ErrorCode::Usage));
+        assert_eq!(past.map_err(|e| e.code()), Err(ErrorCode::Usage));
     }
 
     #[test]
     fn binary_and_non_utf8_files_are_not_printed() {
         let dir = root_with(&[("b.bin", b"\x89PNG\0\0"), ("l1.txt", b"ok\ncaf\xe9\n")]);
-        let e = read_file(dir.path(), "b.bin", LineRange::default(), None).expect_err("binary");
+        let e: Error = read_file(dir.path(), "b.bin", LineRange::default(), None)
+            .expect_err("binary")
+            .into();
         assert_eq!(e.code, ErrorCode::BinaryFile);
         assert!(e
             .details()
             .is_some_and(|d| d["base"] == version_of(b"\x89PNG\0\0")));
-        let e = read_file(dir.path(), "l1.txt", LineRange::default(), None).expect_err("latin1");
+        let e: Error = read_file(dir.path(), "l1.txt", LineRange::default(), None)
+            .expect_err("latin1")
+            .into();
         assert_eq!(e.code, ErrorCode::InvalidUtf8);
         assert!(e.message.contains("line 2"), "{}", e.message);
     }
@@ -384,7 +389,7 @@ mod tests {
         let code = |p: &str| {
             read_file(dir.path(), p, LineRange::default(), None)
                 .map(|_| ())
-                .map_err(|e| e.code)
+                .map_err(|e| e.code())
         };
         assert_eq!(code("../a.txt"), Err(ErrorCode::PathEscape));
         assert_eq!(code("sub/../../a.txt"), Err(ErrorCode::PathEscape));

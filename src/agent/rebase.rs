@@ -12,7 +12,6 @@ use std::path::Path;
 use crate::agent::AgentError;
 use crate::agent::sha256_hex;
 use crate::agent::snapshots::SnapshotStore;
-use crate::error::Error;
 use crate::merge::{three_way, Labels};
 
 /// Where the content of a stale base came from.
@@ -91,19 +90,21 @@ fn head_blob(repo: &crate::git::Repo, rel: &str) -> Option<Vec<u8>> {
 
 /// Merge the change `base → patched` onto `current`; overlapping changes are
 /// `merge_conflict`, naming the conflicting lines.
-pub fn merge(rel: &str, base: &[u8], current: &[u8], patched: &[u8]) -> Result<Vec<u8>, Error> {
+pub fn merge(
+    rel: &str,
+    base: &[u8],
+    current: &[u8],
+    patched: &[u8],
+) -> Result<Vec<u8>, AgentError> {
     let labels = Labels {
         ours: "current",
         theirs: "patch",
         base: None,
     };
-    three_way(base, current, patched, labels).map_err(|conflicts| {
-        AgentError::RebaseConflict {
-            path: rel.to_string(),
-            summary: conflicts.summary(),
-            conflicts: Box::new(conflicts.to_details()),
-        }
-        .into()
+    three_way(base, current, patched, labels).map_err(|conflicts| AgentError::RebaseConflict {
+        path: rel.to_string(),
+        summary: conflicts.summary(),
+        conflicts: Box::new(conflicts.to_details()),
     })
 }
 
@@ -120,7 +121,7 @@ mod tests {
         let merged = merge("x.rs", base, current, patched).expect("clean");
         assert_eq!(merged, b"fn a() {\n    10\n}\n\nfn b() {\n    20\n}\n");
         let clash = b"fn a() {\n    11\n}\n\nfn b() {\n    2\n}\n";
-        let e = merge("x.rs", base, current, clash).expect_err("both change line 2");
+        let e = crate::Error::from(merge("x.rs", base, current, clash).expect_err("both change line 2"));
         assert_eq!(e.code, ErrorCode::MergeConflict);
         let d = e.details().expect("details");
         assert_eq!(d["conflicts"][0]["ours"][0], "    10");
@@ -206,7 +207,7 @@ mod tests {
             proptest::prop_assert_eq!(merged, text(&[(a, "theirs"), (b, "mine")]));
             let clash = text(&[(a, "mine")]);
             let e = merge("f", &base, &current, &clash).expect_err("same line, two ways");
-            proptest::prop_assert_eq!(e.code, ErrorCode::MergeConflict);
+            proptest::prop_assert_eq!(e.code(), ErrorCode::MergeConflict);
         }
     }
 }

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::error::Error;
+use crate::agent::AgentError;
 
 /// Total bytes the store keeps before pruning the oldest snapshots: 64 MiB.
 pub const DEFAULT_CAP: u64 = 64 * 1024 * 1024;
@@ -41,12 +41,12 @@ impl SnapshotStore {
 
     /// Keep `bytes` (whose SHA-256 is `sha256`, lowercase hex); keeping the same content again
     /// only marks it as recently used. Returns false when the content is too large to keep.
-    pub fn keep(&self, sha256: &str, bytes: &[u8]) -> Result<bool, Error> {
+    pub fn keep(&self, sha256: &str, bytes: &[u8]) -> Result<bool, AgentError> {
         if bytes.len() as u64 > self.cap / 4 {
             return Ok(false);
         }
         let dir = self.dir.display().to_string();
-        crate::state::create_dir_all(&self.dir)?;
+        crate::state::create_dir_all(&self.dir).map_err(AgentError::outside)?;
         let target = self.dir.join(sha256);
         // Not followed: a link or a FIFO in its place is replaced by the rename below.
         if fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
@@ -54,11 +54,11 @@ impl SnapshotStore {
             touch(&target);
         } else {
             let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)
-                .map_err(|e| Error::io(&dir, "cannot write a snapshot in", &e))?;
+                .map_err(|e| AgentError::io(&dir, "cannot write a snapshot in", e))?;
             tmp.write_all(bytes)
-                .map_err(|e| Error::io(&dir, "cannot write a snapshot in", &e))?;
+                .map_err(|e| AgentError::io(&dir, "cannot write a snapshot in", e))?;
             tmp.persist(&target)
-                .map_err(|e| Error::io(&dir, "cannot write a snapshot in", &e.error))?;
+                .map_err(|e| AgentError::io(&dir, "cannot write a snapshot in", e.error))?;
         }
         self.prune();
         Ok(true)

@@ -94,7 +94,7 @@ pub(crate) fn chip(root: &Path, id: &str, json: bool, style: Style) -> Outcome {
     if let Err(e) = apply_patch::agent::check_root(root) {
         return Outcome::error(e, json, style);
     }
-    match AgentState::for_root(root).and_then(|s| s.chips.load(id)) {
+    match AgentState::for_root(root).and_then(|s| Ok(s.chips.load(id)?)) {
         Ok(bytes) if json => json_outcome(
             &serde_json::json!({
                 "ok": true, "chip": id, "patch": String::from_utf8_lossy(&bytes), "error": null
@@ -124,7 +124,7 @@ pub(crate) fn serve_mcp(
     }
     let checks = match apply_patch::agent::catalog::PostChecks::parse(post_checks) {
         Ok(c) => c,
-        Err(e) => return plain(e),
+        Err(e) => return plain(e.into()),
     };
     // Refused before serving, in the command line's words (each call decides it again).
     if let Err(e) = formatters

@@ -487,7 +487,7 @@ impl Session {
             .resolve(options.post_check.as_ref())
         {
             Ok(c) => c,
-            Err(e) => return error_result(&e),
+            Err(e) => return error_result(&e.into()),
         };
         if preview && self.state.is_none() {
             return error_result(&no_state("preview"));

@@ -152,7 +152,7 @@ fn post_check(
             status: "failed".into(),
             exit_code: None,
             stdout_tail: String::new(),
-            stderr_tail: e.message,
+            stderr_tail: Error::from(e).message,
             rolled_back: false,
         });
     if verification.passed() || !check.rollback_on_fail {

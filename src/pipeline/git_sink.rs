@@ -75,7 +75,7 @@ pub(super) fn preview(
         .state_dir()
         .and_then(AgentState::in_state_dir);
     let json = serde_json::to_value(crate::report::Report::from(&out)).unwrap_or_default();
-    match state.and_then(|s| s.previews.save_kept(&changes, json, &kept)) {
+    match state.and_then(|s| Ok(s.previews.save_kept(&changes, json, &kept)?)) {
         Ok(id) => {
             out.preview = Some(id);
             Ok(out)

@@ -16,14 +16,15 @@ use crate::{Error, ErrorCode};
 #[non_exhaustive]
 pub enum TxnError {
     /// A crashed transaction had to be recovered before this run, and recovering it failed.
+    /// The cause is the recovery's own refusal (a step outside it, such as the state place's
+    /// checks, arrives as [`TxnError::Outside`]).
     #[error(
         "an interrupted transaction of this root must be recovered before this run, and \
-         recovering it failed: {}",
-        .cause.message
+         recovering it failed: {cause}"
     )]
     RecoveryFailed {
         #[source]
-        cause: Box<Error> },
+        cause: Box<TxnError> },
     /// A commit failed after it had renamed files, and the work tree was rolled back.
     #[error("{cause}; the work-tree changes were rolled back")]
     RolledBack {
@@ -36,6 +37,9 @@ pub enum TxnError {
         #[source]
         cause: Box<TxnError> },
     /// A post-check failed and reverting the transaction failed too (`rollback_failed`).
+    /// The cause stays the wide [`Error`]: the revert spans the git index (its lock and
+    /// commit), the pipeline's own index check and the transaction's undo, any of which
+    /// may refuse.
     #[error(
         "the post-check failed and the change could not be rolled back: {}",
         .cause.message
@@ -509,8 +513,10 @@ impl TxnError {
             | TxnError::NoRecordOfTheLast { .. }
             | TxnError::BackupEdited { .. }
             | TxnError::NotAFile { .. } => ErrorCode::IoError,
-            TxnError::RecoveryFailed { cause } | TxnError::Outside { cause } => cause.code,
-            TxnError::RolledBack { cause } | TxnError::StaleAfterRecovery { cause } => cause.code(),
+            TxnError::Outside { cause } => cause.code,
+            TxnError::RecoveryFailed { cause }
+            | TxnError::RolledBack { cause }
+            | TxnError::StaleAfterRecovery { cause } => cause.code(),
             TxnError::Io { cause, .. } => {
                 if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
                     ErrorCode::PermissionDenied
@@ -623,8 +629,9 @@ impl From<TxnError> for Error {
         let out = match &err {
             // The wrapper's own message (the cause's words inside it), about the cause's
             // file with its code; the cause stays whole below it in the chain.
-            TxnError::RecoveryFailed { cause } => around(cause, message, hint),
-            TxnError::RolledBack { cause } | TxnError::StaleAfterRecovery { cause } => {
+            TxnError::RecoveryFailed { cause }
+            | TxnError::RolledBack { cause }
+            | TxnError::StaleAfterRecovery { cause } => {
                 around(&Error::from((**cause).clone()), message, hint)
             }
             // A refusal of its own (a failed revert keeps only its cause's details).

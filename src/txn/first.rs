@@ -43,7 +43,7 @@ pub fn recover_first(opts: &TxnOptions, access: Access) -> Result<Vec<TxnWarning
     match access {
         Access::Write => match recover_with(&state) {
             Ok(report) => Ok(report.warnings()),
-            Err(e) => Err(cannot_recover(e)),
+            Err(e) => Err(cannot_recover(e.into())),
         },
         Access::ReadOnly => refuse_read_only(&state, opts),
     }
@@ -65,7 +65,7 @@ fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarnin
     let lock = match Lock::acquire(&state.lock_path(), opts.lock_wait) {
         Ok(lock) => lock,
         Err(e) if e.code() == ErrorCode::Busy => return Err(e.into()),
-        Err(e) => return Err(cannot_recover(e.into())),
+        Err(e) => return Err(cannot_recover(e)),
     };
     if !journal_present(state) {
         return Ok(Vec::new());
@@ -79,7 +79,8 @@ fn refuse_read_only(state: &StateDir, opts: &TxnOptions) -> Result<Vec<TxnWarnin
 
 /// Recovery was needed and failed (no permission, a read-only mount, a file that would not
 /// come back): the run is refused, naming `apply-patch recover`.
-fn cannot_recover(e: Error) -> Error {
+fn cannot_recover(cause: TxnError) -> Error {
+    let e = Error::from(cause.clone());
     // Their own messages already say what to do; for a state file that is not apply-patch's
     // (or not the user's), `apply-patch recover` would meet the same.
     if matches!(e.code, ErrorCode::Busy | ErrorCode::RollbackFailed) || safety::is_refusal(&e) {
@@ -93,7 +94,10 @@ fn cannot_recover(e: Error) -> Error {
         .is_some_and(|d| d.get("journal").is_some())
         .then(|| e.hint.clone())
         .flatten();
-    let mut out: Error = TxnError::RecoveryFailed { cause: Box::new(e) }.into();
+    let mut out: Error = TxnError::RecoveryFailed {
+        cause: Box::new(cause),
+    }
+    .into();
     if own.is_some() {
         out.set_hint(own.map(Hint::from));
     }

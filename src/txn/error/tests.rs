@@ -9,7 +9,7 @@ fn a_refusal_keeps_its_causes_code_path_and_details() {
         .with_hint("fix the permissions")
         .with_details(serde_json::json!({"k": 1}));
     let failed: Error = TxnError::RecoveryFailed {
-        cause: Box::new(cause.clone()),
+        cause: Box::new(cause.clone().into()),
     }
     .into();
     assert_eq!(failed.code, ErrorCode::PermissionDenied);
@@ -481,4 +481,39 @@ fn a_refusal_from_outside_the_transaction_passes_through_unchanged() {
         serde_json::to_string(&back).expect("json"),
         serde_json::to_string(&cause).expect("json")
     );
+}
+
+#[test]
+fn a_failed_recovery_chains_to_the_recoverys_own_refusal() {
+    use std::error::Error as _;
+    let denied = std::io::Error::from_raw_os_error(13);
+    let step = TxnError::io_of("a.txt", "cannot restore", &denied);
+    let out: Error = TxnError::RecoveryFailed {
+        cause: Box::new(step.clone()),
+    }
+    .into();
+    let plain = Error::from(step.clone());
+    assert_eq!(out.code, ErrorCode::PermissionDenied);
+    assert_eq!(out.path, plain.path);
+    assert!(out.message.ends_with(&format!("recovering it failed: {}", plain.message)));
+    let top = out.source().expect("the wrapper");
+    assert!(matches!(
+        top.downcast_ref::<TxnError>(),
+        Some(TxnError::RecoveryFailed { .. })
+    ));
+    let cause = top.source().expect("the step");
+    assert_eq!(cause.downcast_ref::<Box<TxnError>>().map(|c| &**c), Some(&step));
+    // A refusal from outside the transaction layer keeps its code, path and details.
+    let outside = Error::new(ErrorCode::ProtectedFile, "the state place is not yours")
+        .with_path("s")
+        .with_details(serde_json::json!({"state": "s", "found": "link"}));
+    let out: Error = TxnError::RecoveryFailed {
+        cause: Box::new(outside.clone().into()),
+    }
+    .into();
+    assert_eq!(
+        (out.code, &out.path, out.details()),
+        (outside.code, &outside.path, outside.details())
+    );
+    assert!(out.message.ends_with("recovering it failed: the state place is not yours"));
 }
