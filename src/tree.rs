@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::content::Content;
-use crate::error::Error;
 use crate::txn::{Change, NewState, Snapshot};
 
 /// What a root-relative path holds, as the planner sees it.
@@ -43,9 +42,9 @@ pub trait Tree {
     fn root(&self) -> Option<&Path>;
     /// What `path` is, not following a symlink at its last component. Earlier components are
     /// real directories (the guards resolve symlinks before asking).
-    fn kind(&self, path: &str) -> Result<Kind, Error>;
+    fn kind(&self, path: &str) -> Result<Kind, TreeError>;
     /// Read `path` once: its content and the snapshot the commit re-checks.
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error>;
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError>;
     /// True when [`Tree::read`] of `path` gives the bytes its snapshot describes, so that the
     /// snapshot's hash is theirs. A tree that shows other content at a path (the merge base
     /// of a three-way apply) says false there.
@@ -59,7 +58,7 @@ pub trait Tree {
     }
     /// True when the folder `dir` holds a `.git` (a nested repository or submodule): the
     /// path guard's probe of each folder a path goes through, inside a repository.
-    fn holds_git(&self, dir: &str) -> Result<bool, Error> {
+    fn holds_git(&self, dir: &str) -> Result<bool, TreeError> {
         Ok(self.kind(&format!("{dir}/.git"))? != Kind::Missing)
     }
     /// Compare a diff's `index` blob id with `bytes`, the content of `path`: None when the
@@ -70,7 +69,7 @@ pub trait Tree {
         _path: &str,
         id: &str,
         bytes: &[u8],
-    ) -> Result<Option<(bool, String)>, Error> {
+    ) -> Result<Option<(bool, String)>, TreeError> {
         Ok(crate::hash::blob_matches(id, bytes))
     }
 }
@@ -108,7 +107,7 @@ impl std::fmt::Debug for LastFolder {
 
 impl DiskTree {
     /// A tree rooted at `root` (made absolute; it must be a directory).
-    pub fn new(root: &Path) -> Result<Self, Error> {
+    pub fn new(root: &Path) -> Result<Self, TreeError> {
         let root = crate::root::check_root(root)?;
         // The one discovery (`root::git_dir_of`); a repository that cannot be opened keeps the
         // nested-repository guard on, the safe side.
@@ -196,7 +195,7 @@ impl Tree for DiskTree {
         self.in_repository
     }
 
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
+    fn kind(&self, path: &str) -> Result<Kind, TreeError> {
         use crate::txn::dirfd::Kind as DiskKind;
         let (folder, name) = path.rsplit_once('/').unwrap_or(("", path));
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
@@ -217,20 +216,20 @@ impl Tree for DiskTree {
             {
                 return Ok(Kind::Missing)
             }
-            Err(e) => return Err(Error::io(path, "cannot inspect", &e)),
+            Err(e) => return Err(TreeError::io(path, "cannot inspect", &e)),
         };
         let dir = &last.0[folder];
         Ok(match stat.kind {
             DiskKind::Symlink => Kind::Symlink(
                 dir.read_link(name.as_bytes())
-                    .map_err(|e| Error::io(path, "cannot read the link", &e))?,
+                    .map_err(|e| TreeError::io(path, "cannot read the link", &e))?,
             ),
             DiskKind::Directory => Kind::Directory,
             DiskKind::File | DiskKind::Other => Kind::File,
         })
     }
 
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError> {
         use crate::txn::Found;
         let (snapshot, content) = {
             let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
@@ -399,7 +398,7 @@ impl Tree for MemTree {
         None
     }
 
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
+    fn kind(&self, path: &str) -> Result<Kind, TreeError> {
         Ok(match self.entries.get(path) {
             Some(MemEntry::File { .. }) => Kind::File,
             Some(MemEntry::Symlink { target }) => Kind::Symlink(target.clone()),
@@ -408,7 +407,7 @@ impl Tree for MemTree {
         })
     }
 
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError> {
         Ok(match self.entries.get(path) {
             Some(MemEntry::File { bytes, mode }) => (
                 Snapshot::File {
@@ -436,7 +435,10 @@ impl Tree for MemTree {
     }
 }
 
+mod error;
 mod show;
+
+pub use error::TreeError;
 
 #[cfg(test)]
 mod tests {
@@ -475,7 +477,7 @@ mod tests {
         assert_eq!(tree.read("d5/e/none").expect("missing").1, Node::Missing);
         assert_eq!(tree.read("d500/e/f.txt").expect("missing").1, Node::Missing);
         let err = tree.read("link/e/f.txt").expect_err("a symlinked folder");
-        assert_eq!(err.code, crate::ErrorCode::PathEscape);
+        assert_eq!(err.code(), crate::ErrorCode::PathEscape);
     }
 
     #[test]

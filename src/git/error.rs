@@ -154,6 +154,21 @@ impl From<Error> for GitError {
     }
 }
 
+/// A refusal of the root's repository (discovery, ownership) passes through whole, as its
+/// boundary error.
+impl From<crate::root::RootError> for GitError {
+    fn from(err: crate::root::RootError) -> GitError {
+        Error::from(err).into()
+    }
+}
+
+/// A guard's refusal of a path passes through whole, as its boundary error.
+impl From<crate::guard::GuardError> for GitError {
+    fn from(err: crate::guard::GuardError) -> GitError {
+        Error::from(err).into()
+    }
+}
+
 /// What became of a conflicted merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MergeFate {

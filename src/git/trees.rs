@@ -6,10 +6,24 @@ use super::GitError;
 use super::index::entry_of;
 use super::{IndexEntry, Repo};
 use crate::error::Error;
-use crate::tree::{Kind, Node, Tree};
+use crate::tree::{Kind, Node, Tree, TreeError};
 use crate::txn::Snapshot;
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// A refusal of git's checks of a path passes through a tree whole, as its boundary error.
+impl From<GitError> for TreeError {
+    fn from(err: GitError) -> TreeError {
+        Error::from(err).into()
+    }
+}
+
+/// A tree's failure met by the git integration passes through whole, as its boundary error.
+impl From<TreeError> for GitError {
+    fn from(err: TreeError) -> GitError {
+        Error::from(err).into()
+    }
+}
 
 /// The work tree as the planner sees it inside a repository: submodule paths are refused, and
 /// files being merged by `--3way` read as their base.
@@ -49,7 +63,7 @@ impl Tree for GitTree<'_> {
 
     /// A folder is looked at once per run (the guard asks for every folder of every path,
     /// and a many-file patch's paths share them); anything else each time.
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
+    fn kind(&self, path: &str) -> Result<Kind, TreeError> {
         check_probe(self.repo, path)?;
         if self.repo.is_known_folder(path) {
             return Ok(Kind::Directory);
@@ -63,7 +77,7 @@ impl Tree for GitTree<'_> {
 
     /// Asked once per folder and run (the work tree's answer is kept by the [`Repo`]): the
     /// guard probes every folder of every path, and a many-file patch's paths share them.
-    fn holds_git(&self, dir: &str) -> Result<bool, Error> {
+    fn holds_git(&self, dir: &str) -> Result<bool, TreeError> {
         self.repo.check_path(dir)?;
         Ok(self
             .repo
@@ -79,11 +93,11 @@ impl Tree for GitTree<'_> {
         path: &str,
         id: &str,
         bytes: &[u8],
-    ) -> Result<Option<(bool, String)>, Error> {
+    ) -> Result<Option<(bool, String)>, TreeError> {
         Ok(self.repo.blob_matches(path, id, bytes, false)?)
     }
 
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError> {
         self.repo.check_path(path)?;
         let (snapshot, node) = self.inner.read(path)?;
         match (self.bases.get(path), node) {
@@ -133,7 +147,7 @@ impl Tree for IndexTree<'_> {
         Some(self.root)
     }
 
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
+    fn kind(&self, path: &str) -> Result<Kind, TreeError> {
         check_probe(self.repo, path)?;
         match self.entry(path)? {
             Some(e) if e.mode.is_symlink() => Ok(Kind::Symlink(self.repo.read_blob(&e.id, path)?)),
@@ -144,7 +158,7 @@ impl Tree for IndexTree<'_> {
         }
     }
 
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError> {
         self.repo.check_path(path)?;
         let Some(entry) = self.entry(path)? else {
             return Ok(match self.is_dir(path)? {

@@ -4,9 +4,10 @@
 
 use crate::spelling::{Hint, Opt, Value};
 use crate::error::{Error, ErrorCode};
+use crate::tree::TreeError;
 
 /// Why a guard refused a path or a file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GuardError {
     /// A path no file can have: a NUL byte, or a trailing `/`.
@@ -59,6 +60,20 @@ pub enum GuardError {
         /// The file's SHA-256 in hex.
         actual: String,
     },
+    /// The tree could not say what a path on the way is (a refused look at the disk, git's
+    /// checks of a path): the tree's error is kept whole and becomes the boundary error
+    /// unchanged.
+    #[error("{cause}")]
+    Tree {
+        #[source]
+        cause: TreeError,
+    },
+}
+
+impl From<TreeError> for GuardError {
+    fn from(cause: TreeError) -> GuardError {
+        GuardError::Tree { cause }
+    }
 }
 
 /// How a path leaves the root by its text.
@@ -118,6 +133,7 @@ impl GuardError {
             GuardError::Protected { .. } => ErrorCode::ProtectedFile,
             GuardError::Notebook { .. } => ErrorCode::UnsupportedFile,
             GuardError::StaleBase { .. } => ErrorCode::StaleFile,
+            GuardError::Tree { cause } => cause.code(),
         }
     }
 
@@ -130,7 +146,9 @@ impl GuardError {
             | GuardError::Protected { path, .. }
             | GuardError::Notebook { path }
             | GuardError::StaleBase { path, .. } => Some(path),
-            GuardError::BadGlob { .. } | GuardError::BadGlobSet { .. } => None,
+            GuardError::BadGlob { .. } | GuardError::BadGlobSet { .. } | GuardError::Tree { .. } => {
+                None
+            }
         }
     }
 
@@ -181,7 +199,9 @@ impl GuardError {
             GuardError::StaleBase { .. } => {
                 "re-read the file and write the patch against its current content"
             }
-            GuardError::BadGlob { .. } | GuardError::BadGlobSet { .. } => return None,
+            GuardError::BadGlob { .. } | GuardError::BadGlobSet { .. } | GuardError::Tree { .. } => {
+                return None
+            }
         };
         Some(Hint::from(hint))
     }
@@ -189,6 +209,9 @@ impl GuardError {
 
 impl From<GuardError> for Error {
     fn from(err: GuardError) -> Error {
+        if let GuardError::Tree { cause } = err {
+            return cause.into();
+        }
         let source = err.clone();
         boundary(err).caused_by(source)
     }

@@ -11,7 +11,6 @@ mod error;
 
 pub use error::{EscapeWhy, GuardError, SymlinkWhy};
 
-use crate::error::Error;
 use crate::tree::{Kind, Tree};
 
 /// How many symlinks one path may pass through before we give up (as the OS does).
@@ -20,7 +19,7 @@ const MAX_LINKS: usize = 40;
 /// Turn a patch path into a normalised root-relative path: joins the heredoc `cd` directory,
 /// strips an absolute root prefix, folds `.` and `..`, and refuses anything that leaves the
 /// root or enters `.git/`.
-pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, Error> {
+pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<String, GuardError> {
     match confine(path, cd, root)? {
         Some(rel) => Ok(rel),
         None => Err(escape_error(path, cd, EscapeWhy::RootItself)),
@@ -29,15 +28,14 @@ pub fn normalize(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<St
 
 /// The confinement itself (one policy for patches and for `read`): [`normalize`], except that
 /// a path naming the root itself is `Ok(None)` (the caller says what that means to it).
-pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Option<String>, Error> {
+pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Option<String>, GuardError> {
     let escape = |why: EscapeWhy| escape_error(path, cd, why);
     // Every front end's paths pass here: what no file name can be is a patch error.
     if path.contains('\0') || path.ends_with('/') {
         return Err(GuardError::NotAFileName {
             path: path.to_string(),
             nul: path.contains('\0'),
-        }
-        .into());
+        });
     }
     let joined = join_cd(cd, path);
     let relative = if joined.starts_with('/') {
@@ -72,13 +70,12 @@ pub fn confine(path: &str, cd: Option<&str>, root: Option<&Path>) -> Result<Opti
 }
 
 /// The `path_escape` refusal of a path (shown with the heredoc's `cd` when there is one).
-fn escape_error(path: &str, cd: Option<&str>, why: EscapeWhy) -> Error {
+fn escape_error(path: &str, cd: Option<&str>, why: EscapeWhy) -> GuardError {
     GuardError::Escape {
         path: path.to_string(),
         cd: cd.map(str::to_string),
         why,
     }
-    .into()
 }
 
 /// A patch path as the shell would see it after the heredoc's `cd DIR`: an absolute path
@@ -139,13 +136,10 @@ fn strip_root(path: &str, root: &Path) -> Option<String> {
 /// stay inside the root), and the last one too when `follow_last` (an Update edits the link's
 /// target; a Delete removes the link itself). A directory holding its own `.git` (a
 /// submodule or nested repository) is refused as well.
-pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String, Error> {
-    let escape = |why: SymlinkWhy| -> Error {
-        GuardError::Symlink {
-            path: path.to_string(),
-            why,
-        }
-        .into()
+pub fn resolve(tree: &dyn Tree, path: &str, follow_last: bool) -> Result<String, GuardError> {
+    let escape = |why: SymlinkWhy| GuardError::Symlink {
+        path: path.to_string(),
+        why,
     };
     let mut pending: Vec<String> = path.split('/').rev().map(str::to_string).collect();
     let mut done: Vec<String> = Vec::new();
@@ -229,8 +223,14 @@ pub struct Globs {
 }
 
 impl Globs {
-    /// Compile patterns; a bad pattern is a usage error.
-    pub fn new(patterns: &[String]) -> Result<Self, Error> {
+    /// Compile patterns; a bad pattern is a usage error. (A public door: the boundary
+    /// error; [`Globs::compile`] is the guard's own.)
+    pub fn new(patterns: &[String]) -> Result<Self, crate::error::Error> {
+        Ok(Globs::compile(patterns)?)
+    }
+
+    /// [`Globs::new`], with the guard's refusal.
+    pub(crate) fn compile(patterns: &[String]) -> Result<Self, GuardError> {
         let mut full = globset::GlobSetBuilder::new();
         let mut names = globset::GlobSetBuilder::new();
         for p in patterns {
@@ -278,24 +278,22 @@ impl Globs {
 }
 
 /// `protected_file` when a `--protect` glob matches.
-pub fn check_protected(globs: &Globs, path: &str) -> Result<(), Error> {
+pub fn check_protected(globs: &Globs, path: &str) -> Result<(), GuardError> {
     match globs.matching(path) {
         Some(glob) => Err(GuardError::Protected {
             path: path.to_string(),
             glob: glob.to_string(),
-        }
-        .into()),
+        }),
         None => Ok(()),
     }
 }
 
 /// `unsupported_file` for Jupyter notebooks unless `--allow-notebooks`.
-pub fn check_notebook(path: &str, allow: bool) -> Result<(), Error> {
+pub fn check_notebook(path: &str, allow: bool) -> Result<(), GuardError> {
     if !allow && path.to_ascii_lowercase().ends_with(".ipynb") {
         return Err(GuardError::Notebook {
             path: path.to_string(),
-        }
-        .into());
+        });
     }
     Ok(())
 }
@@ -307,7 +305,7 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 }
 
 /// `*** Base:` / JSON `base`: must be a prefix of the SHA-256 of the file's bytes (`sha256`).
-pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), Error> {
+pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), GuardError> {
     let actual = crate::report::hex(sha256);
     let wanted = base.to_ascii_lowercase();
     if actual.starts_with(&wanted) {
@@ -317,8 +315,7 @@ pub fn check_base(path: &str, base: &str, sha256: &[u8; 32]) -> Result<(), Error
         path: path.to_string(),
         expected: wanted,
         actual,
-    }
-    .into())
+    })
 }
 
 #[cfg(test)]
@@ -335,7 +332,7 @@ mod tests {
     fn normalize_folds_and_confines() {
         assert_eq!(normalize("a/./b/../c", None, None).ok(), Some("a/c".into()));
         assert_eq!(normalize("x", Some("sub"), None).ok(), Some("sub/x".into()));
-        let code = |p: &str| normalize(p, None, None).err().map(|e| e.code);
+        let code = |p: &str| normalize(p, None, None).err().map(|e| e.code());
         assert_eq!(code("../x"), Some(ErrorCode::PathEscape));
         assert_eq!(code("a/../../x"), Some(ErrorCode::PathEscape));
         assert_eq!(code(".git/config"), Some(ErrorCode::PathEscape));
@@ -354,7 +351,7 @@ mod tests {
         );
         let sneaky = format!("{}/new/../../x", dir.path().display());
         assert_eq!(
-            normalize(&sneaky, None, Some(&real)).err().map(|e| e.code),
+            normalize(&sneaky, None, Some(&real)).err().map(|e| e.code()),
             Some(ErrorCode::PathEscape)
         );
     }
@@ -384,7 +381,7 @@ mod tests {
         assert_eq!(resolve(&t, "f", false).ok(), Some("f".into()));
         for p in ["out/x", "abs/passwd"] {
             assert_eq!(
-                resolve(&t, p, true).err().map(|e| e.code),
+                resolve(&t, p, true).err().map(|e| e.code()),
                 Some(ErrorCode::PathEscape)
             );
         }
@@ -396,7 +393,7 @@ mod tests {
         t.insert("sub/.git", b"gitdir: ../.git/modules/sub\n".to_vec());
         t.insert("sub/a.txt", b"x".to_vec());
         assert_eq!(
-            resolve(&t, "sub/a.txt", true).err().map(|e| e.code),
+            resolve(&t, "sub/a.txt", true).err().map(|e| e.code()),
             Some(ErrorCode::PathEscape)
         );
     }
@@ -416,7 +413,48 @@ mod tests {
         let empty = crate::txn::sha256(b"");
         assert!(check_base("x", "E3B0C442", &empty).is_ok());
         let e = check_base("x", "deadbeef", &empty).expect_err("mismatch");
-        assert_eq!(e.code, ErrorCode::StaleFile);
+        assert_eq!(e.code(), ErrorCode::StaleFile);
     }
 
+
+    /// A tree that cannot answer: a refused look at the disk.
+    struct Refusing;
+
+    impl Tree for Refusing {
+        fn root(&self) -> Option<&Path> {
+            None
+        }
+        fn kind(&self, path: &str) -> Result<Kind, crate::tree::TreeError> {
+            let denied = std::io::Error::from_raw_os_error(13);
+            Err(crate::tree::TreeError::io(path, "cannot inspect", &denied))
+        }
+        fn read(
+            &self,
+            path: &str,
+        ) -> Result<(crate::txn::Snapshot, crate::tree::Node), crate::tree::TreeError> {
+            Err(crate::error::Error::new(ErrorCode::IoError, format!("no {path}")).into())
+        }
+    }
+
+    /// A tree's failure met by the guard becomes the same boundary error as the tree's
+    /// own: the guard adds no words and no step, and the tree's error stays its source.
+    #[test]
+    fn a_trees_failure_passes_through_the_guard_unchanged() {
+        use std::error::Error as _;
+        let guard = resolve(&Refusing, "a/b.txt", true).expect_err("the tree refuses");
+        let tree = Refusing.kind("a").expect_err("the tree refuses");
+        assert_eq!(guard, GuardError::Tree { cause: tree.clone() });
+        assert_eq!(guard.code(), ErrorCode::PermissionDenied);
+        let e = crate::error::Error::from(guard);
+        let direct = crate::error::Error::from(tree.clone());
+        assert_eq!(e, direct);
+        assert_eq!(e.path.as_deref(), Some("a"));
+        assert_eq!(e.hint, None);
+        assert_eq!(
+            serde_json::to_string(&e).expect("serialises"),
+            serde_json::to_string(&direct).expect("serialises")
+        );
+        let source = e.source().and_then(|s| s.downcast_ref::<crate::tree::TreeError>());
+        assert_eq!(source, Some(&tree));
+    }
 }

@@ -18,7 +18,7 @@ use crate::model::{FileOp, PatchSet};
 use crate::plan::{Plan, PlanOptions, Refusal};
 use crate::report::{Warning, WarningCode};
 use crate::spelling::{Hint, Opt, Value};
-use crate::tree::{DiskTree, Kind, Node, Tree};
+use crate::tree::{DiskTree, Kind, Node, Tree, TreeError};
 use crate::txn::{NewState, Snapshot};
 
 /// A disk tree that serves, for the paths being rebased, their base content instead of the
@@ -33,7 +33,7 @@ impl Tree for BaseOverlay<'_> {
         self.disk.root()
     }
 
-    fn kind(&self, path: &str) -> Result<Kind, Error> {
+    fn kind(&self, path: &str) -> Result<Kind, TreeError> {
         self.disk.kind(path)
     }
 
@@ -41,7 +41,7 @@ impl Tree for BaseOverlay<'_> {
         !self.bases.contains_key(path) && self.disk.shows_snapshot(path)
     }
 
-    fn read(&self, path: &str) -> Result<(Snapshot, Node), Error> {
+    fn read(&self, path: &str) -> Result<(Snapshot, Node), TreeError> {
         let (snapshot, node) = self.disk.read(path)?;
         match (self.bases.get(path), node) {
             (Some(base), Node::File { mode, .. }) => Ok((

@@ -120,6 +120,20 @@ impl From<Error> for PlanError {
     }
 }
 
+/// A tree's refused look at a path, met while planning: its boundary error, whole.
+impl From<crate::tree::TreeError> for PlanError {
+    fn from(cause: crate::tree::TreeError) -> PlanError {
+        Error::from(cause).into()
+    }
+}
+
+/// A path guard's refusal, met while planning: its boundary error, whole.
+impl From<crate::guard::GuardError> for PlanError {
+    fn from(cause: crate::guard::GuardError) -> PlanError {
+        Error::from(cause).into()
+    }
+}
+
 /// Why a binary file cannot be changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

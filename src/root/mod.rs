@@ -10,8 +10,11 @@
 use crate::usage::UsageError;
 use std::path::{Path, PathBuf};
 
+mod error;
 #[cfg(feature = "git")]
 mod trust;
+
+pub(crate) use error::RootError;
 
 use crate::error::Error;
 #[cfg(feature = "git")]
@@ -43,13 +46,18 @@ pub fn check_root(root: &Path) -> Result<PathBuf, Error> {
 /// trusts a git dir named explicitly: the state place would be in it): else `usage`, before
 /// anything of ours in it is read.
 #[cfg(feature = "git")]
-pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Error> {
+pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, RootError> {
     #[cfg(test)]
     openings::count(false);
     let repo = match gix::discover_with_environment_overrides(root_canon) {
         Ok(repo) => repo,
         Err(err) if is_not_found(&err) => return Ok(None),
-        Err(err) => return Err(gix_error("cannot open the git repository", &err)),
+        Err(err) => {
+            return Err(RootError::Unopenable {
+                message: gix_message("cannot open the git repository", &err),
+                denied: err.classify().is_permission_denied(),
+            })
+        }
     };
     if repo_holds(root_canon, &repo) {
         trust::check_repository(&repo)?;
@@ -70,7 +78,7 @@ fn repo_holds(root_canon: &Path, repo: &gix::Repository) -> bool {
 /// inside the git dir, or `GIT_WORK_TREE` elsewhere). A linked worktree's or submodule's is
 /// its own git dir (`.git/worktrees/NAME`, `.git/modules/NAME`).
 #[cfg(feature = "git")]
-pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, Error> {
+pub(crate) fn git_dir_of(root_canon: &Path) -> Result<Option<PathBuf>, RootError> {
     Ok(open_repo(root_canon)?.and_then(|repo| git_dir_in(root_canon, &repo)))
 }
 
@@ -88,7 +96,7 @@ pub(crate) fn git_dir_in(root_canon: &Path, repo: &gix::Repository) -> Option<Pa
 /// Without the `git` feature nothing discovers a repository: every root is in none (the
 /// state place and the disk tree treat it as a directory outside git).
 #[cfg(not(feature = "git"))]
-pub(crate) fn git_dir_of(_root_canon: &Path) -> Result<Option<PathBuf>, Error> {
+pub(crate) fn git_dir_of(_root_canon: &Path) -> Result<Option<PathBuf>, RootError> {
     Ok(None)
 }
 

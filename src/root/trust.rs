@@ -65,7 +65,7 @@ fn boundary(err: TrustError) -> crate::Error {
 /// Refuses (`usage`) the repository `repo` when the current user owns neither it nor an
 /// exception for it (see the module docs).
 #[cfg(unix)]
-pub(crate) fn check_repository(repo: &gix::Repository) -> Result<(), Error> {
+pub(crate) fn check_repository(repo: &gix::Repository) -> Result<(), TrustError> {
     let workdir = repo.workdir();
     let git_dir = repo.git_dir();
     // git's three paths: the git dir (named first when it is not ours: the state would go
@@ -93,13 +93,12 @@ pub(crate) fn check_repository(repo: &gix::Repository) -> Result<(), Error> {
         repo: repo_path,
         path,
         owner,
-    }
-    .into())
+    })
 }
 
 /// Windows: every repository is used (its owners are not Unix uids; README "Platforms").
 #[cfg(not(unix))]
-pub(crate) fn check_repository(_repo: &gix::Repository) -> Result<(), Error> {
+pub(crate) fn check_repository(_repo: &gix::Repository) -> Result<(), TrustError> {
     Ok(())
 }
 

@@ -27,7 +27,7 @@ use crate::{Error, ErrorCode};
 
 /// Why the state place could not be used, with the name or path as a field. The message
 /// and the next step are written once, when a refusal becomes the boundary [`Error`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {
     /// A feature asked for a folder whose name is not one plain name (a bug of ours).
@@ -48,6 +48,80 @@ pub enum StateError {
         keeps: Keeps,
         found: safety::Found,
     },
+    /// The operating system refused a step (`what`, "cannot create the state folder") on
+    /// `path`: `permission_denied` or `io_error`, as [`Error::io`] words it.
+    #[error("{what} {path}: {cause}")]
+    Io {
+        path: String,
+        what: &'static str,
+        #[source]
+        cause: IoCause,
+    },
+    /// A step outside the state place failed (the root's check, the repository's discovery):
+    /// its error is kept whole and becomes the boundary error unchanged.
+    #[error("{}", .cause.message)]
+    Outside {
+        #[source]
+        cause: Box<Error>,
+    },
+}
+
+impl From<Error> for StateError {
+    fn from(cause: Error) -> StateError {
+        StateError::Outside {
+            cause: Box::new(cause),
+        }
+    }
+}
+
+impl StateError {
+    /// The operating system's refusal of `what` on `path` (see [`StateError::Io`]), kept as
+    /// its kind and words (and its OS error number).
+    pub(crate) fn io(path: &Path, what: &'static str, cause: &std::io::Error) -> StateError {
+        StateError::Io {
+            path: path.display().to_string(),
+            what,
+            cause: IoCause::copy_of(cause),
+        }
+    }
+}
+
+/// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
+/// another of the same kind and words; its source is the [`std::io::Error`] itself.
+#[derive(Debug, Clone)]
+pub struct IoCause(std::sync::Arc<std::io::Error>);
+
+impl IoCause {
+    /// A copy of `err` met by reference: its kind and words, and its OS error number.
+    pub(crate) fn copy_of(err: &std::io::Error) -> IoCause {
+        IoCause(std::sync::Arc::new(match err.raw_os_error() {
+            Some(n) => std::io::Error::from_raw_os_error(n),
+            None => std::io::Error::new(err.kind(), err.to_string()),
+        }))
+    }
+
+    /// The failure.
+    pub fn io(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl PartialEq for IoCause {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for IoCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
 }
 
 impl StateError {
@@ -62,12 +136,23 @@ impl StateError {
                 safety::Found::Owner { .. } | safety::Found::Writable { .. } => ErrorCode::Usage,
                 _ => ErrorCode::IoError,
             },
+            StateError::Io { cause, .. } => {
+                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
+                    ErrorCode::PermissionDenied
+                } else {
+                    ErrorCode::IoError
+                }
+            }
+            StateError::Outside { cause } => cause.code,
         }
     }
 }
 
 impl From<StateError> for Error {
     fn from(err: StateError) -> Error {
+        if let StateError::Outside { cause } = err {
+            return *cause;
+        }
         let source = err.clone();
         boundary(err).caused_by(source)
     }
@@ -91,6 +176,9 @@ fn boundary(err: StateError) -> crate::Error {
                 "state": path.display().to_string(),
                 "found": found.word(),
             })),
+        StateError::Io { path, .. } => out.with_path(path),
+        // Passed through whole by the conversion, before this.
+        StateError::Outside { cause } => *cause,
     }
 }
 
@@ -110,7 +198,7 @@ impl StateDir {
     pub fn for_root(root: &Path) -> Result<StateDir, Error> {
         let root = crate::root::check_root(root)?;
         let git_dir = crate::root::git_dir_of(&root)?;
-        StateDir::with_git_dir(root, git_dir)
+        Ok(StateDir::with_git_dir(root, git_dir)?)
     }
 
     /// [`StateDir::for_root`] for a canonical root whose repository the caller opened (with
@@ -119,12 +207,12 @@ impl StateDir {
     pub(crate) fn for_opened(
         root_canon: PathBuf,
         repo: Option<&gix::Repository>,
-    ) -> Result<StateDir, Error> {
+    ) -> Result<StateDir, StateError> {
         let git_dir = repo.and_then(|r| crate::root::git_dir_in(&root_canon, r));
         StateDir::with_git_dir(root_canon, git_dir)
     }
 
-    fn with_git_dir(root: PathBuf, git_dir: Option<PathBuf>) -> Result<StateDir, Error> {
+    fn with_git_dir(root: PathBuf, git_dir: Option<PathBuf>) -> Result<StateDir, StateError> {
         let base = match &git_dir {
             Some(git) => git.join("apply-patch"),
             None => {
@@ -146,10 +234,9 @@ impl StateDir {
     /// A state place outside git at an explicit `base` (tests, and callers that keep state
     /// elsewhere); the journal is then the hidden folder at the root.
     pub fn outside_git(root: &Path, base: PathBuf) -> Result<StateDir, Error> {
-        let shown = root.display().to_string();
         let root = root
             .canonicalize()
-            .map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+            .map_err(|e| StateError::io(root, "cannot open the root", &e))?;
         safety::check_folder(&base, Keeps::Folder)?;
         Ok(StateDir {
             root,
@@ -193,7 +280,7 @@ impl StateDir {
 
     /// [`StateDir::undo_dir`], checked to be the user's own folder when it exists
     /// ([`safety`]) before anything in it is listed or read.
-    pub(crate) fn checked_undo_dir(&self) -> Result<PathBuf, Error> {
+    pub(crate) fn checked_undo_dir(&self) -> Result<PathBuf, StateError> {
         let dir = self.undo_dir();
         safety::check_folder(&dir, Keeps::Folder)?;
         Ok(dir)
@@ -216,12 +303,11 @@ impl StateDir {
     }
 
     /// A folder `name` inside the state place for another feature; created on demand.
-    pub(crate) fn sub(&self, name: &str) -> Result<PathBuf, Error> {
+    pub(crate) fn sub(&self, name: &str) -> Result<PathBuf, StateError> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(StateError::BadFolderName {
                 name: name.to_string(),
-            }
-            .into());
+            });
         }
         let dir = self.base.join(name);
         create_dir_all(&dir)?;
@@ -230,7 +316,7 @@ impl StateDir {
 
     /// Creates the state folder.
     pub fn ensure(&self) -> Result<(), Error> {
-        create_dir_all(&self.base)
+        Ok(create_dir_all(&self.base)?)
     }
 }
 
@@ -239,7 +325,7 @@ pub const SECRET_LEN: usize = 32;
 
 /// Creates a folder of the state place and its missing parents, readable by their owner only
 /// (0700), and checks it ([`safety`]); the error names the folder.
-pub fn create_dir_all(dir: &Path) -> Result<(), Error> {
+pub fn create_dir_all(dir: &Path) -> Result<(), StateError> {
     safety::create_folder(dir)
 }
 
@@ -252,7 +338,7 @@ fn root_key(root: &Path) -> String {
 
 /// `$XDG_STATE_HOME`, else `$HOME/.local/state`; on Windows, where `HOME` is rarely set,
 /// `%LOCALAPPDATA%` (the same kind of place) comes before `HOME`.
-fn user_state_dir() -> Result<PathBuf, Error> {
+fn user_state_dir() -> Result<PathBuf, StateError> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| Path::new(d).is_absolute()) {
         return Ok(PathBuf::from(dir));
     }
@@ -262,7 +348,7 @@ fn user_state_dir() -> Result<PathBuf, Error> {
     }
     match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
         Some(home) => Ok(PathBuf::from(home).join(".local").join("state")),
-        None => Err(StateError::NoStateDir.into()),
+        None => Err(StateError::NoStateDir),
     }
 }
 
@@ -388,5 +474,62 @@ mod tests {
             e.hint.as_deref(),
             Some("set XDG_STATE_HOME to a writable directory")
         );
+    }
+
+    /// An I/O refusal of the state place reads as [`Error::io`] wrote it (code, message,
+    /// path, JSON), with the failure itself at the end of its chain.
+    #[test]
+    fn an_io_refusal_reads_as_error_io_did() {
+        use std::error::Error as _;
+        for kind in [
+            std::io::Error::from_raw_os_error(13),
+            std::io::Error::other("disk gone"),
+        ] {
+            let path = Path::new("/s/apply-patch");
+            let typed = StateError::io(path, "cannot create the state folder", &kind);
+            let e = Error::from(typed.clone());
+            let wide = Error::io("/s/apply-patch", "cannot create the state folder", &kind);
+            assert_eq!(e, wide);
+            assert_eq!(
+                serde_json::to_string(&e).expect("serialises"),
+                serde_json::to_string(&wide).expect("serialises")
+            );
+            assert_eq!(typed.code(), wide.code);
+            let source = e.source().and_then(|s| s.downcast_ref::<StateError>());
+            assert_eq!(source, Some(&typed));
+            let io = e
+                .source()
+                .and_then(|s| s.source())
+                .and_then(|s| s.source())
+                .and_then(|s| s.downcast_ref::<std::io::Error>())
+                .expect("the I/O failure ends the chain");
+            assert_eq!(io.to_string(), kind.to_string());
+            assert_eq!(io.raw_os_error(), kind.raw_os_error());
+        }
+    }
+
+    /// An error from outside the state place (the root's check) passes through whole: the
+    /// identical error, its source chain the original's.
+    #[test]
+    fn an_error_from_outside_passes_through_unchanged() {
+        use std::error::Error as _;
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let original = Error::io("a.txt", "cannot read", &io)
+            .with_hint("h")
+            .with_details(serde_json::json!({"k": 1}));
+        let through = StateError::from(original.clone());
+        assert_eq!(through.code(), ErrorCode::PermissionDenied);
+        assert_eq!(through.to_string(), original.message);
+        let back = Error::from(through.clone());
+        assert_eq!(back, original);
+        assert_eq!(
+            serde_json::to_string(&back).expect("serialises"),
+            serde_json::to_string(&original).expect("serialises")
+        );
+        let source = back.source().map(|s| s.to_string());
+        assert_eq!(source.as_deref(), Some("denied"));
+        // Through the transaction layer too.
+        let txn = crate::txn::TxnError::from(through);
+        assert_eq!(Error::from(txn), original);
     }
 }

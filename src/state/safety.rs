@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::StateError;
 use crate::Error;
 
 /// What apply-patch keeps at a place of the state it refuses.
@@ -142,15 +143,11 @@ pub fn is_refusal(err: &Error) -> bool {
 }
 
 /// What stands at `path` itself (not followed); `None` when nothing does.
-pub(crate) fn lstat(path: &Path) -> Result<Option<std::fs::Metadata>, Error> {
+pub(crate) fn lstat(path: &Path) -> Result<Option<std::fs::Metadata>, StateError> {
     match std::fs::symlink_metadata(path) {
         Ok(m) => Ok(Some(m)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(
-            &path.display().to_string(),
-            "cannot look at the state",
-            &e,
-        )),
+        Err(e) => Err(StateError::io(path, "cannot look at the state", &e)),
     }
 }
 
@@ -221,12 +218,16 @@ pub(crate) fn owner_mode_flaw(uid: u32, mode: u32) -> Option<Found> {
 
 /// Checks the folder at `path` (see the module docs); false when it does not exist. A folder
 /// of ours that others may read (as older versions made them) is made the owner's alone.
-pub fn check_folder(path: &Path, keeps: Keeps) -> Result<bool, Error> {
+pub fn check_folder(path: &Path, keeps: Keeps) -> Result<bool, StateError> {
     let Some(meta) = lstat(path)? else {
         return Ok(false);
     };
     if let Some(found) = flaw(path, &meta, keeps) {
-        return Err(refusal(path, keeps, &found));
+        return Err(StateError::Unsafe {
+            path: path.to_path_buf(),
+            keeps,
+            found,
+        });
     }
     make_private(path, &meta);
     Ok(true)
@@ -247,18 +248,14 @@ fn make_private(path: &Path, meta: &std::fs::Metadata) {
 fn make_private(_path: &Path, _meta: &std::fs::Metadata) {}
 
 /// Creates `dir` and its missing parents readable by their owner only (0700), and checks it.
-pub fn create_folder(dir: &Path) -> Result<(), Error> {
+pub fn create_folder(dir: &Path) -> Result<(), StateError> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| {
-        Error::io(
-            &dir.display().to_string(),
-            "cannot create the state folder",
-            &e,
-        )
-    })?;
+    builder
+        .create(dir)
+        .map_err(|e| StateError::io(dir, "cannot create the state folder", &e))?;
     check_folder(dir, Keeps::Folder).map(drop)
 }
 
@@ -281,12 +278,12 @@ mod tests {
         assert!(check_folder(&dir, Keeps::Folder).expect("fine"));
         assert_eq!(mode(&dir), 0o700, "made private again");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        let e = check_folder(&dir, Keeps::Folder).expect_err("writable");
+        let e = Error::from(check_folder(&dir, Keeps::Folder).expect_err("writable"));
         assert_eq!(e.code, ErrorCode::Usage);
         assert!(e.hint.as_deref().unwrap_or("").contains("chmod go-w"));
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).expect("symlink");
-        let e = check_folder(&link, Keeps::JournalFolder).expect_err("symlink");
+        let e = Error::from(check_folder(&link, Keeps::JournalFolder).expect_err("symlink"));
         assert_eq!(e.code, ErrorCode::IoError);
         assert!(e.message.contains("is a symbolic link (to"), "{}", e.message);
         assert!(e.message.contains("the journal folder of a running transaction"));

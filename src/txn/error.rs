@@ -225,6 +225,13 @@ impl From<Error> for TxnError {
     }
 }
 
+/// A refusal of the state place passes through whole, as its boundary error.
+impl From<crate::state::StateError> for TxnError {
+    fn from(err: crate::state::StateError) -> TxnError {
+        Error::from(err).into()
+    }
+}
+
 /// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
 /// another of the same kind and words; its source is the [`std::io::Error`] itself.
 #[derive(Debug, Clone)]
