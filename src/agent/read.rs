@@ -258,7 +258,7 @@ fn read_resolved(tree: &DiskTree, rel: String) -> Result<(String, Vec<u8>), Agen
         crate::txn::read_snapshot(tree.path(), &real).map_err(|e| AgentError::Unreadable {
             path: rel.clone(),
             read_as: real.clone(),
-            cause: Box::new(e.into()),
+            cause: Box::new(e),
         })?;
     match found {
         Found::File(content) => Ok((rel, content.into_vec())),

@@ -13,7 +13,7 @@ use super::index::{check_against, entry_of, IndexEntry, IndexRequirement};
 use super::{gix_error, Repo};
 use crate::error::Error;
 use crate::model::Mode;
-use crate::txn::{Change, Companion, NewState};
+use crate::txn::{Change, Companion, NewState, TxnError};
 use gix::index::entry::{Flags, Mode as EntryMode, Stage, Stat};
 use gix::ObjectId;
 use std::collections::BTreeSet;
@@ -375,12 +375,13 @@ impl Companion for LockedIndex {
             .map_or_else(PathBuf::new, |l| l.lock_path().to_path_buf())
     }
 
-    fn write(&mut self) -> Result<[u8; 32], Error> {
-        Ok(self.write_lock()?)
+    // The transaction carries the index's refusal whole (`TxnError::Outside`).
+    fn write(&mut self) -> Result<[u8; 32], TxnError> {
+        self.write_lock().map_err(|e| Error::from(e).into())
     }
 
-    fn install(&mut self) -> Result<(), Error> {
-        Ok(self.install_lock()?)
+    fn install(&mut self) -> Result<(), TxnError> {
+        self.install_lock().map_err(|e| Error::from(e).into())
     }
 }
 

@@ -38,6 +38,14 @@ impl From<Error> for TreeError {
     }
 }
 
+/// The transaction layer's read of the disk (the snapshot reader), kept whole: the same
+/// boundary error as before, with the transaction's refusal as its source.
+impl From<crate::txn::TxnError> for TreeError {
+    fn from(cause: crate::txn::TxnError) -> TreeError {
+        Error::from(cause).into()
+    }
+}
+
 impl TreeError {
     /// The operating system's refusal of `what` on `path` (see [`TreeError::Io`]), kept as
     /// its kind and words (and its OS error number).

@@ -165,9 +165,9 @@ pub trait Companion {
     fn lock_path(&self) -> PathBuf;
     /// Writes the whole new content into the lock file and syncs it, after the work tree's
     /// renames (the index takes the new files' stat); returns its SHA-256. Not visible yet.
-    fn write(&mut self) -> Result<[u8; 32], Error>;
+    fn write(&mut self) -> Result<[u8; 32], TxnError>;
     /// Makes it visible: renames the lock file over the file.
-    fn install(&mut self) -> Result<(), Error>;
+    fn install(&mut self) -> Result<(), TxnError>;
 }
 
 /// What a [`TxnWarning`] is about; the report maps each to its SPEC §8 warning code.
@@ -227,7 +227,7 @@ pub struct Committed {
 /// Reads `path` (root-relative) once: its snapshot and bytes agree. A final symlink is not
 /// followed (`Found::Symlink`); a symlink among the folders on the way is `path_escape`
 /// (the planner resolves in-root symlinks itself and passes real paths).
-pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), Error> {
+pub fn read_snapshot(root: &Path, path: &str) -> Result<(Snapshot, Found), TxnError> {
     SnapshotReader::open(root)?.read(path)
 }
 
@@ -247,15 +247,15 @@ impl std::fmt::Debug for SnapshotReader {
 
 impl SnapshotReader {
     /// A reader of the tree at `root` (a trusted absolute path; symlinks in it are followed).
-    pub fn open(root: &Path) -> Result<SnapshotReader, Error> {
+    pub fn open(root: &Path) -> Result<SnapshotReader, TxnError> {
         let shown = root.display().to_string();
-        let root = Dir::open(root).map_err(|e| Error::io(&shown, "cannot open the root", &e))?;
+        let root = Dir::open(root).map_err(|e| TxnError::io(&shown, "cannot open the root", e))?;
         let handles = handles::Handles::new(&root)?;
         Ok(SnapshotReader { root, handles })
     }
 
     /// See [`read_snapshot`].
-    pub fn read(&mut self, path: &str) -> Result<(Snapshot, Found), Error> {
+    pub fn read(&mut self, path: &str) -> Result<(Snapshot, Found), TxnError> {
         let comps = journal::checked_components(path)?;
         let name = *comps
             .last()
@@ -263,7 +263,7 @@ impl SnapshotReader {
         let Some(parent) = self.handles.parent_to_read(&self.root, path)? else {
             return Ok((Snapshot::Missing, Found::Missing));
         };
-        Ok(read_at(&parent, name, path)?)
+        read_at(&parent, name, path)
     }
 }
 

@@ -256,7 +256,7 @@ fn read_snapshot_reports_files_links_folders_and_missing_paths() {
         Found::Missing
     );
     let err = txn::read_snapshot(&root, "../x").expect_err("escape");
-    assert_eq!(err.code, ErrorCode::PathEscape);
+    assert_eq!(err.code(), ErrorCode::PathEscape);
 }
 
 #[test]
