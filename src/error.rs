@@ -585,19 +585,10 @@ impl Error {
 
     /// An I/O error on `path`, mapped to `permission_denied` or `io_error`.
     pub fn io(path: &str, what: &str, err: &std::io::Error) -> Self {
-        let code = if err.kind() == std::io::ErrorKind::PermissionDenied {
-            ErrorCode::PermissionDenied
-        } else {
-            ErrorCode::IoError
-        };
         // The source keeps the failure's kind and words (and its OS error number).
-        let source = match err.raw_os_error() {
-            Some(n) => std::io::Error::from_raw_os_error(n),
-            None => std::io::Error::new(err.kind(), err.to_string()),
-        };
-        Error::new(code, format!("{what} {path}: {err}"))
+        Error::new(io_code(err), format!("{what} {path}: {err}"))
             .with_path(path)
-            .caused_by(source)
+            .caused_by(copy_io(err))
     }
 
     pub fn exit_status(&self) -> u8 {
@@ -714,6 +705,165 @@ impl std::error::Error for Error {
         self.cause
             .as_deref()
             .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
+/// another of the same kind and words; its source is the [`std::io::Error`] itself.
+#[derive(Debug, Clone)]
+pub struct IoFailure(Arc<std::io::Error>);
+
+impl IoFailure {
+    /// The failure.
+    pub fn io(&self) -> &std::io::Error {
+        &self.0
+    }
+
+    /// A copy of `err` met by reference: its kind and words, and its OS error number.
+    pub(crate) fn copy_of(err: &std::io::Error) -> IoFailure {
+        IoFailure(Arc::new(copy_io(err)))
+    }
+
+    /// Its stable code: `permission_denied` when the system said so, else `io_error`.
+    pub fn code(&self) -> ErrorCode {
+        io_code(&self.0)
+    }
+}
+
+/// A copy of an I/O failure met by reference: its kind and words, and its OS error number.
+fn copy_io(err: &std::io::Error) -> std::io::Error {
+    match err.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(err.kind(), err.to_string()),
+    }
+}
+
+/// The stable code of an I/O failure (the one rule [`Error::io`] and every typed I/O
+/// refusal share).
+fn io_code(err: &std::io::Error) -> ErrorCode {
+    if err.kind() == std::io::ErrorKind::PermissionDenied {
+        ErrorCode::PermissionDenied
+    } else {
+        ErrorCode::IoError
+    }
+}
+
+impl From<std::io::Error> for IoFailure {
+    fn from(e: std::io::Error) -> Self {
+        IoFailure(Arc::new(e))
+    }
+}
+
+impl PartialEq for IoFailure {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for IoFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// Checks shared by the stage error types' tests: a pass-through gives back the identical
+/// error, and a typed I/O refusal reads as [`Error::io`] wrote it.
+#[cfg(test)]
+pub(crate) mod stage_checks {
+    use super::*;
+    use std::error::Error as _;
+
+    /// A failure of another stage, with every part set and an OS error below it.
+    pub(crate) fn foreign() -> Error {
+        Error::io(
+            "a.txt",
+            "cannot read",
+            &std::io::Error::from_raw_os_error(13),
+        )
+        .with_hunk(2)
+        .with_hint("fix the permissions")
+        .with_details(serde_json::json!({"k": 1}))
+    }
+
+    /// Each error below `e`, in words.
+    pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+        let mut out = vec![];
+        let mut at = e.source();
+        while let Some(c) = at {
+            out.push(c.to_string());
+            at = c.source();
+        }
+        out
+    }
+
+    /// `original` carried through `E` (its pass-through) keeps its code and words, and turns
+    /// back into the identical error: equal parts, the same JSON and terminal text, and the
+    /// original's source chain (no `E` above it).
+    pub(crate) fn passes_through<E>(original: &Error, code: impl Fn(&E) -> ErrorCode)
+    where
+        E: From<Error> + std::fmt::Display,
+        Error: From<E>,
+    {
+        let through = E::from(original.clone());
+        assert_eq!(code(&through), original.code);
+        assert_eq!(through.to_string(), original.message);
+        let back = Error::from(through);
+        assert_eq!(&back, original);
+        assert_eq!(
+            (&back.path, back.hunk, &back.hint, back.details()),
+            (
+                &original.path,
+                original.hunk,
+                &original.hint,
+                original.details()
+            )
+        );
+        assert_eq!(
+            serde_json::to_string(&back).expect("serialises"),
+            serde_json::to_string(original).expect("serialises")
+        );
+        assert_eq!(back.terminal_message(), original.terminal_message());
+        assert_eq!(chain(&back), chain(original));
+    }
+
+    /// `typed`, a stage's refusal of `what` on `path` made from `failure`, becomes the error
+    /// `Error::io` makes of them (equal, the same JSON and terminal text, the same code), with
+    /// `typed` first in its chain and the failure, with its OS error number, last.
+    pub(crate) fn reads_as_error_io<E>(
+        typed: E,
+        code: ErrorCode,
+        path: &str,
+        what: &str,
+        failure: &std::io::Error,
+    ) where
+        E: std::error::Error + Clone + PartialEq + 'static,
+        Error: From<E>,
+    {
+        let e = Error::from(typed.clone());
+        let wide = Error::io(path, what, failure);
+        assert_eq!(e, wide);
+        assert_eq!(code, wide.code);
+        assert_eq!(
+            serde_json::to_string(&e).expect("serialises"),
+            serde_json::to_string(&wide).expect("serialises")
+        );
+        assert_eq!(e.terminal_message(), wide.terminal_message());
+        assert_eq!(e.source().and_then(|s| s.downcast_ref::<E>()), Some(&typed));
+        let mut last = e.source();
+        while let Some(below) = last.and_then(|s| s.source()) {
+            last = Some(below);
+        }
+        let io = last
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("the I/O failure ends the chain");
+        assert_eq!(io.to_string(), failure.to_string());
+        assert_eq!(io.raw_os_error(), failure.raw_os_error());
     }
 }
 

@@ -233,13 +233,7 @@ impl AgentError {
     /// The stable error code of this refusal.
     pub fn code(&self) -> ErrorCode {
         match self {
-            AgentError::Io { cause, .. } => {
-                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
-                    ErrorCode::PermissionDenied
-                } else {
-                    ErrorCode::IoError
-                }
-            }
+            AgentError::Io { cause, .. } => cause.code(),
             AgentError::BadLineRange { .. }
             | AgentError::PastTheEnd { .. }
             | AgentError::UnknownChip { .. }
@@ -477,6 +471,7 @@ fn chipped(error: Error, id: &str, hunks: &[HunkStatus]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::stage_checks::{foreign, passes_through, reads_as_error_io};
 
     #[test]
     fn a_read_refusal_names_its_path_code_and_next_step() {
@@ -620,62 +615,23 @@ mod tests {
 
     #[test]
     fn an_outside_refusal_passes_through_unchanged() {
-        let denied = std::io::Error::from_raw_os_error(13);
-        let cause = Error::io("a.txt", "cannot read", &denied)
-            .with_hint("fix the permissions")
-            .with_details(serde_json::json!({"k": 1}));
-        let wrapped = AgentError::from(cause.clone());
-        assert_eq!(wrapped.code(), ErrorCode::PermissionDenied);
-        assert_eq!(wrapped.to_string(), cause.message);
-        let back: Error = wrapped.into();
-        assert_eq!(back, cause);
-        assert_eq!(
-            (&back.message, &back.path, &back.hint, back.details()),
-            (&cause.message, &cause.path, &cause.hint, cause.details())
-        );
-        // The same source chain: the I/O failure, not an agent error above it.
-        let below = chain(&back);
-        assert_eq!(below.len(), 1, "{below:?}");
-        let io = below[0]
-            .downcast_ref::<std::io::Error>()
-            .expect("the I/O failure");
-        assert_eq!(io.raw_os_error(), Some(13));
+        passes_through(&foreign(), AgentError::code);
         // A stage's error becomes its boundary error first.
         let usage = crate::usage::UsageError::ZeroWindow;
         let back: Error = AgentError::outside(usage.clone()).into();
         assert_eq!(back, Error::from(usage));
-        assert!(chain(&back)[0]
-            .downcast_ref::<crate::usage::UsageError>()
+        assert!(std::error::Error::source(&back)
+            .and_then(|s| s.downcast_ref::<crate::usage::UsageError>())
             .is_some());
     }
 
     #[test]
     fn an_io_refusal_is_worded_as_error_io_and_chains_to_the_failure() {
         for raw in [13, 28] {
-            let failure = std::io::Error::from_raw_os_error(raw);
-            let want = Error::io("/s/chips", "cannot keep the refused patch in", &failure);
-            let e = AgentError::io(
-                "/s/chips",
-                "cannot keep the refused patch in",
-                std::io::Error::from_raw_os_error(raw),
-            );
-            assert_eq!(e.code(), want.code);
-            let got: Error = e.into();
-            assert_eq!(got, want);
-            assert_eq!(
-                (&got.message, &got.path, &got.hint, got.details()),
-                (&want.message, &want.path, &want.hint, want.details())
-            );
-            assert_eq!(got.terminal_message(), want.terminal_message());
-            let below = chain(&got);
-            assert!(matches!(
-                below[0].downcast_ref::<AgentError>(),
-                Some(AgentError::Io { .. })
-            ));
-            assert!(below
-                .last()
-                .and_then(|c| c.downcast_ref::<std::io::Error>())
-                .is_some_and(|io| io.raw_os_error() == Some(raw)));
+            let (path, what) = ("/s/chips", "cannot keep the refused patch in");
+            let e = AgentError::io(path, what, std::io::Error::from_raw_os_error(raw));
+            let code = e.code();
+            reads_as_error_io(e, code, path, what, &std::io::Error::from_raw_os_error(raw));
         }
     }
 

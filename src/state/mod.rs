@@ -23,6 +23,7 @@ use safety::Keeps;
 
 use sha2::{Digest, Sha256};
 
+use crate::error::IoFailure;
 use crate::{Error, ErrorCode};
 
 /// Why the state place could not be used, with the name or path as a field. The message
@@ -55,7 +56,7 @@ pub enum StateError {
         path: String,
         what: &'static str,
         #[source]
-        cause: IoCause,
+        cause: IoFailure,
     },
     /// A step outside the state place failed (the root's check, the repository's discovery):
     /// its error is kept whole and becomes the boundary error unchanged.
@@ -81,46 +82,8 @@ impl StateError {
         StateError::Io {
             path: path.display().to_string(),
             what,
-            cause: IoCause::copy_of(cause),
+            cause: IoFailure::copy_of(cause),
         }
-    }
-}
-
-/// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
-/// another of the same kind and words; its source is the [`std::io::Error`] itself.
-#[derive(Debug, Clone)]
-pub struct IoCause(std::sync::Arc<std::io::Error>);
-
-impl IoCause {
-    /// A copy of `err` met by reference: its kind and words, and its OS error number.
-    pub(crate) fn copy_of(err: &std::io::Error) -> IoCause {
-        IoCause(std::sync::Arc::new(match err.raw_os_error() {
-            Some(n) => std::io::Error::from_raw_os_error(n),
-            None => std::io::Error::new(err.kind(), err.to_string()),
-        }))
-    }
-
-    /// The failure.
-    pub fn io(&self) -> &std::io::Error {
-        &self.0
-    }
-}
-
-impl PartialEq for IoCause {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
-    }
-}
-
-impl std::fmt::Display for IoCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for IoCause {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
     }
 }
 
@@ -136,13 +99,7 @@ impl StateError {
                 safety::Found::Owner { .. } | safety::Found::Writable { .. } => ErrorCode::Usage,
                 _ => ErrorCode::IoError,
             },
-            StateError::Io { cause, .. } => {
-                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
-                    ErrorCode::PermissionDenied
-                } else {
-                    ErrorCode::IoError
-                }
-            }
+            StateError::Io { cause, .. } => cause.code(),
             StateError::Outside { cause } => cause.code,
         }
     }
@@ -355,6 +312,7 @@ fn user_state_dir() -> Result<PathBuf, StateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::stage_checks::{foreign, passes_through, reads_as_error_io};
 
     // The repository is found through gix: without the `git` feature the core finds none.
     #[cfg(feature = "git")]
@@ -476,60 +434,28 @@ mod tests {
         );
     }
 
-    /// An I/O refusal of the state place reads as [`Error::io`] wrote it (code, message,
-    /// path, JSON), with the failure itself at the end of its chain.
+    /// An I/O refusal of the state place reads as [`Error::io`] wrote it, with the failure
+    /// itself at the end of its chain.
     #[test]
     fn an_io_refusal_reads_as_error_io_did() {
-        use std::error::Error as _;
-        for kind in [
+        for failure in [
             std::io::Error::from_raw_os_error(13),
             std::io::Error::other("disk gone"),
         ] {
-            let path = Path::new("/s/apply-patch");
-            let typed = StateError::io(path, "cannot create the state folder", &kind);
-            let e = Error::from(typed.clone());
-            let wide = Error::io("/s/apply-patch", "cannot create the state folder", &kind);
-            assert_eq!(e, wide);
-            assert_eq!(
-                serde_json::to_string(&e).expect("serialises"),
-                serde_json::to_string(&wide).expect("serialises")
-            );
-            assert_eq!(typed.code(), wide.code);
-            let source = e.source().and_then(|s| s.downcast_ref::<StateError>());
-            assert_eq!(source, Some(&typed));
-            let io = e
-                .source()
-                .and_then(|s| s.source())
-                .and_then(|s| s.source())
-                .and_then(|s| s.downcast_ref::<std::io::Error>())
-                .expect("the I/O failure ends the chain");
-            assert_eq!(io.to_string(), kind.to_string());
-            assert_eq!(io.raw_os_error(), kind.raw_os_error());
+            let path = "/s/apply-patch";
+            let what = "cannot create the state folder";
+            let typed = StateError::io(Path::new(path), what, &failure);
+            let code = typed.code();
+            reads_as_error_io(typed, code, path, what, &failure);
         }
     }
 
-    /// An error from outside the state place (the root's check) passes through whole: the
-    /// identical error, its source chain the original's.
+    /// An error from outside the state place (the root's check) passes through whole, also
+    /// through the transaction layer.
     #[test]
     fn an_error_from_outside_passes_through_unchanged() {
-        use std::error::Error as _;
-        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let original = Error::io("a.txt", "cannot read", &io)
-            .with_hint("h")
-            .with_details(serde_json::json!({"k": 1}));
-        let through = StateError::from(original.clone());
-        assert_eq!(through.code(), ErrorCode::PermissionDenied);
-        assert_eq!(through.to_string(), original.message);
-        let back = Error::from(through.clone());
-        assert_eq!(back, original);
-        assert_eq!(
-            serde_json::to_string(&back).expect("serialises"),
-            serde_json::to_string(&original).expect("serialises")
-        );
-        let source = back.source().map(|s| s.to_string());
-        assert_eq!(source.as_deref(), Some("denied"));
-        // Through the transaction layer too.
-        let txn = crate::txn::TxnError::from(through);
-        assert_eq!(Error::from(txn), original);
+        passes_through(&foreign(), StateError::code);
+        let txn = crate::txn::TxnError::from(StateError::from(foreign()));
+        assert_eq!(Error::from(txn), foreign());
     }
 }

@@ -50,27 +50,17 @@ impl TreeError {
     /// The operating system's refusal of `what` on `path` (see [`TreeError::Io`]), kept as
     /// its kind and words (and its OS error number).
     pub(crate) fn io(path: &str, what: &'static str, cause: &std::io::Error) -> TreeError {
-        let copy = match cause.raw_os_error() {
-            Some(n) => std::io::Error::from_raw_os_error(n),
-            None => std::io::Error::new(cause.kind(), cause.to_string()),
-        };
         TreeError::Io {
             path: path.to_string(),
             what,
-            cause: copy.into(),
+            cause: IoFailure::copy_of(cause),
         }
     }
 
     /// The stable error code: a failure from outside keeps its own.
     pub fn code(&self) -> ErrorCode {
         match self {
-            TreeError::Io { cause, .. } => {
-                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
-                    ErrorCode::PermissionDenied
-                } else {
-                    ErrorCode::IoError
-                }
-            }
+            TreeError::Io { cause, .. } => cause.code(),
             TreeError::Outside { cause } => cause.code,
         }
     }
@@ -90,10 +80,10 @@ impl From<TreeError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::error::Error as _;
+    use crate::error::stage_checks::{foreign, passes_through, reads_as_error_io};
 
-    /// A refused look at the disk reads as [`Error::io`] wrote it (code, message, path,
-    /// JSON), with the failure itself at the end of its chain.
+    /// A refused look at the disk reads as [`Error::io`] wrote it, with the failure itself at
+    /// the end of its chain.
     #[test]
     fn an_io_refusal_reads_as_error_io_did() {
         for failure in [
@@ -101,48 +91,15 @@ mod tests {
             std::io::Error::other("disk gone"),
         ] {
             let typed = TreeError::io("a/b.txt", "cannot inspect", &failure);
-            let e = Error::from(typed.clone());
-            let wide = Error::io("a/b.txt", "cannot inspect", &failure);
-            assert_eq!(e, wide);
-            assert_eq!(
-                serde_json::to_string(&e).expect("serialises"),
-                serde_json::to_string(&wide).expect("serialises")
-            );
-            assert_eq!(typed.code(), wide.code);
-            assert_eq!(e.terminal_message(), wide.terminal_message());
-            let source = e.source().and_then(|s| s.downcast_ref::<TreeError>());
-            assert_eq!(source, Some(&typed));
-            let io = e
-                .source()
-                .and_then(|s| s.source())
-                .and_then(|s| s.source())
-                .and_then(|s| s.downcast_ref::<std::io::Error>())
-                .expect("the I/O failure ends the chain");
-            assert_eq!(io.to_string(), failure.to_string());
-            assert_eq!(io.raw_os_error(), failure.raw_os_error());
+            let code = typed.code();
+            reads_as_error_io(typed, code, "a/b.txt", "cannot inspect", &failure);
         }
     }
 
-    /// An error from outside the tree passes through whole: the identical error (code,
-    /// message, path, hint, details), its source chain the original's.
+    /// An error from outside the tree passes through whole.
     #[test]
     fn an_error_from_outside_passes_through_unchanged() {
-        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
-        let original = Error::io("a.txt", "cannot read", &io)
-            .with_hint("h")
-            .with_details(serde_json::json!({"k": 1}));
-        let through = TreeError::from(original.clone());
-        assert_eq!(through.code(), ErrorCode::PermissionDenied);
-        assert_eq!(through.to_string(), original.message);
-        let back = Error::from(through);
-        assert_eq!(back, original);
-        assert_eq!(back.hint.as_deref(), Some("h"));
-        assert_eq!(
-            serde_json::to_string(&back).expect("serialises"),
-            serde_json::to_string(&original).expect("serialises")
-        );
-        let source = back.source().map(|s| s.to_string());
-        assert_eq!(source.as_deref(), Some("denied"));
+        passes_through(&foreign(), TreeError::code);
     }
 
     #[test]

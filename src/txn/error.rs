@@ -9,6 +9,7 @@ use crate::spelling::{Hint, Opt, Value};
 use std::path::{Path, PathBuf};
 
 use super::journal::Blocked;
+pub use crate::error::IoFailure;
 use crate::{Error, ErrorCode};
 
 /// A failed step and what the transaction did about it.
@@ -232,42 +233,6 @@ impl From<crate::state::StateError> for TxnError {
     }
 }
 
-/// An I/O failure kept in a typed error: shared (so that the error stays `Clone`), equal to
-/// another of the same kind and words; its source is the [`std::io::Error`] itself.
-#[derive(Debug, Clone)]
-pub struct IoFailure(std::sync::Arc<std::io::Error>);
-
-impl IoFailure {
-    /// The failure.
-    pub fn io(&self) -> &std::io::Error {
-        &self.0
-    }
-}
-
-impl From<std::io::Error> for IoFailure {
-    fn from(e: std::io::Error) -> Self {
-        IoFailure(std::sync::Arc::new(e))
-    }
-}
-
-impl PartialEq for IoFailure {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
-    }
-}
-
-impl std::fmt::Display for IoFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for IoFailure {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
-}
-
 /// How a target differs from what it was planned against.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -392,11 +357,11 @@ impl TxnError {
     /// [`TxnError::io`] of a failure met by reference (kept as its kind and words, and its
     /// OS error number).
     pub(crate) fn io_of(path: &str, what: &str, cause: &std::io::Error) -> TxnError {
-        let copy = match cause.raw_os_error() {
-            Some(n) => std::io::Error::from_raw_os_error(n),
-            None => std::io::Error::new(cause.kind(), cause.to_string()),
-        };
-        TxnError::io(path, what, copy)
+        TxnError::Io {
+            path: path.to_string(),
+            what: what.to_string(),
+            cause: IoFailure::copy_of(cause),
+        }
     }
 
     /// The next step, when this refusal names one of its own.
@@ -524,13 +489,7 @@ impl TxnError {
             TxnError::RecoveryFailed { cause }
             | TxnError::RolledBack { cause }
             | TxnError::StaleAfterRecovery { cause } => cause.code(),
-            TxnError::Io { cause, .. } => {
-                if cause.io().kind() == std::io::ErrorKind::PermissionDenied {
-                    ErrorCode::PermissionDenied
-                } else {
-                    ErrorCode::IoError
-                }
-            }
+            TxnError::Io { cause, .. } => cause.code(),
         }
     }
 
