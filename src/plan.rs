@@ -67,7 +67,43 @@ pub struct Plan {
     pub warnings: Vec<Warning>,
     /// Every path whose final state differs from what it holds now, in first-touch order.
     pub changes: Vec<Change>,
+    /// The unified diff (`PlanOptions::diff`), rendered from the plan's pieces.
     pub diff: Option<String>,
+    /// Each file's diff, in the order the planner recorded them: a later step that changes
+    /// what a file will hold (formatter, three-way merge, rebase) changes its piece, and the
+    /// text is rendered again by [`Plan::render_diff`] (never searched or edited).
+    pub(crate) pieces: Vec<DiffPiece>,
+}
+
+/// One file's part of a plan's diff: the paths it is shown with (None: added or deleted)
+/// and its bytes before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DiffPiece {
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub before: Vec<u8>,
+    pub after: Vec<u8>,
+}
+
+impl Plan {
+    /// Render [`Plan::diff`] from the pieces, when a diff was asked for: the one place the
+    /// text is made.
+    pub(crate) fn render_diff(&mut self) {
+        if let Some(diff) = &mut self.diff {
+            *diff = self
+                .pieces
+                .iter()
+                .map(|p| {
+                    crate::render::file_diff(
+                        p.old.as_deref(),
+                        p.new.as_deref(),
+                        &p.before,
+                        &p.after,
+                    )
+                })
+                .collect();
+        }
+    }
 }
 
 /// A refused plan: the error, and the files planned up to the refusal.
@@ -85,6 +121,18 @@ pub fn plan(
     patch: &PatchSet<'_>,
     opts: &PlanOptions,
 ) -> Result<Plan, Box<Refusal>> {
+    let mut plan = unrendered(tree, patch, opts)?;
+    plan.render_diff();
+    Ok(plan)
+}
+
+/// [`plan`] with its diff's pieces and no text yet (an empty [`Plan::diff`] when one was
+/// asked for): the pipeline renders it once, after the steps that change pieces.
+pub(crate) fn unrendered(
+    tree: &dyn Tree,
+    patch: &PatchSet<'_>,
+    opts: &PlanOptions,
+) -> Result<Plan, Box<Refusal>> {
     let mut planner = Planner {
         tree,
         opts,
@@ -98,7 +146,7 @@ pub fn plan(
         already: Vec::new(),
         missing_deletes: Vec::new(),
         defer_missing_deletes: patch.files.len() > 1,
-        diff: String::new(),
+        diff: Vec::new(),
     };
     for fp in &patch.files {
         let mut report = FileReport::new(fp.op, fp.path());
@@ -156,7 +204,7 @@ struct Planner<'a> {
     missing_deletes: Vec<(String, PlanError)>,
     /// The patch has more than one operation, so a Delete of a missing file waits.
     defer_missing_deletes: bool,
-    diff: String,
+    diff: Vec<DiffPiece>,
 }
 
 /// The new content of one file and what placing its hunks produced.
@@ -703,8 +751,12 @@ impl<'a> Planner<'a> {
         }
         let (before, after) = (before.as_ref(), after.as_ref());
         if before != after || old != new {
-            self.diff
-                .push_str(&crate::render::file_diff(old, new, before, after));
+            self.diff.push(DiffPiece {
+                old: old.map(str::to_string),
+                new: new.map(str::to_string),
+                before: before.to_vec(),
+                after: after.to_vec(),
+            });
         }
     }
 
@@ -806,7 +858,8 @@ impl<'a> Planner<'a> {
             files: self.files,
             warnings: self.warnings,
             changes,
-            diff: self.opts.diff.then_some(self.diff),
+            diff: self.opts.diff.then(String::new),
+            pieces: self.diff,
         })
     }
 }

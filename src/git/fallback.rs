@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorCode};
 use crate::locate::LocateOptions;
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::{FileOp, PatchSet};
-use crate::plan::{Plan, Refusal};
+use crate::plan::{DiffPiece, Plan, Refusal};
 use crate::report::{Warning, WarningCode};
 use crate::txn::NewState;
 use std::collections::BTreeMap;
@@ -322,13 +322,11 @@ impl Merge<'_> {
             return Ok(None);
         };
         let merged = three_way(&self.base.content, self.ours, theirs, Labels::default());
-        if let Some(diff) = plan.diff.as_mut() {
-            let new = match &merged {
-                Ok(m) => m.as_slice(),
-                Err(found) => found.marked.as_slice(),
-            };
-            *diff = replace_file_diff(diff, self.source, path, self.ours, new);
-        }
+        let new = match &merged {
+            Ok(m) => m.as_slice(),
+            Err(found) => found.marked.as_slice(),
+        };
+        merge_pieces(&mut plan.pieces, self.source, path, self.ours, new);
         let conflicted = match merged {
             Ok(merged) => {
                 *theirs = Content::from(merged);
@@ -387,44 +385,46 @@ impl Merge<'_> {
     }
 }
 
-/// `diff` with the part for `old_path` → `path` (planned against the base) replaced by the
-/// diff of the source as it is to the merged content.
-fn replace_file_diff(diff: &str, old_path: &str, path: &str, old: &[u8], new: &[u8]) -> String {
-    let header = crate::render::file_diff(Some(old_path), Some(path), b"x\n", b"y\n");
-    let header = header.lines().next().unwrap_or("").to_string();
-    let mut out = String::new();
-    let mut skipping = false;
-    for line in diff.split_inclusive('\n') {
-        if line.starts_with("diff --git ") {
-            skipping = line.trim_end() == header;
-            if skipping {
-                out.push_str(&crate::render::file_diff(
-                    Some(old_path),
-                    Some(path),
-                    old,
-                    new,
-                ));
-            }
-        }
-        if !skipping {
-            out.push_str(line);
+/// The diff pieces for `old_path` → `path` (planned against the base) become the diff of
+/// the source as it is (`old`) to the merged content (`new`).
+fn merge_pieces(pieces: &mut [DiffPiece], old_path: &str, path: &str, old: &[u8], new: &[u8]) {
+    for p in pieces.iter_mut() {
+        if p.old.as_deref() == Some(old_path) && p.new.as_deref() == Some(path) {
+            p.before = old.to_vec();
+            p.after = new.to_vec();
         }
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::replace_file_diff;
+    use super::merge_pieces;
+    use crate::plan::{DiffPiece, Plan};
+
+    fn piece(old: &str, new: &str, before: &[u8], after: &[u8]) -> DiffPiece {
+        DiffPiece {
+            old: Some(old.into()),
+            new: Some(new.into()),
+            before: before.to_vec(),
+            after: after.to_vec(),
+        }
+    }
 
     #[test]
     fn a_renamed_file_diff_is_replaced_by_the_merge_and_the_others_kept() {
-        let planned = [
-            crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
-            crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"base\n", b"patched\n"),
-        ]
-        .concat();
-        let out = replace_file_diff(&planned, "a.txt", "b.txt", b"ours\n", b"merged\n");
+        let mut plan = Plan {
+            files: Vec::new(),
+            warnings: Vec::new(),
+            changes: Vec::new(),
+            diff: Some(String::new()),
+            pieces: vec![
+                piece("x.txt", "x.txt", b"1\n", b"2\n"),
+                piece("a.txt", "b.txt", b"base\n", b"patched\n"),
+            ],
+        };
+        merge_pieces(&mut plan.pieces, "a.txt", "b.txt", b"ours\n", b"merged\n");
+        plan.render_diff();
+        let out = plan.diff.expect("a diff");
         let want = [
             crate::render::file_diff(Some("x.txt"), Some("x.txt"), b"1\n", b"2\n"),
             crate::render::file_diff(Some("a.txt"), Some("b.txt"), b"ours\n", b"merged\n"),

@@ -141,6 +141,7 @@ impl KeptPlan {
                 warnings: Vec::new(),
                 changes,
                 diff: None,
+                pieces: Vec::new(),
             },
             bases: BTreeMap::new(),
             conflicts: Vec::new(),

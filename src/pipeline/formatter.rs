@@ -162,14 +162,14 @@ impl Hook for FormatterHook<'_> {
             let (path, mode, planned_bytes) = (change.path.clone(), *mode, bytes.clone());
             let formatted = Content::from(formatted);
             if let Some(report) = plan.files.iter_mut().find(|f| f.path == path) {
-                let (old_path, before) = before_of(run, &plan.changes, report);
+                let before = before_of(run, &plan.changes, report);
                 restate(report, before.as_deref(), &formatted);
-                if let Some(diff) = &mut plan.diff {
-                    let (old, new) = diff_paths(report, &old_path);
-                    let before = before.as_deref().unwrap_or_default();
-                    let was = crate::render::file_diff(old, new, before, planned_bytes.as_slice());
-                    let now = crate::render::file_diff(old, new, before, formatted.as_slice());
-                    *diff = diff.replacen(&was, &now, 1);
+                // The piece that wrote the planned bytes: the last one shown with the path.
+                let piece = plan.pieces.iter_mut().rev().find(|p| {
+                    p.new.as_deref() == Some(path.as_str()) && p.after == planned_bytes.as_slice()
+                });
+                if let Some(piece) = piece {
+                    piece.after = formatted.as_slice().to_vec();
                 }
             }
             plan.changes[i].after = NewState::File {
@@ -181,28 +181,19 @@ impl Hook for FormatterHook<'_> {
     }
 }
 
-/// The paths a file's diff is rendered with (as the planner renders it).
-fn diff_paths<'r>(report: &'r FileReport, old_path: &'r str) -> (Option<&'r str>, Option<&'r str>) {
-    use crate::model::FileOp;
-    match report.op {
-        FileOp::Add => (None, Some(&report.path)),
-        _ => (Some(old_path), Some(&report.path)),
-    }
-}
-
-/// The path a written file came from and its bytes before the patch (None: it is new).
+/// A written file's bytes before the patch (None: it is new), read from the path it came from.
 fn before_of(
     run: &Run<'_, '_>,
     changes: &[crate::txn::Change],
     report: &FileReport,
-) -> (String, Option<Vec<u8>>) {
+) -> Option<Vec<u8>> {
     use crate::model::FileOp;
     let from = report
         .old_path
         .clone()
         .unwrap_or_else(|| report.path.clone());
     if report.op == FileOp::Add {
-        return (from, None);
+        return None;
     }
     let kept = changes
         .iter()
@@ -215,8 +206,7 @@ fn before_of(
         crate::tree::Node::File { bytes, .. } => Some(bytes.into_vec()),
         _ => None,
     };
-    let before = kept.or_else(read);
-    (from, before)
+    kept.or_else(read)
 }
 
 /// The report's hash, line counts and snippet for the formatted bytes (its hunks still say

@@ -15,7 +15,7 @@ use crate::agent::snapshots::SnapshotStore;
 use crate::content::Content;
 use crate::error::{Error, ErrorCode};
 use crate::model::{FileOp, PatchSet};
-use crate::plan::{Plan, PlanOptions, Refusal};
+use crate::plan::{DiffPiece, Plan, PlanOptions, Refusal};
 use crate::report::{Warning, WarningCode};
 use crate::spelling::{Hint, Opt, Value};
 use crate::tree::{DiskTree, Kind, Node, Tree, TreeError};
@@ -119,7 +119,7 @@ pub(super) fn on_stale(
         })?;
     }
     if plan_opts.diff {
-        planned.plan.diff = Some(diff_of(tree, &planned.plan));
+        planned.plan.pieces = pieces_of(tree, &planned.plan);
     }
     Ok(planned)
 }
@@ -335,9 +335,10 @@ fn merge_one(plan: &mut Plan, r: &Rebasing) -> Result<(), Error> {
     Ok(())
 }
 
-/// The unified diff of a whole plan against the disk.
-fn diff_of(tree: &DiskTree, plan: &Plan) -> String {
-    let mut out = String::new();
+/// The diff pieces of a whole plan against the disk (each changed path, as it is to what it
+/// will hold).
+fn pieces_of(tree: &DiskTree, plan: &Plan) -> Vec<DiffPiece> {
+    let mut out = Vec::new();
     for c in &plan.changes {
         let old = match tree.read(&c.path) {
             Ok((_, Node::File { bytes, .. })) => Some(bytes),
@@ -347,12 +348,12 @@ fn diff_of(tree: &DiskTree, plan: &Plan) -> String {
             NewState::File { bytes, .. } => Some(bytes.clone()),
             _ => None,
         };
-        out.push_str(&crate::render::file_diff(
-            old.as_ref().map(|_| c.path.as_str()),
-            new.as_ref().map(|_| c.path.as_str()),
-            old.as_deref().unwrap_or_default(),
-            new.as_deref().unwrap_or_default(),
-        ));
+        out.push(DiffPiece {
+            old: old.as_ref().map(|_| c.path.clone()),
+            new: new.as_ref().map(|_| c.path.clone()),
+            before: old.as_deref().unwrap_or_default().to_vec(),
+            after: new.as_deref().unwrap_or_default().to_vec(),
+        });
     }
     out
 }

@@ -223,6 +223,8 @@ fn steps(
             hook.after_plan(&run, &mut planned, facts)
                 .map_err(|e| refuse(e, &planned))?;
         }
+        // The diff's text, once: the fallback, the rebase and the hooks changed its pieces.
+        planned.plan.render_diff();
         planned
     };
     let (written, after) = match mode {

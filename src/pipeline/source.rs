@@ -104,7 +104,8 @@ impl Source<'_> {
             conflict_markers: opts.git.three_way() == Some(true),
             locate: opts.locate_options(),
         };
-        let plain = |tree: &dyn Tree| crate::plan::plan(tree, patch, plan_opts).map(Planned::plain);
+        let plain =
+            |tree: &dyn Tree| crate::plan::unrendered(tree, patch, plan_opts).map(Planned::plain);
         match *self {
             Source::Memory(tree) => plain(overlay.unwrap_or(tree)),
             Source::Disk(tree) => plain(overlay.unwrap_or(tree)),
@@ -113,7 +114,7 @@ impl Source<'_> {
                 let inner = overlay.unwrap_or(tree);
                 let make = |bases: &BTreeMap<String, Base>, fuzz: usize| {
                     let git_tree = GitTree { inner, repo, bases };
-                    crate::plan::plan(&git_tree, patch, &with_fuzz(plan_opts, fuzz))
+                    crate::plan::unrendered(&git_tree, patch, &with_fuzz(plan_opts, fuzz))
                 };
                 let current = |path: &str| match tree.read(path)? {
                     (_, Node::File { bytes, .. }) => Ok(bytes.into_vec()),
@@ -130,7 +131,7 @@ impl Source<'_> {
                         state,
                         bases,
                     };
-                    crate::plan::plan(&index_tree, patch, &with_fuzz(plan_opts, fuzz))
+                    crate::plan::unrendered(&index_tree, patch, &with_fuzz(plan_opts, fuzz))
                 };
                 let current = |path: &str| -> Result<Vec<u8>, Error> {
                     match entry_of(state, &repo.repo_path(path)?) {

@@ -198,3 +198,81 @@ fn a_formatter_that_is_not_glob_equals_command_is_a_usage_error() {
     }
     assert_eq!(t.snapshot(), before);
 }
+
+/// The formatted file's own diff piece is changed, wherever the planner recorded it: a
+/// patch that deletes and adds the same path (two pieces, neither a modify) and one that
+/// updates a path twice (two pieces, each a step) show the formatted bytes in the piece
+/// that wrote them. The diff was once patched by searching its text for the file's whole
+/// diff (its content before the patch to the planned content), which is in neither.
+#[test]
+fn the_diff_shows_the_formatted_bytes_when_a_path_has_more_than_one_piece() {
+    let replaced = "\
+*** Begin Patch
+*** Delete File: app.py
+*** Add File: app.py
++w=0
+*** End Patch
+";
+    let twice = "\
+*** Begin Patch
+*** Update File: app.py
+@@
+-x=1
++x=5
+*** Update File: app.py
+@@
+-y=2
++y=6
+*** End Patch
+";
+    for (patch, written, shown) in [
+        (replaced, "w = 0\n", "+w = 0\n"),
+        (twice, "x = 5\ny = 6\n", "+y = 6\n"),
+    ] {
+        let t = tree();
+        let out = t.run(&["--json", "--diff", "--formatter", SPACE_EQUALS], patch);
+        assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+        assert_eq!(t.read_str("app.py"), written);
+        let json = out.json();
+        let diff = json["diff"].as_str().expect("a diff");
+        assert!(diff.contains(shown), "{shown:?} not in\n{diff}");
+    }
+}
+
+/// Two files with the same content and the same change, one matched by the glob: only its
+/// piece shows the formatted bytes (each piece is its file's, not the first equal text).
+#[test]
+fn only_the_matched_file_of_two_equal_changes_is_formatted_in_the_diff() {
+    let t = TempTree::with(&[("a.txt", "x=1\n"), ("b.py", "x=1\n")]);
+    let patch = "\
+*** Begin Patch
+*** Update File: a.txt
+@@
+-x=1
++x=2
+*** Update File: b.py
+@@
+-x=1
++x=2
+*** End Patch
+";
+    let out = t.run(&["--json", "--diff", "--formatter", SPACE_EQUALS], patch);
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    let json = out.json();
+    let diff = json["diff"].as_str().expect("a diff");
+    let want = "\
+diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -1 +1 @@
+-x=1
++x=2
+diff --git a/b.py b/b.py
+--- a/b.py
++++ b/b.py
+@@ -1 +1 @@
+-x=1
++x = 2
+";
+    assert_eq!(diff, want);
+}
