@@ -75,7 +75,7 @@ impl ChipStore {
         let bytes = match crate::txn::place::read_file(&path, crate::txn::place::KEPT_LIMIT) {
             Ok(Some((bytes, _))) => bytes,
             Ok(None) => return Err(unknown()),
-            Err(e) if crate::state::safety::is_refusal(&e) => return Err(AgentError::outside(e)),
+            Err(e @ crate::state::StateError::Unsafe { .. }) => return Err(AgentError::outside(e)),
             Err(_) => return Err(unknown()),
         };
         if !sha256_hex(&bytes).starts_with(&id.to_ascii_lowercase()) {
@@ -266,6 +266,25 @@ mod tests {
             applies,
             code: (!applies).then(|| "context_not_found".to_string()),
         }
+    }
+
+    /// A link planted where a kept chip was is refused as the state place's own refusal
+    /// (what stands there, and what to do), not followed and not called an unknown chip.
+    #[test]
+    #[cfg(unix)]
+    fn a_link_planted_as_a_chip_is_refused_saying_what_stands_there() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = ChipStore::new(dir.path().join("chips"));
+        let id = store.keep(b"patch").expect("kept");
+        let kept = dir.path().join("chips").join(format!("{id}.patch"));
+        std::fs::remove_file(&kept).expect("removed");
+        std::fs::write(dir.path().join("elsewhere"), b"patch").expect("written");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &kept).expect("symlink");
+        let e = store.load(&id).expect_err("a link is refused");
+        assert!(matches!(e, AgentError::Outside { .. }), "{e:?}");
+        let e = Error::from(e);
+        assert_eq!(e.details().expect("details")["found"], "symlink");
+        assert_eq!(e.path.as_deref(), Some(kept.to_string_lossy().as_ref()));
     }
 
     #[test]

@@ -255,7 +255,7 @@ fn load(folder: &Path) -> Result<Claimed, String> {
     let read = |name: &str, limit: u64| match read_file(&folder.join(name), limit) {
         Ok(Some((bytes, _))) => Ok(bytes),
         Ok(None) => Err(format!("{name} is missing")),
-        Err(e) => Err(e.message),
+        Err(e) => Err(crate::Error::from(e).message),
     };
     let json = read("preview.json", KEPT_LIMIT)?;
     let preview: Preview = serde_json::from_slice(&json).map_err(|e| e.to_string())?;

@@ -125,13 +125,12 @@ pub fn hint(path: &Path, keeps: Keeps, found: &Found) -> String {
 /// The refusal of a place of the state ([`super::StateError::Unsafe`]): `usage` for an
 /// owner or mode to fix, `io_error` for a file that is not apply-patch's; `details.state`
 /// names the place and `details.found` what is there.
-pub fn refusal(path: &Path, keeps: Keeps, found: &Found) -> Error {
-    super::StateError::Unsafe {
+pub fn refusal(path: &Path, keeps: Keeps, found: &Found) -> StateError {
+    StateError::Unsafe {
         path: path.to_path_buf(),
         keeps,
         found: found.clone(),
     }
-    .into()
 }
 
 /// Is `err` the refusal of a place of the state ([`refusal`])? Its own message and hint say

@@ -49,7 +49,7 @@ fn open_raw(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
 
 /// The whole file `path` of the state place, of at most `limit` bytes (see the module docs),
 /// and its `fstat`; `None` when it does not exist.
-pub fn read_file(path: &Path, limit: u64) -> Result<Option<(Vec<u8>, Stat)>, Error> {
+pub fn read_file(path: &Path, limit: u64) -> Result<Option<(Vec<u8>, Stat)>, StateError> {
     let read = open_raw(path, OpenOptions::new().read(true))
         .and_then(|f| dirfd::read_opened_within(f, limit));
     match read {
@@ -66,7 +66,7 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Option<(Vec<u8>, Stat)>, Err
 
 /// [`read_file`] of a file that must also be the user's and writable by no one else (the
 /// secret: who can write it can forge journals).
-pub fn read_owned_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+pub fn read_owned_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, StateError> {
     let Some((bytes, st)) = read_file(path, limit)? else {
         return Ok(None);
     };
@@ -85,11 +85,11 @@ pub fn read_owned_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, Error
 pub fn open_file(
     path: &Path,
     options: &mut OpenOptions,
-    what: &str,
-) -> Result<(File, Stat), Error> {
+    what: &'static str,
+) -> Result<(File, Stat), StateError> {
     let file = open_raw(path, options).map_err(|e| not_a_file(path, &e, what))?;
     let st = dirfd::file_stat(&file)
-        .map_err(|e| Error::io(&path.display().to_string(), what, &e))?;
+        .map_err(|e| StateError::io(path, what, &e))?;
     if st.kind != dirfd::Kind::File {
         // Opened (a FIFO with a reader, a device): say what it is, never use it.
         let found = safety::lstat(path)?
@@ -104,15 +104,15 @@ pub fn open_file(
 
 /// The error for a state file that could not be opened or read: what stands there when it is
 /// not a regular file (a symlink, a FIFO, a folder…), else the I/O error.
-fn not_a_file(path: &Path, err: &std::io::Error, what: &str) -> Error {
+fn not_a_file(path: &Path, err: &std::io::Error, what: &'static str) -> StateError {
     match safety::lstat(path) {
         Ok(Some(meta)) => match safety::flaw(path, &meta, Keeps::File) {
             Some(found @ (Found::Symlink { .. } | Found::Kind { .. })) => {
                 safety::refusal(path, Keeps::File, &found)
             }
-            _ => Error::io(&path.display().to_string(), what, err),
+            _ => StateError::io(path, what, err),
         },
-        _ => Error::io(&path.display().to_string(), what, err),
+        _ => StateError::io(path, what, err),
     }
 }
 
@@ -279,7 +279,7 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         std::fs::create_dir(dir.join("folder")).expect("mkdir");
         let found = |name: &str| {
-            let e = read_file(&dir.join(name), 100).expect_err(name);
+            let e = Error::from(read_file(&dir.join(name), 100).expect_err(name));
             assert!(safety::is_refusal(&e), "{name}: {e:?}");
             e.details().expect("details")["found"].clone()
         };
@@ -287,14 +287,16 @@ mod tests {
         assert_eq!(found("link"), "symlink");
         assert_eq!(found("fifo"), "fifo");
         assert_eq!(found("folder"), "folder");
-        let e = read_file(&dir.join("real"), 4).expect_err("too large");
+        let e = Error::from(read_file(&dir.join("real"), 4).expect_err("too large"));
         assert_eq!(e.details().expect("details")["found"], "too_large");
         assert_eq!(read_file(&dir.join("real"), 5).expect("read").expect("there").0, b"12345");
         assert!(read_file(&dir.join("none"), 5).expect("missing").is_none());
         let mut write = OpenOptions::new();
         write.write(true).create(true).truncate(false);
         for name in ["zero", "fifo"] {
-            let e = open_file(&dir.join(name), &mut write.clone(), "cannot open").expect_err(name);
+            let e = Error::from(
+                open_file(&dir.join(name), &mut write.clone(), "cannot open").expect_err(name),
+            );
             assert!(safety::is_refusal(&e), "{name}: {e:?}");
         }
         open_file(&dir.join("new"), &mut write, "cannot open").expect("created");
