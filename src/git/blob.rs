@@ -2,7 +2,7 @@
 //! `index OLD..NEW` line. Reads only (no object is written here).
 
 use super::GitError;
-use super::{gix_error, Repo};
+use super::Repo;
 use crate::error::Error;
 use crate::model::{FileOp, FilePatch};
 use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
@@ -29,7 +29,7 @@ impl Filters {
     /// index again).
     fn of(repo: &Repo) -> Result<Filters, GitError> {
         use gix::worktree::stack::state::attributes::Source;
-        let setup = |e: gix::Error| gix_error("cannot set up git's filters", &e);
+        let setup = |e: gix::Error| GitError::gix("cannot set up git's filters", &e);
         let pipeline = if repo.index_error().is_some() {
             repo.repo.filter_pipeline(None).map_err(setup)?.0
         } else {
@@ -79,7 +79,7 @@ impl Filters {
                     Ok(found.filter(|o| o.kind == gix::objs::Kind::Blob).map(|_| ()))
                 },
             )
-            .map_err(|e| gix_error(&format!("cannot run git's filters on {rel}"), &e))?;
+            .map_err(|e| GitError::gix(&format!("cannot run git's filters on {rel}"), &e))?;
         match outcome {
             ToGitOutcome::Unchanged(_) => Ok(Cow::Borrowed(bytes)),
             ToGitOutcome::Buffer(converted) => Ok(Cow::Owned(converted.to_vec())),

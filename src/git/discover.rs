@@ -4,7 +4,7 @@
 use super::blob::Filters;
 use super::GitError;
 use crate::error::Error;
-use crate::root::{canonical_or_same, gix_message};
+use crate::root::{canonical_or_same, GixFailure};
 use gix::bstr::{BStr, ByteSlice};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -96,10 +96,8 @@ impl Repo {
                     repo.index_path(),
                 );
                 let index = gix::worktree::Index::new(gix::fs::FileSnapshot::new(empty));
-                let unreadable = GitError::IndexUnreadable {
-                    message: gix_message("cannot read the git index", &e),
-                    denied: e.classify().is_permission_denied(),
-                };
+                let unreadable =
+                    GitError::IndexUnreadable(GixFailure::new("cannot read the git index", &e));
                 (index, Some(unreadable))
             }
         };

@@ -1,12 +1,13 @@
 //! Stage: git. The refusals of the git integration (discovery, the index, blobs, the
 //! three-way merge, patch series), each carrying its context (paths, blob ids, the
 //! conflicted regions) as fields. The message and the next step are written once, when a
-//! refusal becomes the boundary [`Error`]. Failures of gix itself stay `gix_error`, as
-//! I/O failures stay `Error::io`.
+//! refusal becomes the boundary [`Error`]. Failures of gix itself are
+//! [`GitError::Gix`] (gix's words and its permission class, `GixFailure`).
 
 use crate::spelling::{Hint, Opt, Value};
 use std::path::PathBuf;
 
+use super::GixFailure;
 use crate::error::{Error, ErrorCode};
 
 /// Why the git integration refused.
@@ -53,13 +54,17 @@ pub enum GitError {
         /// gix's words for the failure.
         cause: String,
     },
-    /// The index could not be read (a plain apply goes on without it, with a warning).
-    #[error("{message}")]
-    IndexUnreadable {
-        /// "cannot read the git index", then gix's causes.
-        message: String,
-        /// gix classed the failure as a denied permission.
-        denied: bool,
+    /// The index could not be read (a plain apply goes on without it, with a warning):
+    /// "cannot read the git index", then gix's causes.
+    #[error("{0}")]
+    IndexUnreadable(GixFailure),
+    /// gix failed a step (`failure`: what was done, then gix's causes), on `path` when it
+    /// was about one.
+    #[error("{failure}")]
+    Gix {
+        #[source]
+        failure: GixFailure,
+        path: Option<String>,
     },
     /// The staged index was already installed (a second install).
     #[error("the git index was installed already")]
@@ -137,7 +142,7 @@ pub enum GitError {
         actual: String,
     },
     /// A step outside the git integration failed (the file system through [`Error::io`],
-    /// gix itself through `gix_error`, the transaction, the state place): its error is kept
+    /// the transaction, the state place): its error is kept
     /// whole and becomes the boundary error unchanged.
     #[error("{}", .cause.message)]
     Outside {
@@ -201,8 +206,7 @@ impl GitError {
             | GitError::IndexFailpoint
             | GitError::SmudgeDelayed { .. } => ErrorCode::IoError,
             GitError::IndexLocked { .. } => ErrorCode::Busy,
-            GitError::IndexUnreadable { denied: true, .. } => ErrorCode::PermissionDenied,
-            GitError::IndexUnreadable { .. } => ErrorCode::IoError,
+            GitError::IndexUnreadable(failure) | GitError::Gix { failure, .. } => failure.code(),
             GitError::NotInWorkTree { .. } => ErrorCode::Usage,
             GitError::EarlierPatchFailed { .. } | GitError::NeedsFuzz { .. } => {
                 ErrorCode::ContextNotFound
@@ -309,7 +313,8 @@ impl GitError {
             }
             GitError::LeavesWorkTree { .. }
             | GitError::PathNotUtf8 { .. }
-            | GitError::IndexUnreadable { .. }
+            | GitError::IndexUnreadable(_)
+            | GitError::Gix { .. }
             | GitError::IndexInstalled
             | GitError::IndexFailpoint
             | GitError::EarlierPatchFailed { .. }
@@ -332,6 +337,7 @@ impl GitError {
             | GitError::StaleBase { path, .. }
             | GitError::NeedsFuzz { path, .. } => Some(path.clone()),
             GitError::SeriesMissing { series, .. } => Some(series.display().to_string()),
+            GitError::Gix { path, .. } => path.clone(),
             GitError::IndexDisagrees { problems } if problems.len() == 1 => {
                 Some(problems[0].0.clone())
             }
@@ -355,6 +361,24 @@ impl GitError {
             } => serde_json::json!({ "expected_blob": expected, "actual_blob": actual }),
             _ => return None,
         })
+    }
+}
+
+impl GitError {
+    /// gix's failure of `what`, about no path in particular.
+    pub(crate) fn gix(what: &str, err: &gix::Error) -> GitError {
+        GitError::Gix {
+            failure: GixFailure::new(what, err),
+            path: None,
+        }
+    }
+
+    /// gix's failure of `what` on the file `path`.
+    pub(crate) fn gix_at(what: &str, err: &gix::Error, path: &str) -> GitError {
+        GitError::Gix {
+            failure: GixFailure::new(what, err),
+            path: Some(path.to_string()),
+        }
     }
 }
 
@@ -506,11 +530,41 @@ mod tests {
         assert!(std::mem::size_of::<GitError>() < 128);
     }
 
+    /// A failure of gix reads as its words, with its code, on its path when it had one, no
+    /// hint; the typed failure is its source.
+    #[test]
+    fn a_gix_failure_keeps_its_words_code_and_path() {
+        let failure = |denied| GixFailure {
+            message: "cannot read blob 1234 of a.txt: object not found".into(),
+            denied,
+        };
+        let e: Error = GitError::Gix {
+            failure: failure(false),
+            path: Some("a.txt".into()),
+        }
+        .into();
+        assert_eq!(
+            e,
+            Error::new(ErrorCode::IoError, failure(false).message).with_path("a.txt")
+        );
+        assert_eq!(e.hint, None);
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<GitError>());
+        assert!(matches!(source, Some(GitError::Gix { .. })));
+        let e: Error = GitError::Gix {
+            failure: failure(true),
+            path: None,
+        }
+        .into();
+        assert_eq!((e.code, e.path), (ErrorCode::PermissionDenied, None));
+    }
+
     #[test]
     fn an_unreadable_index_keeps_gix_words_and_its_code() {
-        let err = |denied| GitError::IndexUnreadable {
-            message: "cannot read the git index: bad signature".into(),
-            denied,
+        let err = |denied| {
+            GitError::IndexUnreadable(GixFailure {
+                message: "cannot read the git index: bad signature".into(),
+                denied,
+            })
         };
         let e: Error = err(false).into();
         assert_eq!(e.code, ErrorCode::IoError);

@@ -3,7 +3,7 @@
 //! Reads only.
 
 use super::GitError;
-use super::{blob::blob_id_of_bytes, gix_error, Repo};
+use super::{blob::blob_id_of_bytes, Repo};
 use crate::error::Error;
 use crate::model::Mode;
 use gix::index::entry::{Mode as EntryMode, Stage};
@@ -48,7 +48,7 @@ impl Repo {
     /// The content of blob `id` (for messages: the path it belongs to).
     pub fn read_blob(&self, id: &ObjectId, rel: &str) -> Result<Vec<u8>, GitError> {
         let blob = self.repo.find_blob(*id).map_err(|e| {
-            gix_error(&format!("cannot read blob {id} of {rel}"), &e).with_path(rel)
+            GitError::gix_at(&format!("cannot read blob {id} of {rel}"), &e, rel)
         })?;
         Ok(blob.detach().data)
     }
@@ -180,7 +180,7 @@ pub(crate) fn worktree_matches(
     let options = repo
         .repo
         .stat_options()
-        .map_err(|e| gix_error("cannot read git's stat options", &e))?;
+        .map_err(|e| GitError::gix("cannot read git's stat options", &e))?;
     if let Ok(stat) = gix::index::entry::Stat::from_fs(&metadata) {
         if !entry.stat.is_racy(state.timestamp(), options) && entry.stat.matches(&stat, options) {
             return Ok(true);
@@ -190,7 +190,7 @@ pub(crate) fn worktree_matches(
         let target =
             std::fs::read_link(&file).map_err(|e| Error::io(repo_path, "cannot read link", &e))?;
         let bytes = gix::path::into_bstr(target)
-            .map_err(|e| gix_error(&format!("cannot read link {repo_path}"), &e))?
+            .map_err(|e| GitError::gix(&format!("cannot read link {repo_path}"), &e))?
             .into_owned();
         blob_id_of_bytes(repo.object_hash(), &bytes)
     } else {

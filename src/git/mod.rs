@@ -41,4 +41,4 @@ pub use index::{IndexEntry, IndexRequirement};
 pub use stage::{IndexChange, LockedIndex, SavedEntries};
 pub use threeway::{Conflicted, ThreeWay};
 
-pub(crate) use crate::root::gix_error;
+pub(crate) use crate::root::GixFailure;

@@ -10,7 +10,7 @@
 
 use super::GitError;
 use super::index::{check_against, entry_of, IndexEntry, IndexRequirement};
-use super::{gix_error, Repo};
+use super::Repo;
 use crate::error::Error;
 use crate::model::Mode;
 use crate::txn::{Change, Companion, NewState, TxnError};
@@ -87,7 +87,7 @@ impl Repo {
         .map_err(|e| {
             GitError::IndexLocked {
                 index: path.to_path_buf(),
-                cause: gix_error("", &e).message,
+                cause: crate::root::gix_message("", &e),
             }
         })?;
         let file = gix::index::File::at_or_default(
@@ -96,7 +96,7 @@ impl Repo {
             false,
             gix::index::decode::Options::default(),
         )
-        .map_err(|e| gix_error("cannot read the git index", &e))?;
+        .map_err(|e| GitError::gix("cannot read the git index", &e))?;
         Ok(LockedIndex {
             lock: Some(lock),
             written: false,
@@ -268,7 +268,7 @@ impl LockedIndex {
         let mut bytes = Vec::new();
         self.file
             .write_to(&mut bytes, options)
-            .map_err(|e| gix_error("cannot write the git index", &e))?;
+            .map_err(|e| GitError::gix("cannot write the git index", &e))?;
         let lock = self.lock.as_mut().ok_or_else(installed)?;
         lock.with_mut(|f| {
             use std::io::Write;
@@ -420,11 +420,10 @@ fn covers(paths: &BTreeSet<String>, path: &str) -> bool {
 }
 
 fn write_blob(repo: &Repo, content: &[u8], rel: &str) -> Result<ObjectId, GitError> {
-    Ok(repo
-        .repo
+    repo.repo
         .write_blob(content)
         .map(|id| id.detach())
-        .map_err(|e| gix_error(&format!("cannot write the blob of {rel}"), &e).with_path(rel))?)
+        .map_err(|e| GitError::gix_at(&format!("cannot write the blob of {rel}"), &e, rel))
 }
 
 fn entry_mode(mode: Mode) -> EntryMode {

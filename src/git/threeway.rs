@@ -3,7 +3,7 @@
 //! [`crate::merge::three_way`]. Reads only; writes are the transaction's and the index's.
 
 use super::{GitError, MergeFate};
-use super::{gix_error, Repo};
+use super::Repo;
 use crate::error::Error;
 use crate::merge::{three_way, Conflicts, Labels};
 use crate::model::FilePatch;
@@ -79,13 +79,13 @@ impl Repo {
             return Ok(None);
         };
         let prefix = gix::hash::Prefix::new(&full, hex.len())
-            .map_err(|e| gix_error(&format!("invalid object id {hex}"), &e))?;
+            .map_err(|e| GitError::gix(&format!("invalid object id {hex}"), &e))?;
         let mut candidates = HashSet::new();
         let found = self
             .repo
             .objects
             .lookup_prefix(prefix, Some(&mut candidates))
-            .map_err(|e| gix_error(&format!("cannot look up object {hex}"), &e))?;
+            .map_err(|e| GitError::gix(&format!("cannot look up object {hex}"), &e))?;
         if found.is_none() {
             return Ok(None);
         }
@@ -152,10 +152,10 @@ impl Repo {
         let (mut pipeline, _) = self
             .repo
             .filter_pipeline(None)
-            .map_err(|e| gix_error("cannot set up git's filters", &e))?;
+            .map_err(|e| GitError::gix("cannot set up git's filters", &e))?;
         let outcome = pipeline
             .convert_to_worktree(blob, Repo::bstr(&repo_path), Default::default())
-            .map_err(|e| gix_error(&format!("cannot run git's filters on {rel}"), &e))?;
+            .map_err(|e| GitError::gix(&format!("cannot run git's filters on {rel}"), &e))?;
         Ok(match outcome {
             ToWorktreeOutcome::Unchanged(bytes) => bytes.to_vec(),
             ToWorktreeOutcome::Buffer(bytes) => bytes.to_vec(),

@@ -4,20 +4,16 @@
 
 #[cfg(feature = "git")]
 use super::trust::TrustError;
+use super::GixFailure;
 use crate::error::{Error, ErrorCode};
 
 /// Why the discovery of the root's repository failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RootError {
-    /// gix found a repository and could not open it: `message` is what was done, then gix's
-    /// causes (as `gix_error` words them).
-    #[error("{message}")]
-    Unopenable {
-        message: String,
-        /// gix classed the failure as a denied permission.
-        denied: bool,
-    },
+    /// gix found a repository and could not open it: what was done, then gix's causes.
+    #[error("{0}")]
+    Unopenable(#[source] GixFailure),
     /// The repository is another user's, and no `safe.directory` names it.
     #[cfg(feature = "git")]
     #[error("{cause}")]
@@ -38,8 +34,7 @@ impl RootError {
     /// The stable error code of this refusal.
     pub fn code(&self) -> ErrorCode {
         match self {
-            RootError::Unopenable { denied: true, .. } => ErrorCode::PermissionDenied,
-            RootError::Unopenable { .. } => ErrorCode::IoError,
+            RootError::Unopenable(failure) => failure.code(),
             #[cfg(feature = "git")]
             RootError::Untrusted { .. } => ErrorCode::Usage,
         }
@@ -51,7 +46,7 @@ impl From<RootError> for Error {
         match err {
             #[cfg(feature = "git")]
             RootError::Untrusted { cause } => cause.into(),
-            RootError::Unopenable { .. } => Error::new(err.code(), err.to_string()).caused_by(err),
+            RootError::Unopenable(_) => Error::new(err.code(), err.to_string()).caused_by(err),
         }
     }
 }
@@ -61,13 +56,15 @@ mod tests {
     use super::*;
     use std::error::Error as _;
 
-    /// A repository gix cannot open reads as before (`gix_error`'s code and words, no path,
-    /// no hint), with the typed refusal as its source.
+    /// A repository gix cannot open reads as before (gix's code and words, no path, no
+    /// hint), with the typed refusal as its source.
     #[test]
     fn an_unopenable_repository_keeps_gix_words_and_its_code() {
-        let err = |denied| RootError::Unopenable {
-            message: "cannot open the git repository: bad config".into(),
-            denied,
+        let err = |denied| {
+            RootError::Unopenable(GixFailure {
+                message: "cannot open the git repository: bad config".into(),
+                denied,
+            })
         };
         let e = Error::from(err(false));
         assert_eq!(

@@ -16,9 +16,7 @@ mod trust;
 
 pub(crate) use error::RootError;
 
-use crate::error::Error;
-#[cfg(feature = "git")]
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 
 /// The one check of a root (every front end and the library pass here): it must be an
 /// existing directory, else `usage` with a hint, as SPEC's usage errors are. Returns it
@@ -53,10 +51,10 @@ pub(crate) fn open_repo(root_canon: &Path) -> Result<Option<gix::Repository>, Ro
         Ok(repo) => repo,
         Err(err) if is_not_found(&err) => return Ok(None),
         Err(err) => {
-            return Err(RootError::Unopenable {
-                message: gix_message("cannot open the git repository", &err),
-                denied: err.classify().is_permission_denied(),
-            })
+            return Err(RootError::Unopenable(GixFailure::new(
+                "cannot open the git repository",
+                &err,
+            )))
         }
     };
     if repo_holds(root_canon, &repo) {
@@ -144,18 +142,34 @@ pub(crate) fn canonical_or_same(path: &Path) -> PathBuf {
 }
 
 /// A gix error as one of ours: `what` first, then the chain of causes (gix errors are
-/// type-erased; their sources carry the useful part).
-#[cfg(feature = "git")]
-pub(crate) fn gix_error(what: &str, err: &gix::Error) -> Error {
-    let code = if err.classify().is_permission_denied() {
-        ErrorCode::PermissionDenied
-    } else {
-        ErrorCode::IoError
-    };
-    Error::new(code, gix_message(what, err))
+/// type-erased; their sources carry the useful part), and whether gix classed it as a
+/// denied permission (`permission_denied`, else `io_error`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct GixFailure {
+    pub message: String,
+    pub denied: bool,
 }
 
-/// `what`, then the chain of gix's causes (each once), as [`gix_error`] words it.
+impl GixFailure {
+    #[cfg(feature = "git")]
+    pub(crate) fn new(what: &str, err: &gix::Error) -> GixFailure {
+        GixFailure {
+            message: gix_message(what, err),
+            denied: err.classify().is_permission_denied(),
+        }
+    }
+
+    pub(crate) fn code(&self) -> ErrorCode {
+        if self.denied {
+            ErrorCode::PermissionDenied
+        } else {
+            ErrorCode::IoError
+        }
+    }
+}
+
+/// `what`, then the chain of gix's causes (each once), as [`GixFailure`] words it.
 #[cfg(feature = "git")]
 pub(crate) fn gix_message(what: &str, err: &gix::Error) -> String {
     let mut message = what.to_string();
