@@ -286,7 +286,7 @@ pub(crate) fn resolve(root: &Path, path: &str) -> Result<String, AgentError> {
 pub(crate) fn confine_to(canon_root: &Path, path: &str) -> Result<String, AgentError> {
     guard::confine(path, None, Some(canon_root))
         .map_err(AgentError::outside)?
-        .ok_or(AgentError::IsRoot { path: path.into() })
+        .ok_or_else(|| AgentError::IsRoot { path: path.into() })
 }
 
 #[cfg(test)]
